@@ -1,0 +1,105 @@
+// spool::AtomicWaker: a slot for one Waker, shared by the task that waits and whoever wakes it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+
+#include "spool/core/waker.hpp"
+
+namespace spool {
+
+/// Holds the waker of the one task waiting on an event, and wakes it when the event fires,
+/// with the semantics of the atomic-waker primitive:
+///  - register_waker(w) then wake(): w (or a waker that wakes the same task) is woken.
+///  - wake() before any register_waker: nothing happens (no wake-up is stored).
+///  - register_waker concurrent with wake(): the wake-up is never lost — if the waker
+///    cannot tell whether it saw the new waker, the registering side wakes it itself.
+/// register_waker must be called by one task at a time (the waiting one); wake and take may
+/// be called from any number of threads at once.
+class AtomicWaker {
+ public:
+  AtomicWaker() = default;
+  AtomicWaker(const AtomicWaker&) = delete;
+  AtomicWaker& operator=(const AtomicWaker&) = delete;
+
+  /// Stores (a clone of) `waker` to be woken by the next wake(). Cheap when `waker` wakes
+  /// the same task as the stored one. Throws std::logic_error when called from two threads
+  /// at once (only the waiting task may register).
+  void register_waker(const Waker& waker) {
+    std::uint32_t prev = kWaiting;
+    // Acquire: pairs with the release of the previous register's unlock and of take()'s
+    // unlock, so this thread sees the slot as they left it.
+    if (state_.compare_exchange_strong(prev, kRegistering, std::memory_order_acquire,
+                                       std::memory_order_acquire)) {
+      // We hold the REGISTERING lock: no one else touches waker_.
+      std::optional<Waker> old;
+      if (!waker_ || !waker_->will_wake(waker)) {
+        old = std::move(waker_);
+        waker_.emplace(waker);
+      }
+      std::uint32_t expected = kRegistering;
+      // AcqRel: release publishes the new waker to the take() that acquires the state next;
+      // acquire (on failure) sees the WAKING bit a concurrent wake() set.
+      if (!state_.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+        // A wake() came in while we held the lock (state is REGISTERING|WAKING): it could
+        // not take the waker, so we must wake it ourselves. Take it and unlock.
+        std::optional<Waker> to_wake = std::move(waker_);
+        waker_.reset();
+        // AcqRel: release hands the (now empty) slot to the next locker.
+        state_.exchange(kWaiting, std::memory_order_acq_rel);
+        old.reset();
+        if (to_wake) std::move(*to_wake).wake();
+      }
+      return;
+    }
+    if (prev == kWaking) {
+      // A wake() is taking the old waker right now; it may not see ours, so wake ours.
+      waker.wake_by_ref();
+      return;
+    }
+    // prev is REGISTERING or REGISTERING|WAKING: another register_waker runs concurrently.
+    throw std::logic_error(
+        "spool::AtomicWaker::register_waker called concurrently from two threads: only the "
+        "one task waiting on the event may register its waker");
+  }
+
+  /// Wakes the registered waker, if any, and empties the slot.
+  void wake() {
+    if (std::optional<Waker> w = take()) std::move(*w).wake();
+  }
+
+  /// Removes and returns the registered waker (nullopt if none, or if a concurrent
+  /// register_waker holds the slot — that registration then wakes its own waker).
+  std::optional<Waker> take() {
+    // AcqRel: acquire pairs with register_waker's release of the slot; the WAKING bit also
+    // tells a concurrent register_waker that it must wake its waker itself.
+    std::uint32_t prev = state_.fetch_or(kWaking, std::memory_order_acq_rel);
+    if (prev != kWaiting) return std::nullopt;  // a register or another take holds the lock
+    std::optional<Waker> w = std::move(waker_);
+    waker_.reset();
+    // Release: publishes the emptied slot to the next register_waker's acquire.
+    state_.fetch_and(~kWaking, std::memory_order_release);
+    return w;
+  }
+
+ private:
+  // State bits (the lock protocol of the atomic-waker primitive):
+  //   WAITING (0)      idle: the slot may be read by take() or written by register_waker().
+  //   REGISTERING (1)  register_waker holds the slot; set and cleared by it alone.
+  //   WAKING (2)       take() holds the slot, or (with REGISTERING) a wake arrived while a
+  //                    registration held it; set by take(), cleared by whoever holds the slot.
+  static constexpr std::uint32_t kWaiting = 0;
+  static constexpr std::uint32_t kRegistering = 1;
+  static constexpr std::uint32_t kWaking = 2;
+
+  // Written by register_waker (CAS to REGISTERING, then back) and take (fetch_or/fetch_and
+  // of WAKING); orderings are given at each access above.
+  std::atomic<std::uint32_t> state_{kWaiting};
+  // Guarded by the state lock: touched only by the thread that moved state_ out of WAITING.
+  std::optional<Waker> waker_;
+};
+
+}  // namespace spool

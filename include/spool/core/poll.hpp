@@ -1,0 +1,153 @@
+// spool::Poll<T>: the result of polling a future — ready with a value, or pending.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+namespace spool {
+
+/// Tag for a pending poll result: `return spool::pending;` from any `poll`.
+struct PendingTag {
+  explicit constexpr PendingTag(int) {}
+};
+/// The pending value, convertible to every `Poll<T>`.
+inline constexpr PendingTag pending{0};
+
+namespace detail {
+[[noreturn]] inline void throw_poll_not_ready() {
+  throw std::logic_error(
+      "spool::Poll::value() called on a pending Poll: check is_ready() before taking the value");
+}
+}  // namespace detail
+
+/// The outcome of one `poll`: either ready with a `T`, or pending (the future stored the
+/// context's waker and will wake it when progress is possible). `T` may be an object type
+/// (move-only included), a reference, or void (`Poll<void>`). Default-constructed: pending.
+template <class T>
+class Poll {
+ public:
+  /// The type a ready poll carries.
+  using value_type = T;
+
+  /// A pending result.
+  constexpr Poll() = default;
+  /// A pending result (`return spool::pending;`).
+  constexpr Poll(PendingTag) {
+  }  // NOLINT(google-explicit-constructor): mirrors Rust's Poll::Pending
+  /// A ready result holding `value` (`return value;` from a poll that returns Poll<T>).
+  template <class U = T>
+  requires std::is_constructible_v<T, U&&> &&(!std::is_same_v<std::remove_cvref_t<U>, Poll>)&&(
+      !std::is_same_v<std::remove_cvref_t<U>,
+                      PendingTag>)constexpr Poll(U&& value)  // NOLINT(google-explicit-constructor)
+      : value_(std::in_place, std::forward<U>(value)) {}
+
+  /// A ready result built in place from `args`.
+  template <class... Args>
+  static constexpr Poll ready(Args&&... args) {
+    Poll p;
+    p.value_.emplace(std::forward<Args>(args)...);
+    return p;
+  }
+
+  /// True when the poll produced a value.
+  constexpr bool is_ready() const noexcept { return value_.has_value(); }
+  /// True when the future is not finished yet.
+  constexpr bool is_pending() const noexcept { return !value_.has_value(); }
+  /// Same as is_ready().
+  constexpr explicit operator bool() const noexcept { return is_ready(); }
+
+  /// The value; throws std::logic_error when pending.
+  constexpr T& value() & {
+    if (!value_) detail::throw_poll_not_ready();
+    return *value_;
+  }
+  /// The value; throws std::logic_error when pending.
+  constexpr const T& value() const& {
+    if (!value_) detail::throw_poll_not_ready();
+    return *value_;
+  }
+  /// The value, moved out; throws std::logic_error when pending.
+  constexpr T&& value() && {
+    if (!value_) detail::throw_poll_not_ready();
+    return std::move(*value_);
+  }
+
+ private:
+  std::optional<T> value_;
+};
+
+/// Poll<T&>: a ready result refers to an object owned elsewhere.
+template <class T>
+class Poll<T&> {
+ public:
+  /// The type a ready poll carries.
+  using value_type = T&;
+
+  /// A pending result.
+  constexpr Poll() = default;
+  /// A pending result (`return spool::pending;`).
+  constexpr Poll(PendingTag) {}  // NOLINT(google-explicit-constructor)
+  /// A ready result referring to `ref`.
+  constexpr Poll(T& ref) : ptr_(std::addressof(ref)) {}  // NOLINT(google-explicit-constructor)
+  /// A ready result referring to `ref`.
+  static constexpr Poll ready(T& ref) { return Poll(ref); }
+
+  /// True when the poll produced a value.
+  constexpr bool is_ready() const noexcept { return ptr_ != nullptr; }
+  /// True when the future is not finished yet.
+  constexpr bool is_pending() const noexcept { return ptr_ == nullptr; }
+  /// Same as is_ready().
+  constexpr explicit operator bool() const noexcept { return is_ready(); }
+  /// The referenced object; throws std::logic_error when pending.
+  constexpr T& value() const {
+    if (!ptr_) detail::throw_poll_not_ready();
+    return *ptr_;
+  }
+
+ private:
+  T* ptr_ = nullptr;
+};
+
+/// Poll<void>: ready or pending, with nothing to carry.
+template <>
+class Poll<void> {
+ public:
+  /// The type a ready poll carries.
+  using value_type = void;
+
+  /// A pending result.
+  constexpr Poll() = default;
+  /// A pending result (`return spool::pending;`).
+  constexpr Poll(PendingTag) {}  // NOLINT(google-explicit-constructor)
+  /// A ready result.
+  static constexpr Poll ready() {
+    Poll p;
+    p.ready_ = true;
+    return p;
+  }
+
+  /// True when the poll completed.
+  constexpr bool is_ready() const noexcept { return ready_; }
+  /// True when the future is not finished yet.
+  constexpr bool is_pending() const noexcept { return !ready_; }
+  /// Same as is_ready().
+  constexpr explicit operator bool() const noexcept { return ready_; }
+  /// Throws std::logic_error when pending; does nothing when ready.
+  constexpr void value() const {
+    if (!ready_) detail::throw_poll_not_ready();
+  }
+
+ private:
+  bool ready_ = false;
+};
+
+/// True for every specialisation of Poll.
+template <class P>
+inline constexpr bool is_poll_v = false;
+template <class T>
+inline constexpr bool is_poll_v<Poll<T>> = true;
+
+}  // namespace spool

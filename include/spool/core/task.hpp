@@ -1,0 +1,321 @@
+// spool::Task<T>: a lazy coroutine that is itself a Future.
+//
+// How a chain of Tasks runs (the trampoline). Nested `co_await task` never grows the stack
+// because no coroutine ever resumes another one directly: every suspension only records
+// which coroutine runs next, and returns to the loop in Task::poll, which resumes it.
+// (Symmetric transfer would do the same in one jump, but g++ 12 does not turn it into a
+// tail call at -O0 or under the sanitizers, so deep chains would overflow the stack.)
+//
+// All Tasks nested under one outermost Task share a TaskChain, kept in the outermost
+// promise:
+//   - `co_await child` sets the child's continuation to the parent and asks the loop to
+//     resume the child; the child's final suspension asks the loop to resume the parent.
+//   - `co_await future` (any spool::Future that is not a Task) polls the future at once;
+//     if it is pending, the awaiter becomes the chain's leaf and the chain stops.
+//   - The next Task::poll polls only that leaf; when it is ready the loop resumes the
+//     coroutine that awaited it. A spurious wake therefore costs one leaf poll.
+#pragma once
+
+#include <coroutine>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
+
+namespace spool {
+
+template <class T = void>
+class Task;
+
+namespace detail {
+
+template <class A>
+inline constexpr bool is_task_v = false;
+template <class T>
+inline constexpr bool is_task_v<Task<T>> = true;
+
+// A pending leaf future awaited somewhere in a chain. poll_fn polls it with the given
+// context and returns true once it is ready (its result, or the exception its poll threw,
+// is then stored in the awaiter).
+struct PendingLeaf {
+  bool (*poll_fn)(PendingLeaf* self, Context& cx);
+};
+
+// The trampoline state of one chain of nested Tasks, owned by the outermost promise.
+// Touched only by the thread polling the outermost Task.
+struct TaskChain {
+  Context* cx = nullptr;               // the context of the poll in progress
+  PendingLeaf* leaf = nullptr;         // the leaf the chain waits for, or null
+  std::coroutine_handle<> after_leaf;  // resumed when `leaf` is ready
+  std::coroutine_handle<> next;        // resumed next by the loop in Task::poll
+};
+
+template <class F>
+class FutureAwaiter;
+template <class T>
+class TaskAwaiter;
+
+// What every Task promise has, whatever T is.
+class TaskPromiseBase {
+ public:
+  std::suspend_always initial_suspend() noexcept { return {}; }
+
+  struct FinalAwaiter {
+    bool await_ready() noexcept { return false; }
+    template <class P>
+    void await_suspend(std::coroutine_handle<P> self) noexcept {
+      TaskPromiseBase& p = self.promise();
+      p.chain_->next = p.continuation_;  // null for the outermost Task: the loop stops
+    }
+    void await_resume() noexcept {}
+  };
+  FinalAwaiter final_suspend() noexcept { return {}; }
+
+  void unhandled_exception() noexcept { exception_ = std::current_exception(); }
+
+  // Every co_await in a Task goes through here: Tasks nest, other Futures become leaves.
+  template <class A>
+  auto await_transform(A&& awaited) {
+    using Plain = std::remove_cvref_t<A>;
+    if constexpr (is_task_v<Plain>) {
+      static_assert(!std::is_const_v<std::remove_reference_t<A>>,
+                    "co_await of a const spool::Task: a Task is consumed by awaiting it");
+      return TaskAwaiter<typename Plain::value_type>(awaited);
+    } else {
+      static_assert(Future<Plain>,
+                    "co_await inside a spool::Task needs a spool::Future (a type with "
+                    "Poll<T> poll(spool::Context&)) or another spool::Task");
+      return FutureAwaiter<A>(std::forward<A>(awaited), *chain_);
+    }
+  }
+
+ protected:
+  template <class>
+  friend class spool::Task;
+  template <class>
+  friend class TaskAwaiter;
+
+  void rethrow_if_failed() {
+    if (exception_) std::rethrow_exception(std::exchange(exception_, nullptr));
+  }
+
+  TaskChain* chain_ = nullptr;            // the chain this Task runs in; set before it starts
+  std::coroutine_handle<> continuation_;  // the awaiting parent; null when outermost
+  std::exception_ptr exception_;          // what the body threw, if it did
+  TaskChain own_chain_;                   // used when this Task is the outermost
+};
+
+template <class T>
+class TaskPromise : public TaskPromiseBase {
+ public:
+  Task<T> get_return_object() noexcept;
+  template <class U = T>
+  requires std::is_constructible_v<T, U&&>
+  void return_value(U&& v) { value_.emplace(std::forward<U>(v)); }
+  T take_result() {
+    rethrow_if_failed();
+    return std::move(*value_);
+  }
+
+ private:
+  std::optional<T> value_;
+};
+
+template <class T>
+class TaskPromise<T&> : public TaskPromiseBase {
+ public:
+  Task<T&> get_return_object() noexcept;
+  void return_value(T& v) noexcept { value_ = std::addressof(v); }
+  T& take_result() {
+    rethrow_if_failed();
+    return *value_;
+  }
+
+ private:
+  T* value_ = nullptr;
+};
+
+template <>
+class TaskPromise<void> : public TaskPromiseBase {
+ public:
+  Task<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+  void take_result() { rethrow_if_failed(); }
+};
+
+// Awaits any Future that is not a Task. F is `X&` when an lvalue was awaited (it is polled
+// in place) and `X` when an rvalue was (it is moved into the awaiter, in the frame).
+template <class F>
+class FutureAwaiter : PendingLeaf {
+  using Output = future_output_t<std::remove_reference_t<F>>;
+
+ public:
+  FutureAwaiter(F&& fut, TaskChain& chain)
+      : PendingLeaf{&poll_leaf}, fut_(std::forward<F>(fut)), chain_(chain) {}
+
+  // Polls at once: a future that is already ready costs no suspension.
+  bool await_ready() {
+    result_.emplace(fut_.poll(*chain_.cx));
+    return result_->is_ready();
+  }
+  void await_suspend(std::coroutine_handle<> awaiting) noexcept {
+    chain_.leaf = this;
+    chain_.after_leaf = awaiting;
+  }
+  Output await_resume() {
+    if (error_) std::rethrow_exception(error_);
+    return std::move(*result_).value();
+  }
+
+ private:
+  static bool poll_leaf(PendingLeaf* leaf, Context& cx) {
+    auto* self = static_cast<FutureAwaiter*>(leaf);
+    try {
+      self->result_.emplace(self->fut_.poll(cx));
+      return self->result_->is_ready();
+    } catch (...) {
+      self->error_ = std::current_exception();  // rethrown inside the awaiting coroutine
+      return true;
+    }
+  }
+
+  F fut_;
+  TaskChain& chain_;
+  std::optional<Poll<Output>> result_;
+  std::exception_ptr error_;
+};
+
+// Awaits a child Task: runs it in the parent's chain, then hands its result to the parent.
+template <class T>
+class TaskAwaiter {
+ public:
+  explicit TaskAwaiter(Task<T>& child) : child_(child) {}
+
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> parent) {
+    TaskPromiseBase& pp = parent.promise();
+    TaskPromiseBase& cp = child_.start_checked();
+    cp.chain_ = pp.chain_;
+    cp.continuation_ = parent;
+    pp.chain_->next = child_.handle_;
+  }
+  T await_resume() { return child_.handle_.promise().take_result(); }
+
+ private:
+  Task<T>& child_;
+};
+
+}  // namespace detail
+
+/// A lazy coroutine producing a `T` (an object type, move-only included, a reference, or
+/// void). Nothing runs until it is polled or awaited. Inside it, `co_await` takes any
+/// spool::Future or another Task; exceptions propagate through `co_await`.
+/// A Task is itself a Future: `poll(cx)` runs it until it finishes or waits on a leaf
+/// future, so any executor can drive it. Nested `co_await`s never grow the stack and
+/// allocate nothing beyond each coroutine's frame. Destroying a Task destroys its frame and,
+/// with it, every Task it is awaiting. Move-only; not thread-safe (one poller at a time).
+template <class T>
+class [[nodiscard]] Task {
+ public:
+  using promise_type = detail::TaskPromise<T>;
+  /// The type the Task produces.
+  using value_type = T;
+
+  /// An empty Task (polling it throws).
+  Task() noexcept = default;
+  Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Task& operator=(Task&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+  ~Task() { destroy(); }
+
+  /// True unless the Task is empty (default-constructed or moved from).
+  bool valid() const noexcept { return static_cast<bool>(handle_); }
+  /// True once the coroutine has finished (its result may still be waiting to be taken).
+  bool done() const noexcept { return handle_ && handle_.done(); }
+
+  /// Runs the Task until it finishes (ready: its value, or the exception it threw is
+  /// rethrown here) or waits on a leaf future (pending: that leaf stored cx's waker).
+  Poll<T> poll(Context& cx) {
+    if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
+    promise_type& p = handle_.promise();
+    if (p.chain_ == nullptr) {
+      start_checked();
+      p.chain_ = &p.own_chain_;
+      p.own_chain_.next = handle_;
+    } else if (p.chain_ != &p.own_chain_) {
+      throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
+    }
+    detail::TaskChain& chain = p.own_chain_;
+    chain.cx = &cx;
+    if (chain.leaf != nullptr) {
+      if (!chain.leaf->poll_fn(chain.leaf, cx)) return pending;
+      chain.leaf = nullptr;
+      chain.next = chain.after_leaf;
+    }
+    while (chain.next) std::exchange(chain.next, nullptr).resume();
+    if (!handle_.done()) return pending;  // stopped on a leaf
+    chain.cx = nullptr;
+    if constexpr (std::is_void_v<T>) {
+      p.take_result();
+      return Poll<void>::ready();
+    } else if constexpr (std::is_reference_v<T>) {
+      return Poll<T>(p.take_result());
+    } else {
+      return Poll<T>::ready(p.take_result());
+    }
+  }
+
+ private:
+  friend promise_type;
+  template <class>
+  friend class detail::TaskAwaiter;
+
+  explicit Task(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
+
+  // The promise of a Task that has never run; throws when it was empty or already used.
+  promise_type& start_checked() {
+    if (!handle_) throw std::logic_error("spool: co_await of an empty (moved-from) Task");
+    if (handle_.done() || handle_.promise().chain_ != nullptr) {
+      throw std::logic_error(
+          "spool: a Task can be awaited or polled by one owner only, and co_awaited only "
+          "before it was polled");
+    }
+    return handle_.promise();
+  }
+
+  void destroy() noexcept {
+    if (handle_) std::exchange(handle_, nullptr).destroy();
+  }
+
+  std::coroutine_handle<promise_type> handle_;
+};
+
+namespace detail {
+template <class T>
+Task<T> TaskPromise<T>::get_return_object() noexcept {
+  return Task<T>(std::coroutine_handle<TaskPromise>::from_promise(*this));
+}
+template <class T>
+Task<T&> TaskPromise<T&>::get_return_object() noexcept {
+  return Task<T&>(std::coroutine_handle<TaskPromise>::from_promise(*this));
+}
+inline Task<void> TaskPromise<void>::get_return_object() noexcept {
+  return Task<void>(std::coroutine_handle<TaskPromise>::from_promise(*this));
+}
+}  // namespace detail
+
+}  // namespace spool

@@ -1,0 +1,11 @@
+// spool: a C++20 async runtime. This header includes the whole public surface.
+#pragma once
+
+#include "spool/block_on.hpp"
+#include "spool/core/atomic_waker.hpp"
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/core/reactor_hook.hpp"
+#include "spool/core/task.hpp"
+#include "spool/core/waker.hpp"
