@@ -19,7 +19,7 @@ class NestedEventLoop : public std::logic_error {
 
 namespace detail {
 
-class BlockOnParker;
+class RootWaker;
 
 // The non-template half of block_on: marks the thread as running an executor (refusing a
 // nested one), owns the parker and the reactor slot, and builds the Context.
@@ -36,7 +36,7 @@ class BlockOnExecutor {
   void park();
 
  private:
-  std::shared_ptr<BlockOnParker> parker_;
+  std::shared_ptr<RootWaker> root_;
   Waker waker_;
   ReactorSlot slot_;
   Context cx_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spool/block_on.hpp"
+#include "spool/coop.hpp"
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
@@ -9,3 +10,6 @@
 #include "spool/core/reactor_hook.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/join_handle.hpp"
+#include "spool/metrics.hpp"
+#include "spool/runtime.hpp"

@@ -1,26 +1,61 @@
 #include "spool/block_on.hpp"
 
-#include "driver/thread_parker.hpp"
 #include "runtime/enter.hpp"
+#include "runtime/root_waker.hpp"
+#include "runtime/shared.hpp"
 
 namespace spool::detail {
 
-// What block_on's Waker points at: waking unparks the block_on thread.
-class BlockOnParker {
- public:
-  void wake() noexcept { parker.unpark(); }
-  ThreadParker parker;
-};
-
 BlockOnExecutor::BlockOnExecutor()
-    : parker_(std::make_shared<BlockOnParker>()),
-      waker_(Waker::from(parker_)),
-      cx_(waker_, &slot_) {
+    : root_(std::make_shared<RootWaker>()), waker_(Waker::from(root_)), cx_(waker_, &slot_) {
   enter_executor("spool::block_on");
 }
 
 BlockOnExecutor::~BlockOnExecutor() { exit_executor(); }
 
-void BlockOnExecutor::park() { parker_->parker.park(slot_.hook()); }
+void BlockOnExecutor::park() {
+  while (!root_->woken.exchange(false, std::memory_order_acquire))
+    root_->parker().park(slot_.hook());
+}
+
+// --- Runtime::block_on ---
+
+struct RuntimeBlockOn::State {
+  explicit State(std::shared_ptr<RuntimeShared> runtime)
+      : rt(std::move(runtime)),
+        enter("spool::Runtime::block_on"),
+        in_runtime(rt.get()),
+        driving(rt->can_drive()),
+        root(std::make_shared<RootWaker>(driving ? rt->driver_parker() : nullptr)),
+        waker(Waker::from(root)),
+        cx(waker, &slot) {}
+  ~State() {
+    if (driving) rt->release_driver();
+  }
+
+  std::shared_ptr<RuntimeShared> rt;
+  EnterGuard enter;
+  CurrentRuntimeGuard in_runtime;
+  bool driving;  // this thread runs the (current-thread) runtime's tasks meanwhile
+  std::shared_ptr<RootWaker> root;
+  Waker waker;
+  ReactorSlot slot;
+  Context cx;
+};
+
+RuntimeBlockOn::RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt)
+    : state_(std::make_unique<State>(std::move(rt))) {}
+RuntimeBlockOn::~RuntimeBlockOn() = default;
+
+Context& RuntimeBlockOn::context() noexcept { return state_->cx; }
+
+void RuntimeBlockOn::park() {
+  State& s = *state_;
+  if (s.driving) {
+    s.rt->drive_until(s.root->woken, s.root->parker(), s.slot);
+  } else {
+    s.rt->RuntimeShared::drive_until(s.root->woken, s.root->parker(), s.slot);
+  }
+}
 
 }  // namespace spool::detail

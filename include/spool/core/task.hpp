@@ -17,11 +17,14 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "spool/core/context.hpp"
@@ -45,6 +48,7 @@ inline constexpr bool is_task_v<Task<T>> = true;
 // is then stored in the awaiter).
 struct PendingLeaf {
   bool (*poll_fn)(PendingLeaf* self, Context& cx);
+  const std::type_info* type;  // the leaf future's type, for diagnostics (Runtime::dump)
 };
 
 // The trampoline state of one chain of nested Tasks, owned by the outermost promise.
@@ -60,10 +64,47 @@ template <class F>
 class FutureAwaiter;
 template <class T>
 class TaskAwaiter;
+class TaskPromiseBase;
+
+// Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
+// pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
+// (returns false) or the outermost one finished (returns true). Shared by Task::poll and
+// the scheduler's spawned tasks.
+bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
+
+// Every Task frame is allocated with this many bytes in front of it: room for the task
+// header of a spawned task (src/task), so that a spawned task is one allocation.
+inline constexpr std::size_t kFramePrefixSize = 192;
+
+// The start of every frame's prefix. `release` is null for a frame that was never spawned:
+// freeing the frame then frees the memory at once. A spawned task's header sets it, and
+// from then on decides when the memory is freed (its header may outlive the frame).
+struct FramePrefix {
+  void (*release)(FramePrefix* self) noexcept = nullptr;
+};
 
 // What every Task promise has, whatever T is.
 class TaskPromiseBase {
  public:
+  static void* operator new(std::size_t frame_size) {
+    auto* base = static_cast<std::byte*>(::operator new(kFramePrefixSize + frame_size));
+    ::new (base) FramePrefix{};
+    return base + kFramePrefixSize;
+  }
+  static void operator delete(void* frame, std::size_t) noexcept {
+    auto* prefix = prefix_of(frame);
+    if (prefix->release != nullptr) {
+      prefix->release(prefix);  // the spawned task's header frees the memory when done
+    } else {
+      ::operator delete(static_cast<void*>(prefix));
+    }
+  }
+  // The prefix in front of a frame allocated by operator new above.
+  static FramePrefix* prefix_of(void* frame) noexcept {
+    return std::launder(
+        reinterpret_cast<FramePrefix*>(static_cast<std::byte*>(frame) - kFramePrefixSize));
+  }
+
   std::suspend_always initial_suspend() noexcept { return {}; }
 
   struct FinalAwaiter {
@@ -100,7 +141,30 @@ class TaskPromiseBase {
   friend class spool::Task;
   template <class>
   friend class TaskAwaiter;
+  friend bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
 
+ public:
+  // Makes this the outermost Task of its own chain, about to run `self` first. Throws if
+  // it already runs in a chain (it was polled or awaited before).
+  void start_as_outermost(std::coroutine_handle<> self) {
+    if (chain_ != nullptr) {
+      throw std::logic_error(
+          "spool: a Task can be awaited or polled by one owner only, and co_awaited only "
+          "before it was polled");
+    }
+    chain_ = &own_chain_;
+    own_chain_.next = self;
+  }
+  // True when this Task runs as the outermost of its own chain.
+  bool is_outermost() const noexcept { return chain_ == &own_chain_; }
+  // The exception the body threw, if any.
+  const std::exception_ptr& exception() const noexcept { return exception_; }
+  // The type of the leaf future the chain waits on, or null.
+  const std::type_info* waiting_on() const noexcept {
+    return own_chain_.leaf ? own_chain_.leaf->type : nullptr;
+  }
+
+ protected:
   void rethrow_if_failed() {
     if (exception_) std::rethrow_exception(std::exchange(exception_, nullptr));
   }
@@ -157,7 +221,9 @@ class FutureAwaiter : PendingLeaf {
 
  public:
   FutureAwaiter(F&& fut, TaskChain& chain)
-      : PendingLeaf{&poll_leaf}, fut_(std::forward<F>(fut)), chain_(chain) {}
+      : PendingLeaf{&poll_leaf, &typeid(std::remove_cvref_t<F>)},
+        fut_(std::forward<F>(fut)),
+        chain_(chain) {}
 
   // Polls at once: a future that is already ready costs no suspension.
   bool await_ready() {
@@ -252,23 +318,13 @@ class [[nodiscard]] Task {
   Poll<T> poll(Context& cx) {
     if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
     promise_type& p = handle_.promise();
+    if (handle_.done()) throw std::logic_error("spool::Task::poll on a Task that already finished");
     if (p.chain_ == nullptr) {
-      start_checked();
-      p.chain_ = &p.own_chain_;
-      p.own_chain_.next = handle_;
-    } else if (p.chain_ != &p.own_chain_) {
+      p.start_as_outermost(handle_);
+    } else if (!p.is_outermost()) {
       throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
     }
-    detail::TaskChain& chain = p.own_chain_;
-    chain.cx = &cx;
-    if (chain.leaf != nullptr) {
-      if (!chain.leaf->poll_fn(chain.leaf, cx)) return pending;
-      chain.leaf = nullptr;
-      chain.next = chain.after_leaf;
-    }
-    while (chain.next) std::exchange(chain.next, nullptr).resume();
-    if (!handle_.done()) return pending;  // stopped on a leaf
-    chain.cx = nullptr;
+    if (!detail::run_chain(p, handle_, cx)) return pending;
     if constexpr (std::is_void_v<T>) {
       p.take_result();
       return Poll<void>::ready();
@@ -297,6 +353,12 @@ class [[nodiscard]] Task {
     return handle_.promise();
   }
 
+ public:
+  /// Gives up ownership of the coroutine frame (for executors that take a Task over, such
+  /// as spawn). The Task becomes empty.
+  std::coroutine_handle<promise_type> release() noexcept { return std::exchange(handle_, nullptr); }
+
+ private:
   void destroy() noexcept {
     if (handle_) std::exchange(handle_, nullptr).destroy();
   }
@@ -305,6 +367,20 @@ class [[nodiscard]] Task {
 };
 
 namespace detail {
+inline bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx) {
+  TaskChain& chain = p.own_chain_;
+  chain.cx = &cx;
+  if (chain.leaf != nullptr) {
+    if (!chain.leaf->poll_fn(chain.leaf, cx)) return false;
+    chain.leaf = nullptr;
+    chain.next = chain.after_leaf;
+  }
+  while (chain.next) std::exchange(chain.next, nullptr).resume();
+  if (!top.done()) return false;  // stopped on a leaf
+  chain.cx = nullptr;
+  return true;
+}
+
 template <class T>
 Task<T> TaskPromise<T>::get_return_object() noexcept {
   return Task<T>(std::coroutine_handle<TaskPromise>::from_promise(*this));

@@ -1,0 +1,48 @@
+// Cooperative scheduling: the per-poll budget, yield_now and consume_budget.
+#pragma once
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+
+namespace spool {
+
+namespace detail {
+// Spends one unit of the running task's budget. When it is spent, wakes cx's waker and
+// returns false: the caller returns pending so the task yields to the rest. Outside a
+// runtime task (plain block_on) the budget is unlimited.
+bool coop_poll_proceed(Context& cx) noexcept;
+}  // namespace detail
+
+/// A future that is pending once (after waking its own task), then ready: the task goes
+/// behind every other runnable task. `co_await spool::yield_now();`
+class YieldNow {
+ public:
+  /// Pending on the first poll, ready on the next.
+  Poll<void> poll(Context& cx) {
+    if (yielded_) return Poll<void>::ready();
+    yielded_ = true;
+    cx.waker().wake_by_ref();
+    return pending;
+  }
+
+ private:
+  bool yielded_ = false;
+};
+/// Yields the current task once. See YieldNow.
+inline YieldNow yield_now() { return {}; }
+
+/// A future that spends one unit of the task's cooperative budget: ready at once while
+/// budget remains, else it yields. Put it in loops whose other awaits are always ready,
+/// so that they cannot starve sibling tasks.
+class ConsumeBudget {
+ public:
+  /// Ready when budget remains; pending (and woken) when it is spent.
+  Poll<void> poll(Context& cx) noexcept {
+    if (detail::coop_poll_proceed(cx)) return Poll<void>::ready();
+    return pending;
+  }
+};
+/// Spends one unit of the task's budget. See ConsumeBudget.
+inline ConsumeBudget consume_budget() { return {}; }
+
+}  // namespace spool

@@ -1,0 +1,25 @@
+// The task operations a JoinHandle needs; the task header itself is private (src/task).
+#pragma once
+
+#include <cstdint>
+
+#include "spool/core/task.hpp"
+#include "spool/core/waker.hpp"
+
+namespace spool::detail {
+
+class TaskHeader;
+
+// True once the task completed; otherwise registers `waker` to be woken at completion.
+bool join_poll_complete(TaskHeader* task, const Waker& waker);
+// After completion: true when the task was cancelled (it has no output).
+bool join_output_cancelled(const TaskHeader* task) noexcept;
+// The promise that holds the output (valid until the JoinHandle lets go).
+TaskPromiseBase& join_promise(TaskHeader* task) noexcept;
+bool join_is_finished(const TaskHeader* task) noexcept;
+void join_abort(TaskHeader* task) noexcept;
+// Drops the JoinHandle's interest and reference.
+void join_drop(TaskHeader* task) noexcept;
+std::uint64_t join_task_id(const TaskHeader* task) noexcept;
+
+}  // namespace spool::detail

@@ -1,0 +1,110 @@
+// spool::JoinHandle<T>: the handle to a spawned task's result.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "spool/coop.hpp"
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/core/task.hpp"
+#include "spool/detail/join.hpp"
+
+namespace spool {
+
+/// Why a JoinHandle has no value: the task was cancelled (abort() or runtime shutdown),
+/// or it threw — then the exception is nested inside (std::rethrow_if_nested, or
+/// exception()).
+class JoinError : public std::runtime_error, public std::nested_exception {
+ public:
+  /// Builds the error for the task `id`; captures the exception being handled, if any.
+  JoinError(bool cancelled, std::uint64_t id)
+      : std::runtime_error(cancelled ? "spool: task " + std::to_string(id) + " was cancelled"
+                                     : "spool: task " + std::to_string(id) + " threw an exception"),
+        cancelled_(cancelled) {}
+  /// True when the task was cancelled.
+  bool is_cancelled() const noexcept { return cancelled_; }
+  /// True when the task threw (the exception is nested).
+  bool is_panic() const noexcept { return !cancelled_; }
+  /// The task's exception (null when cancelled).
+  std::exception_ptr exception() const noexcept { return nested_ptr(); }
+
+ private:
+  bool cancelled_;
+};
+
+/// Owns the right to a spawned task's result. `co_await handle` (or polling it, e.g. with
+/// block_on from a plain thread) gives the task's value, or throws JoinError. Dropping
+/// the handle detaches the task: it runs on, and its result is discarded. Move-only.
+/// abort() and is_finished() may be called from any thread; polling needs one owner.
+template <class T>
+class [[nodiscard]] JoinHandle {
+ public:
+  /// The task's result type.
+  using value_type = T;
+
+  /// Wraps a task header (called by spawn).
+  explicit JoinHandle(detail::TaskHeader* task) noexcept : task_(task) {}
+  JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)) {}
+  JoinHandle& operator=(JoinHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      task_ = std::exchange(other.task_, nullptr);
+    }
+    return *this;
+  }
+  JoinHandle(const JoinHandle&) = delete;
+  JoinHandle& operator=(const JoinHandle&) = delete;
+  ~JoinHandle() { reset(); }
+
+  /// Ready with the task's value once it finished; throws JoinError if it was cancelled or
+  /// threw. Spends one unit of the polling task's cooperative budget.
+  Poll<T> poll(Context& cx) {
+    if (task_ == nullptr) {
+      throw std::logic_error("spool::JoinHandle polled after it gave its result (or moved from)");
+    }
+    if (!detail::coop_poll_proceed(cx)) return pending;
+    if (!detail::join_poll_complete(task_, cx.waker())) return pending;
+    detail::TaskHeader* task = std::exchange(task_, nullptr);
+    struct Release {
+      detail::TaskHeader* t;
+      ~Release() { detail::join_drop(t); }
+    } release{task};
+    std::uint64_t id = detail::join_task_id(task);
+    if (detail::join_output_cancelled(task)) throw JoinError(true, id);
+    auto& promise = static_cast<typename Task<T>::promise_type&>(detail::join_promise(task));
+    try {
+      if constexpr (std::is_void_v<T>) {
+        promise.take_result();
+        return Poll<void>::ready();
+      } else if constexpr (std::is_reference_v<T>) {
+        return Poll<T>(promise.take_result());
+      } else {
+        return Poll<T>::ready(promise.take_result());
+      }
+    } catch (...) {
+      std::throw_with_nested(JoinError(false, id));
+    }
+  }
+
+  /// Asks the task to stop: it is cancelled (its frame destroyed, the destructors of its
+  /// locals run) before its next poll, or at once if idle. No effect once it finished.
+  void abort() const noexcept {
+    if (task_) detail::join_abort(task_);
+  }
+  /// True once the task completed (with a value, an exception, or by cancellation).
+  bool is_finished() const noexcept { return task_ == nullptr || detail::join_is_finished(task_); }
+  /// The task's unique id.
+  std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
+
+ private:
+  void reset() noexcept {
+    if (task_) detail::join_drop(std::exchange(task_, nullptr));
+  }
+  detail::TaskHeader* task_;
+};
+
+}  // namespace spool

@@ -1,0 +1,28 @@
+// spool::RuntimeMetrics: a snapshot of a runtime's counters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spool {
+
+/// Counters of one worker (cumulative since the runtime started, except queue depth).
+struct WorkerMetrics {
+  std::uint64_t polls = 0;            ///< tasks polled
+  std::uint64_t steals = 0;           ///< steal operations that moved at least one task here
+  std::uint64_t parks = 0;            ///< times the worker parked for lack of work
+  std::size_t local_queue_depth = 0;  ///< tasks in its local queue now
+};
+
+/// A snapshot of a runtime's counters, taken while it runs (Runtime::metrics()).
+struct RuntimeMetrics {
+  std::vector<WorkerMetrics> workers;     ///< one per worker (one for a current-thread runtime)
+  std::size_t inject_queue_depth = 0;     ///< tasks in the shared inject queue now
+  std::size_t live_tasks = 0;             ///< spawned tasks not yet completed
+  std::size_t blocking_threads = 0;       ///< blocking-pool threads alive now
+  std::size_t idle_blocking_threads = 0;  ///< of which idle
+  std::size_t blocking_queue_depth = 0;   ///< blocking calls waiting for a thread
+};
+
+}  // namespace spool

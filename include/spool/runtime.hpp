@@ -1,0 +1,341 @@
+// spool::Builder, Runtime, Handle, spawn, spawn_blocking, block_in_place.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "spool/block_on.hpp"
+#include "spool/coop.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/task.hpp"
+#include "spool/join_handle.hpp"
+#include "spool/metrics.hpp"
+
+namespace spool {
+
+namespace detail {
+class RuntimeShared;
+
+// Settings gathered by Builder; validated by Builder::build.
+struct RuntimeConfig {
+  enum class Flavor { kMultiThread, kCurrentThread };
+  Flavor flavor = Flavor::kMultiThread;
+  std::size_t worker_threads = 0;  // 0: one per online CPU
+  std::uint32_t event_interval = 61;
+  std::uint32_t global_queue_interval = 31;
+  bool lifo_slot = true;
+  std::size_t max_blocking_threads = 512;
+  std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
+  std::function<void()> on_thread_start, on_thread_stop, on_thread_park, on_thread_unpark;
+  std::uint64_t seed = 0x9e3779b97f4a7c15ull;
+  std::string thread_name = "spool-worker";
+};
+
+// Spawns the frame of a Task that has not run on `rt`; returns its header (JoinHandle).
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
+TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                                std::coroutine_handle<> frame);
+// The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
+std::shared_ptr<RuntimeShared> current_runtime();
+void block_in_place_impl(const std::function<void()>& fn);
+std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
+void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout);
+RuntimeMetrics runtime_metrics(RuntimeShared& rt);
+std::string runtime_dump(RuntimeShared& rt);
+
+// Runtime::block_on's thread-side state: enters the runtime (Handle::current works) and,
+// for a current-thread runtime, drives its tasks while the root future waits.
+class RuntimeBlockOn {
+ public:
+  explicit RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt);
+  ~RuntimeBlockOn();
+  RuntimeBlockOn(const RuntimeBlockOn&) = delete;
+  RuntimeBlockOn& operator=(const RuntimeBlockOn&) = delete;
+  Context& context() noexcept;
+  // Returns once the root future was woken (running the runtime's tasks meanwhile when
+  // this thread drives a current-thread runtime).
+  void park();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+template <class F>
+using spawn_output_t = future_output_t<std::remove_cvref_t<F>>;
+
+// Turns any Future into a Task (one frame holding the future), so every spawned task is
+// a Task frame with its header in front.
+template <Future F>
+Task<future_output_t<F>> future_as_task(F fut) {
+  co_return co_await fut;  // polled in place, in this frame
+}
+
+template <class F>
+auto into_task(F&& fut) {
+  using Plain = std::remove_cvref_t<F>;
+  if constexpr (is_task_v<Plain>) {
+    return Plain(std::forward<F>(fut));
+  } else {
+    return future_as_task<Plain>(Plain(std::forward<F>(fut)));
+  }
+}
+
+template <class Fn>
+Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
+  co_return fn();
+}
+}  // namespace detail
+
+/// A cloneable reference to a runtime, usable from any thread, that spawns onto it.
+class Handle {
+ public:
+  /// The runtime the calling thread runs in: a worker thread, a blocking-pool thread, or a
+  /// thread inside Runtime::block_on. Throws std::logic_error outside any runtime.
+  static Handle current() {
+    auto rt = detail::current_runtime();
+    if (!rt) {
+      throw std::logic_error(
+          "spool: there is no current runtime on this thread: call this from a task, from "
+          "inside Runtime::block_on, or use a Runtime's handle() / spawn() directly");
+    }
+    return Handle(std::move(rt));
+  }
+  /// Handle::current(), or nullopt outside a runtime.
+  static std::optional<Handle> try_current() {
+    auto rt = detail::current_runtime();
+    if (!rt) return std::nullopt;
+    return Handle(std::move(rt));
+  }
+
+  /// Spawns `fut` (a Task or any Future, moved in) as a new task; it starts running at
+  /// once on the runtime's threads. After shutdown the task is cancelled at once and its
+  /// JoinHandle reports it.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
+    auto task = detail::into_task(std::forward<F>(fut));
+    auto frame = task.release();
+    return JoinHandle<detail::spawn_output_t<F>>(detail::spawn_task(*rt_, frame.promise(), frame));
+  }
+
+  /// Runs `fn()` on the blocking pool (a thread that may block), and gives its result
+  /// through the JoinHandle. Queued while all max_blocking_threads are busy. At shutdown,
+  /// queued calls are cancelled; running ones finish (bounded by shutdown_timeout).
+  template <class Fn>
+  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
+    auto task = detail::blocking_body(std::forward<Fn>(fn));
+    auto frame = task.release();
+    return JoinHandle<std::invoke_result_t<Fn&>>(
+        detail::spawn_blocking_task(*rt_, frame.promise(), frame));
+  }
+
+  /// Runs `fut` to completion on the calling thread, inside this runtime (see
+  /// Runtime::block_on).
+  template <Future F>
+  future_output_t<std::remove_reference_t<F>> block_on(F&& fut) const {
+    detail::RuntimeBlockOn executor(rt_);
+    for (;;) {
+      auto poll = fut.poll(executor.context());
+      if (poll.is_ready()) return std::move(poll).value();
+      executor.park();
+    }
+  }
+
+  /// A snapshot of the runtime's counters.
+  RuntimeMetrics metrics() const { return detail::runtime_metrics(*rt_); }
+  /// A human-readable list of live tasks and what each waits on.
+  std::string dump() const { return detail::runtime_dump(*rt_); }
+
+  /// For the library: wraps a runtime's shared state.
+  explicit Handle(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {}
+
+ private:
+  std::shared_ptr<detail::RuntimeShared> rt_;
+};
+
+/// A running runtime: its worker threads (multi-thread) or its queue driven inside
+/// block_on (current-thread), its blocking pool, and its tasks. Destroying it shuts it
+/// down, in this order: no new task can be spawned; every task is cancelled (the
+/// destructors of its locals run); the threads are joined; everything is freed.
+class Runtime {
+ public:
+  /// Shuts the runtime down (waiting for running blocking calls without limit).
+  ~Runtime() {
+    if (rt_) detail::shutdown_runtime(*rt_, std::nullopt);
+  }
+  Runtime(Runtime&&) noexcept = default;
+  Runtime& operator=(Runtime&& other) noexcept {
+    if (this != &other) {
+      if (rt_) detail::shutdown_runtime(*rt_, std::nullopt);
+      rt_ = std::move(other.rt_);
+    }
+    return *this;
+  }
+
+  /// Runs `fut` to completion on the calling thread while the runtime's tasks run (on the
+  /// workers, or on this thread for a current-thread runtime); spool::spawn works inside.
+  /// Throws NestedEventLoop on a runtime worker thread or inside another block_on.
+  template <Future F>
+  future_output_t<std::remove_reference_t<F>> block_on(F&& fut) {
+    return handle().block_on(std::forward<F>(fut));
+  }
+
+  /// Spawns `fut` onto this runtime. See Handle::spawn.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
+    return handle().spawn(std::forward<F>(fut));
+  }
+
+  /// Runs `fn` on the blocking pool. See Handle::spawn_blocking.
+  template <class Fn>
+  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) {
+    return handle().spawn_blocking(std::forward<Fn>(fn));
+  }
+
+  /// A handle to this runtime.
+  Handle handle() const { return Handle(rt_); }
+
+  /// Shuts down as the destructor does, but waits at most `timeout` for blocking-pool
+  /// calls still running (they are left to finish on their own).
+  void shutdown_timeout(std::chrono::nanoseconds timeout) {
+    if (rt_) detail::shutdown_runtime(*rt_, timeout);
+  }
+
+  /// A snapshot of the runtime's counters.
+  RuntimeMetrics metrics() const { return detail::runtime_metrics(*rt_); }
+  /// A human-readable list of live tasks and what each waits on.
+  std::string dump() const { return detail::runtime_dump(*rt_); }
+
+ private:
+  friend class Builder;
+  explicit Runtime(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {}
+  std::shared_ptr<detail::RuntimeShared> rt_;
+};
+
+/// Configures and builds a Runtime. Every setter returns the builder; build() validates
+/// the whole configuration and throws std::invalid_argument naming a bad setting.
+class Builder {
+ public:
+  /// A work-stealing runtime with worker_threads() threads.
+  static Builder multi_thread() { return Builder(detail::RuntimeConfig::Flavor::kMultiThread); }
+  /// A runtime whose tasks run on the thread that calls block_on.
+  static Builder current_thread() { return Builder(detail::RuntimeConfig::Flavor::kCurrentThread); }
+
+  /// Number of worker threads (multi-thread only; default: one per online CPU). Must be > 0.
+  Builder& worker_threads(std::size_t n) {
+    config_.worker_threads = n;
+    worker_threads_set_ = true;
+    return *this;
+  }
+  /// Tasks a worker runs between two checks of its driver and of shutdown (default 61).
+  Builder& event_interval(std::uint32_t ticks) {
+    config_.event_interval = ticks;
+    return *this;
+  }
+  /// A worker takes from the shared inject queue first every this many ticks, so remote
+  /// tasks cannot starve (default 31).
+  Builder& global_queue_interval(std::uint32_t ticks) {
+    config_.global_queue_interval = ticks;
+    return *this;
+  }
+  /// Whether a task woken or spawned by a task runs next on the same worker (default on).
+  Builder& lifo_slot(bool enabled) {
+    config_.lifo_slot = enabled;
+    return *this;
+  }
+  /// Upper bound on blocking-pool threads (default 512). Must be > 0.
+  Builder& max_blocking_threads(std::size_t n) {
+    config_.max_blocking_threads = n;
+    return *this;
+  }
+  /// How long an idle blocking-pool thread waits for work before it exits (default 10 s).
+  Builder& thread_keep_alive(std::chrono::nanoseconds d) {
+    config_.blocking_keep_alive = d;
+    return *this;
+  }
+  /// Called on each runtime thread (workers and blocking pool) when it starts.
+  Builder& on_thread_start(std::function<void()> fn) {
+    config_.on_thread_start = std::move(fn);
+    return *this;
+  }
+  /// Called on each runtime thread just before it exits.
+  Builder& on_thread_stop(std::function<void()> fn) {
+    config_.on_thread_stop = std::move(fn);
+    return *this;
+  }
+  /// Called on a worker just before it parks (has no work).
+  Builder& on_thread_park(std::function<void()> fn) {
+    config_.on_thread_park = std::move(fn);
+    return *this;
+  }
+  /// Called on a worker just after it unparks.
+  Builder& on_thread_unpark(std::function<void()> fn) {
+    config_.on_thread_unpark = std::move(fn);
+    return *this;
+  }
+  /// Seed of the scheduler's random choices (which worker to steal from first), so that
+  /// tests can make them repeatable.
+  Builder& rng_seed(std::uint64_t seed) {
+    config_.seed = seed;
+    return *this;
+  }
+
+  /// Validates the configuration, starts the runtime's threads and returns it.
+  Runtime build() {
+    if (config_.flavor == detail::RuntimeConfig::Flavor::kCurrentThread && worker_threads_set_) {
+      throw std::invalid_argument(
+          "spool::Builder: worker_threads() applies to multi_thread() runtimes only; a "
+          "current_thread() runtime runs its tasks on the thread that calls block_on");
+    }
+    if (worker_threads_set_ && config_.worker_threads == 0) {
+      throw std::invalid_argument(
+          "spool::Builder: worker_threads(0): a multi-thread runtime needs at least one worker "
+          "thread (leave it unset for one per CPU)");
+    }
+    return Runtime(detail::build_runtime(config_));
+  }
+
+ private:
+  explicit Builder(detail::RuntimeConfig::Flavor flavor) { config_.flavor = flavor; }
+  detail::RuntimeConfig config_;
+  bool worker_threads_set_ = false;
+};
+
+/// Spawns `fut` onto the current runtime (Handle::current().spawn); throws
+/// std::logic_error outside a runtime.
+template <Future F>
+JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
+  return Handle::current().spawn(std::forward<F>(fut));
+}
+
+/// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.
+template <class Fn>
+JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) {
+  return Handle::current().spawn_blocking(std::forward<Fn>(fn));
+}
+
+/// Runs `fn()` on the current worker thread, which may block inside it: the worker first
+/// hands its queue of tasks to a new thread, so the other tasks keep running. Outside any
+/// runtime it just calls fn. Throws std::logic_error on a current-thread runtime (its one
+/// thread cannot be handed over).
+template <class Fn>
+std::invoke_result_t<Fn&> block_in_place(Fn&& fn) {
+  using R = std::invoke_result_t<Fn&>;
+  if constexpr (std::is_void_v<R>) {
+    detail::block_in_place_impl([&] { fn(); });
+  } else {
+    std::optional<R> result;
+    detail::block_in_place_impl([&] { result.emplace(fn()); });
+    return std::move(*result);
+  }
+}
+
+}  // namespace spool

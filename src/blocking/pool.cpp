@@ -1,0 +1,118 @@
+#include "blocking/pool.hpp"
+
+#include "task/harness.hpp"
+
+namespace spool::detail {
+
+BlockingPool::BlockingPool(Config config) : config_(std::move(config)) {}
+
+BlockingPool::~BlockingPool() {
+  shutdown(std::nullopt);
+  // Only a thread that shutdown() left running (and that then released the last reference
+  // to the owner) can still be here: it is the current thread, so it cannot join itself.
+  for (std::thread& t : finished_) {
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();
+    } else if (t.joinable()) {
+      t.join();
+    }
+  }
+}
+
+bool BlockingPool::spawn(Job job) {
+  std::vector<std::thread> to_join;
+  {
+    std::lock_guard lock(mutex_);
+    if (shutdown_) return false;
+    queue_.push_back(std::move(job));
+    if (num_idle_ > num_notify_) {
+      ++num_notify_;
+      work_cv_.notify_one();
+    } else if (num_threads_ < config_.max_threads) {
+      std::size_t id = next_id_++;
+      ++num_threads_;
+      threads_.emplace(id, std::thread([this, id, pin = config_.owner.lock()] { run_thread(id); }));
+    }
+    join_finished_locked(to_join);
+  }
+  for (std::thread& t : to_join) t.join();
+  return true;
+}
+
+void BlockingPool::join_finished_locked(std::vector<std::thread>& out) {
+  for (std::thread& t : finished_) out.push_back(std::move(t));
+  finished_.clear();
+}
+
+void BlockingPool::run_thread(std::size_t id) {
+  if (config_.on_thread_start) config_.on_thread_start();
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    while (!queue_.empty()) {
+      Job job = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      if (job.task) {
+        run_task(job.task, nullptr);
+      } else {
+        job.fn();
+      }
+      lock.lock();
+    }
+    if (shutdown_) break;
+    ++num_idle_;
+    bool timed_out =
+        !work_cv_.wait_for(lock, config_.keep_alive, [&] { return num_notify_ > 0 || shutdown_; });
+    --num_idle_;
+    if (num_notify_ > 0) --num_notify_;
+    if (timed_out && queue_.empty()) break;  // idle for keep_alive: this thread retires
+  }
+  --num_threads_;
+  auto self = threads_.extract(id);
+  if (!self.empty()) finished_.push_back(std::move(self.mapped()));
+  lock.unlock();
+  if (config_.on_thread_stop) config_.on_thread_stop();
+  finished_cv_.notify_all();
+}
+
+void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
+  std::deque<Job> dropped;
+  std::vector<std::thread> to_join;
+  {
+    std::unique_lock lock(mutex_);
+    if (!shutdown_) {
+      shutdown_ = true;
+      dropped.swap(queue_);
+      work_cv_.notify_all();
+    }
+    auto all_exited = [&] { return num_threads_ == 0; };
+    if (timeout) {
+      finished_cv_.wait_for(lock, *timeout, all_exited);
+    } else {
+      finished_cv_.wait(lock, all_exited);
+    }
+    join_finished_locked(to_join);
+    // Threads still running after the timeout are detached: they finish their job alone.
+    for (auto& [id, t] : threads_) t.detach();
+    threads_.clear();
+  }
+  for (std::thread& t : to_join) t.join();
+  for (Job& job : dropped) {
+    if (job.task) drop_task_refs(job.task);
+  }
+}
+
+std::size_t BlockingPool::num_threads() {
+  std::lock_guard lock(mutex_);
+  return num_threads_;
+}
+std::size_t BlockingPool::num_idle_threads() {
+  std::lock_guard lock(mutex_);
+  return num_idle_;
+}
+std::size_t BlockingPool::queue_depth() {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
+}  // namespace spool::detail

@@ -1,0 +1,100 @@
+// RuntimeShared: what every runtime flavour has — config, owned tasks, blocking pool —
+// and the interface the flavours implement.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "blocking/pool.hpp"
+#include "driver/thread_parker.hpp"
+#include "spool/metrics.hpp"
+#include "spool/runtime.hpp"
+#include "task/owned_tasks.hpp"
+#include "task/scheduler_api.hpp"
+
+namespace spool::detail {
+
+class RuntimeShared : public Scheduler, public std::enable_shared_from_this<RuntimeShared> {
+ public:
+  explicit RuntimeShared(RuntimeConfig config);
+  virtual ~RuntimeShared();
+
+  // Starts the threads; called once, right after construction by build_runtime.
+  virtual void start();
+
+  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+
+  bool release(TaskHeader* task) noexcept final { return owned_.remove(task); }
+
+  // The ordered shutdown (idempotent; later calls return at once).
+  void shutdown(std::optional<std::chrono::nanoseconds> timeout);
+
+  // Runtime::block_on support. A flavour that runs tasks on the block_on thread drives
+  // them here until `root_woken` is set; the default parks `parker` until then.
+  virtual bool can_drive() noexcept { return false; }
+  virtual void drive_until(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot);
+  // The parker a block_on thread parks on (the flavour's own when it drives tasks).
+  virtual ThreadParker* driver_parker() noexcept { return nullptr; }
+  virtual void release_driver() noexcept {}
+
+  // block_in_place on a thread of this runtime.
+  virtual void block_in_place(const std::function<void()>& fn) = 0;
+
+  RuntimeMetrics metrics();
+  std::string dump();
+
+  const RuntimeConfig& config() const noexcept { return config_; }
+  BlockingPool& blocking() noexcept { return *blocking_; }
+  bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
+
+ protected:
+  // Flavour steps of shutdown: close the queues and stop the threads (join them, waiting
+  // at most until `deadline` when given); then drop every queued notification.
+  virtual void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) = 0;
+  virtual void drain_queues() noexcept = 0;
+  virtual void fill_metrics(RuntimeMetrics& m) = 0;
+
+  RuntimeConfig config_;
+  OwnedTasks owned_;
+  // Set once by shutdown() (release); read by workers in their loop (acquire).
+  std::atomic<bool> shutdown_{false};
+
+ private:
+  // Blocking tasks are scheduled on the pool rather than on the workers.
+  class BlockingScheduler final : public Scheduler {
+   public:
+    explicit BlockingScheduler(RuntimeShared& rt) : rt_(rt) {}
+    void schedule(TaskHeader* task, bool) noexcept override;
+    bool release(TaskHeader* task) noexcept override { return rt_.owned_.remove(task); }
+
+   private:
+    RuntimeShared& rt_;
+  };
+
+  TaskHeader* bind_new(TaskHeader* task);
+
+  BlockingScheduler blocking_scheduler_{*this};
+  std::unique_ptr<BlockingPool> blocking_;
+  std::mutex shutdown_mutex_;  // serialises shutdown()
+};
+
+// The runtime the calling thread belongs to (a worker or blocking thread of it, or a
+// thread inside its block_on), or null. Restores the previous one when destroyed.
+class CurrentRuntimeGuard {
+ public:
+  explicit CurrentRuntimeGuard(RuntimeShared* rt) noexcept;
+  ~CurrentRuntimeGuard();
+  CurrentRuntimeGuard(const CurrentRuntimeGuard&) = delete;
+  CurrentRuntimeGuard& operator=(const CurrentRuntimeGuard&) = delete;
+
+ private:
+  RuntimeShared* saved_;
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,101 @@
+#include "scheduler/current_thread/current_thread.hpp"
+
+#include <stdexcept>
+#include <thread>
+
+#include "task/harness.hpp"
+
+namespace spool::detail {
+
+CurrentThread::CurrentThread(RuntimeConfig config) : RuntimeShared(std::move(config)) {}
+
+CurrentThread::~CurrentThread() { shutdown(std::nullopt); }
+
+void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
+  if (driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    local_.push_back(t);
+    local_len_.store(local_.size(), std::memory_order_relaxed);
+    return;
+  }
+  if (!inject_.push(t)) {
+    drop_task_refs(t);  // shut down
+    return;
+  }
+  parker_.unpark();
+}
+
+void CurrentThread::block_in_place(const std::function<void()>& fn) {
+  if (driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    throw std::logic_error(
+        "spool::block_in_place called on a current_thread runtime: its one thread runs every "
+        "task and cannot be handed over; use spawn_blocking, or a multi_thread runtime");
+  }
+  fn();
+}
+
+bool CurrentThread::can_drive() noexcept {
+  if (driver_taken_.exchange(true, std::memory_order_acquire)) return false;
+  driver_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  return true;
+}
+
+void CurrentThread::release_driver() noexcept {
+  driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
+  driver_taken_.store(false, std::memory_order_release);
+}
+
+bool CurrentThread::run_batch(ReactorSlot& slot) {
+  bool ran = false;
+  for (std::uint32_t i = 0; i < config_.event_interval; ++i) {
+    TaskHeader* t = nullptr;
+    if (++tick_ % config_.global_queue_interval == 0) t = inject_.pop();
+    if (t == nullptr && !local_.empty()) {
+      t = local_.front();
+      local_.pop_front();
+      local_len_.store(local_.size(), std::memory_order_relaxed);
+    }
+    if (t == nullptr) t = inject_.pop();
+    if (t == nullptr) break;
+    polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    run_task(t, &slot);
+    ran = true;
+  }
+  return ran;
+}
+
+void CurrentThread::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
+                                ReactorSlot& slot) {
+  while (!root_woken.exchange(false, std::memory_order_acquire)) {
+    if (is_shutdown()) {
+      parker.park(slot.hook());  // no tasks any more: wait for the root alone
+      continue;
+    }
+    if (!run_batch(slot)) {
+      if (config_.on_thread_park) config_.on_thread_park();
+      parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      parker.park(slot.hook());
+      if (config_.on_thread_unpark) config_.on_thread_unpark();
+    }
+  }
+}
+
+void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point>) {
+  inject_.close();
+}
+
+void CurrentThread::drain_queues() noexcept {
+  // Shutdown runs after every block_on returned (Runtime is being destroyed) or on a
+  // thread that is not driving; either way no driver touches local_ now.
+  for (TaskHeader* t : local_) drop_task_refs(t);
+  local_.clear();
+  while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
+}
+
+void CurrentThread::fill_metrics(RuntimeMetrics& m) {
+  m.workers.push_back(WorkerMetrics{polls_.load(std::memory_order_relaxed), 0,
+                                    parks_.load(std::memory_order_relaxed),
+                                    local_len_.load(std::memory_order_relaxed)});
+  m.inject_queue_depth = inject_.len();
+}
+
+}  // namespace spool::detail

@@ -1,0 +1,90 @@
+// The inject queue: tasks scheduled from outside a worker (or overflowing a local queue).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+// An intrusive FIFO (through TaskHeader::queue_next) under a mutex. Each entry owns the
+// task's notification reference. After close(), pushes are refused.
+class InjectQueue {
+ public:
+  // Appends; false when closed (the caller keeps the reference and must drop it).
+  bool push(TaskHeader* task) noexcept {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    append(task);
+    return true;
+  }
+  // Appends `n` tasks; when closed, returns false and leaves them to the caller.
+  bool push_batch(TaskHeader* const* tasks, std::size_t n) noexcept {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    for (std::size_t i = 0; i < n; ++i) append(tasks[i]);
+    return true;
+  }
+  TaskHeader* pop() noexcept {
+    if (is_empty()) return nullptr;
+    std::lock_guard lock(mutex_);
+    return pop_locked();
+  }
+  // Moves up to `max` tasks into `out`; returns how many.
+  std::size_t pop_n(TaskHeader** out, std::size_t max) noexcept {
+    if (is_empty()) return 0;
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    while (n < max) {
+      TaskHeader* t = pop_locked();
+      if (!t) break;
+      out[n++] = t;
+    }
+    return n;
+  }
+  void close() noexcept {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  bool is_closed() noexcept {
+    std::lock_guard lock(mutex_);
+    return closed_;
+  }
+  // Lock-free hint. Seq_cst: it is the load half of the Dekker pairing between a pusher
+  // (push, then read the idle state) and a parking worker (update idle state, then read
+  // queue lengths), so that one of the two always sees the other.
+  bool is_empty() const noexcept { return len_.load(std::memory_order_seq_cst) == 0; }
+  std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
+
+ private:
+  void append(TaskHeader* t) noexcept {
+    t->queue_next = nullptr;
+    if (tail_) {
+      tail_->queue_next = t;
+    } else {
+      head_ = t;
+    }
+    tail_ = t;
+    len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
+  TaskHeader* pop_locked() noexcept {
+    TaskHeader* t = head_;
+    if (!t) return nullptr;
+    head_ = t->queue_next;
+    if (!head_) tail_ = nullptr;
+    t->queue_next = nullptr;
+    len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
+    return t;
+  }
+
+  std::mutex mutex_;
+  TaskHeader* head_ = nullptr;  // guarded by mutex_
+  TaskHeader* tail_ = nullptr;  // guarded by mutex_
+  bool closed_ = false;         // guarded by mutex_
+  // Written under mutex_ (seq_cst stores, see is_empty), read without it.
+  std::atomic<std::size_t> len_{0};
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,104 @@
+// Which workers are parked and which are searching for work.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace spool::detail {
+
+// Coordinates parking so that at most half of the workers search for work at once and a
+// new task always finds a worker: a pusher wakes a parked worker only when no worker is
+// searching (a searcher will find the task), and the last searcher to park re-checks every
+// queue first (see Worker::park).
+class Idle {
+ public:
+  explicit Idle(std::uint32_t num_workers)
+      : num_workers_(num_workers), state_(pack(num_workers, 0)) {
+    sleepers_.reserve(num_workers);
+  }
+
+  // Picks a parked worker to wake for new work, counting it as unparked and searching;
+  // nullopt when one is searching already or none is parked.
+  std::optional<std::uint32_t> worker_to_notify() {
+    if (!should_notify()) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    if (!should_notify() || sleepers_.empty()) return std::nullopt;
+    // Seq_cst: pairs with transition_to_parked, see InjectQueue::is_empty.
+    state_.fetch_add(pack(1, 1), std::memory_order_seq_cst);
+    std::uint32_t w = sleepers_.back();
+    sleepers_.pop_back();
+    return w;
+  }
+
+  // The worker is about to park. True when it was the last searcher (it must then re-check
+  // the queues, since pushers relied on it).
+  bool transition_to_parked(std::uint32_t worker, bool is_searching) {
+    std::lock_guard lock(mutex_);
+    std::uint32_t dec = pack(1, is_searching ? 1 : 0);
+    std::uint32_t prev = state_.fetch_sub(dec, std::memory_order_seq_cst);
+    sleepers_.push_back(worker);
+    return is_searching && searching(prev) == 1;
+  }
+
+  // A worker with no work wants to steal; refused when half the workers already search.
+  bool transition_to_searching() {
+    std::uint32_t s = state_.load(std::memory_order_seq_cst);
+    if (2 * searching(s) >= num_workers_) return false;
+    state_.fetch_add(pack(0, 1), std::memory_order_seq_cst);
+    return true;
+  }
+
+  // A searcher found work; true when it was the last searcher (it then wakes another
+  // worker, so that the remaining work is still looked for).
+  bool transition_from_searching() {
+    std::uint32_t prev = state_.fetch_sub(pack(0, 1), std::memory_order_seq_cst);
+    return searching(prev) == 1;
+  }
+
+  // True while `worker` is in the sleeper list (it was not notified).
+  bool is_parked(std::uint32_t worker) {
+    std::lock_guard lock(mutex_);
+    for (std::uint32_t w : sleepers_) {
+      if (w == worker) return true;
+    }
+    return false;
+  }
+
+  // Removes `worker` from the sleeper list if it is there (it woke for another reason,
+  // such as shutdown, and will look for work).
+  void unpark_by_id(std::uint32_t worker) {
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < sleepers_.size(); ++i) {
+      if (sleepers_[i] == worker) {
+        sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
+        state_.fetch_add(pack(1, 0), std::memory_order_seq_cst);
+        return;
+      }
+    }
+  }
+
+  std::uint32_t num_searching() const { return searching(state_.load(std::memory_order_relaxed)); }
+
+ private:
+  static constexpr std::uint32_t pack(std::uint32_t unparked, std::uint32_t searching) {
+    return (unparked << 16) | searching;
+  }
+  static constexpr std::uint32_t searching(std::uint32_t s) { return s & 0xffff; }
+  static constexpr std::uint32_t unparked(std::uint32_t s) { return s >> 16; }
+  bool should_notify() const {
+    std::uint32_t s = state_.load(std::memory_order_seq_cst);
+    return searching(s) == 0 && unparked(s) < num_workers_;
+  }
+
+  const std::uint32_t num_workers_;
+  // (unparked << 16) | searching. Written with seq_cst RMWs (under mutex_ when the
+  // sleeper list changes with it); read seq_cst in the notify/park decisions.
+  std::atomic<std::uint32_t> state_;
+  std::mutex mutex_;
+  std::vector<std::uint32_t> sleepers_;  // guarded by mutex_
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,165 @@
+// A worker's local run queue: a fixed ring that its owner pushes and pops without locks,
+// and that other workers steal half of.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "scheduler/inject_queue.hpp"
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+// Capacity is a template parameter so that stress tests can shrink it (overflow and
+// steal races then happen constantly).
+//
+// Protocol (after tokio's queue):
+//  - tail_: written only by the owner (push), release; stealers read it with acquire to
+//    see the slots written before it.
+//  - head_: two 32-bit indices packed in one word, (steal << 32) | real. `real` is the next
+//    slot to pop; `steal` trails it while a stealer copies [steal, real) out. steal == real
+//    when no steal is in progress. Changed by CAS only (owner pops, stealers claim and
+//    release), acq_rel, so a claimed slot is read before the owner can reuse it.
+//  - slots: relaxed atomics; the head/tail protocol orders them.
+// Indices wrap at 2^32; the ring index is `i & (Capacity - 1)`.
+template <std::size_t Capacity = 256>
+class LocalQueue {
+  static_assert((Capacity & (Capacity - 1)) == 0 && Capacity >= 4, "capacity: power of two, >= 4");
+  static constexpr std::uint32_t kMask = Capacity - 1;
+
+ public:
+  // Owner only. Appends `task`; when the ring is full, moves half of it plus `task` to
+  // `inject` (which must accept them, or they are dropped via drop_ref on close).
+  template <class DropRef>
+  void push_back_or_overflow(TaskHeader* task, InjectQueue& inject, DropRef drop_ref) noexcept {
+    for (;;) {
+      std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+      std::uint64_t head = head_.load(std::memory_order_acquire);
+      std::uint32_t steal = unpack_steal(head);
+      std::uint32_t real = unpack_real(head);
+      if (tail - steal < Capacity) {
+        slots_[tail & kMask].store(task, std::memory_order_relaxed);
+        tail_.store(tail + 1, std::memory_order_release);
+        return;
+      }
+      if (steal != real) {
+        // A stealer is freeing room right now; do not wait for it.
+        if (!inject.push(task)) drop_ref(task);
+        return;
+      }
+      if (push_overflow(task, real, tail, inject, drop_ref)) return;
+      // Lost a race with a stealer: there is room now, retry.
+    }
+  }
+
+  // Owner only.
+  TaskHeader* pop() noexcept {
+    std::uint64_t head = head_.load(std::memory_order_acquire);
+    for (;;) {
+      std::uint32_t steal = unpack_steal(head);
+      std::uint32_t real = unpack_real(head);
+      if (real == tail_.load(std::memory_order_relaxed)) return nullptr;
+      std::uint32_t next_real = real + 1;
+      std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
+      if (head_.compare_exchange_weak(head, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        return slots_[real & kMask].load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // Called by the owner of `dst`: moves about half of this queue into `dst` and returns
+  // one of the moved tasks (null when nothing could be stolen).
+  TaskHeader* steal_into(LocalQueue& dst) noexcept {
+    std::uint32_t dst_tail = dst.tail_.load(std::memory_order_relaxed);
+    std::uint32_t dst_steal = unpack_steal(dst.head_.load(std::memory_order_acquire));
+    if (dst_tail - dst_steal > Capacity / 2) return nullptr;  // dst has no room for half
+    std::uint32_t n = steal_into2(dst, dst_tail);
+    if (n == 0) return nullptr;
+    --n;  // the last one is returned, not published
+    TaskHeader* ret = dst.slots_[(dst_tail + n) & kMask].load(std::memory_order_relaxed);
+    if (n > 0) dst.tail_.store(dst_tail + n, std::memory_order_release);
+    return ret;
+  }
+
+  // Approximate number of queued tasks (any thread; for metrics and idle checks).
+  std::size_t len() const noexcept {
+    std::uint32_t head = unpack_real(head_.load(std::memory_order_acquire));
+    std::uint32_t tail = tail_.load(std::memory_order_acquire);
+    return tail - head;
+  }
+  bool is_empty() const noexcept { return len() == 0; }
+
+ private:
+  static std::uint32_t unpack_steal(std::uint64_t v) noexcept {
+    return static_cast<std::uint32_t>(v >> 32);
+  }
+  static std::uint32_t unpack_real(std::uint64_t v) noexcept {
+    return static_cast<std::uint32_t>(v);
+  }
+  static std::uint64_t pack(std::uint32_t steal, std::uint32_t real) noexcept {
+    return (static_cast<std::uint64_t>(steal) << 32) | real;
+  }
+
+  template <class DropRef>
+  bool push_overflow(TaskHeader* task, std::uint32_t head, std::uint32_t tail, InjectQueue& inject,
+                     DropRef drop_ref) noexcept {
+    constexpr std::uint32_t kHalf = Capacity / 2;
+    std::uint64_t prev = pack(head, head);
+    // Claim the oldest half for ourselves; fails if a stealer got there first.
+    if (!head_.compare_exchange_strong(prev, pack(head + kHalf, head + kHalf),
+                                       std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return false;
+    }
+    (void)tail;
+    std::array<TaskHeader*, kHalf + 1> batch;
+    for (std::uint32_t i = 0; i < kHalf; ++i)
+      batch[i] = slots_[(head + i) & kMask].load(std::memory_order_relaxed);
+    batch[kHalf] = task;
+    if (!inject.push_batch(batch.data(), batch.size())) {
+      for (TaskHeader* t : batch) drop_ref(t);
+    }
+    return true;
+  }
+
+  std::uint32_t steal_into2(LocalQueue& dst, std::uint32_t dst_tail) noexcept {
+    std::uint64_t prev = head_.load(std::memory_order_acquire);
+    std::uint64_t next;
+    std::uint32_t n;
+    for (;;) {
+      std::uint32_t steal = unpack_steal(prev);
+      std::uint32_t real = unpack_real(prev);
+      if (steal != real) return 0;  // another stealer is at work
+      std::uint32_t tail = tail_.load(std::memory_order_acquire);
+      n = tail - real;
+      n -= n / 2;
+      if (n == 0) return 0;
+      next = pack(steal, real + n);
+      if (head_.compare_exchange_weak(prev, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+        break;
+    }
+    std::uint32_t first = unpack_steal(next);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      TaskHeader* t = slots_[(first + i) & kMask].load(std::memory_order_relaxed);
+      dst.slots_[(dst_tail + i) & kMask].store(t, std::memory_order_relaxed);
+    }
+    // Release the claim: steal catches up with real (which the owner may have advanced).
+    prev = next;
+    for (;;) {
+      std::uint32_t real = unpack_real(prev);
+      if (head_.compare_exchange_weak(prev, pack(real, real), std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        return n;
+      }
+    }
+  }
+
+  alignas(64) std::atomic<std::uint64_t> head_{0};
+  alignas(64) std::atomic<std::uint32_t> tail_{0};
+  std::array<std::atomic<TaskHeader*>, Capacity> slots_{};
+};
+
+}  // namespace spool::detail

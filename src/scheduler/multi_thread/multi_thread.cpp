@@ -1,0 +1,286 @@
+#include "scheduler/multi_thread/multi_thread.hpp"
+
+#include <algorithm>
+
+#include "runtime/enter.hpp"
+#include "task/harness.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// A runtime worker's view of itself: which scheduler, and the core it holds (null once
+// block_in_place handed the core away).
+struct WorkerContext {
+  MultiThread* scheduler;
+  Core* core;
+};
+thread_local WorkerContext* current_worker = nullptr;
+
+// Polls in a row from the LIFO slot before the slot's task goes to the back of the queue,
+// so that two tasks waking each other cannot starve the queue.
+constexpr int kMaxLifoPolls = 3;
+
+std::uint64_t next_random(std::uint64_t& s) noexcept {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+auto drop_ref = [](TaskHeader* t) noexcept { drop_task_refs(t); };
+
+}  // namespace
+
+MultiThread::MultiThread(RuntimeConfig config)
+    : RuntimeShared(std::move(config)),
+      num_workers_(static_cast<std::uint32_t>(
+          config_.worker_threads ? config_.worker_threads
+                                 : std::max(1u, std::thread::hardware_concurrency()))),
+      idle_(num_workers_) {
+  for (std::uint32_t i = 0; i < num_workers_; ++i) {
+    workers_.push_back(std::make_unique<WorkerShared>());
+    auto core = std::make_unique<Core>();
+    core->index = i;
+    core->rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) | 1;
+    cores_.push_back(std::move(core));
+  }
+}
+
+MultiThread::~MultiThread() { shutdown(std::nullopt); }
+
+void MultiThread::start() {
+  RuntimeShared::start();
+  running_ = num_workers_;
+  for (std::uint32_t i = 0; i < num_workers_; ++i) {
+    Core* core = cores_[i].get();
+    threads_.emplace_back([this, core, pin = shared_from_this()] { worker_thread_main(core); });
+  }
+}
+
+void MultiThread::worker_thread_main(Core* core) {
+  if (config_.on_thread_start) config_.on_thread_start();
+  {
+    CurrentRuntimeGuard in_runtime(this);
+    run_worker(core);
+  }
+  if (config_.on_thread_stop) config_.on_thread_stop();
+}
+
+void MultiThread::run_worker(Core* core) {
+  EnterGuard executor("a spool runtime worker thread");
+  WorkerContext ctx{this, core};
+  WorkerContext* saved = std::exchange(current_worker, &ctx);
+  while (ctx.core != nullptr && !is_shutdown()) {
+    Core& c = *ctx.core;
+    ++c.tick;
+    TaskHeader* t = next_task(c);
+    if (t == nullptr) t = steal_work(c);
+    if (t != nullptr) {
+      run_task_on(t);
+      continue;
+    }
+    park(c);
+  }
+  current_worker = saved;
+  {
+    std::lock_guard lock(exit_mutex_);
+    if (ctx.core != nullptr) --running_;  // a core handed away keeps counting as running
+    exit_cv_.notify_all();
+  }
+}
+
+void MultiThread::run_task_on(TaskHeader* t) {
+  WorkerContext& ctx = *current_worker;
+  transition_from_searching(*ctx.core);
+  int lifo_polls = 0;
+  for (;;) {
+    WorkerShared& w = *workers_[ctx.core->index];
+    w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    run_task(t, nullptr);
+    if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
+    t = std::exchange(ctx.core->lifo, nullptr);
+    if (t == nullptr) return;
+    if (++lifo_polls >= kMaxLifoPolls) {
+      // The LIFO task has had its turns: put it behind the queue so others get theirs.
+      w.queue.push_back_or_overflow(t, inject_, drop_ref);
+      notify_parked();
+      return;
+    }
+  }
+}
+
+TaskHeader* MultiThread::next_task(Core& core) {
+  if (core.tick % config_.global_queue_interval == 0) {
+    if (TaskHeader* t = inject_.pop()) return t;
+  }
+  if (TaskHeader* t = std::exchange(core.lifo, nullptr)) return t;
+  if (TaskHeader* t = workers_[core.index]->queue.pop()) return t;
+  return next_from_inject(core);
+}
+
+// Takes a share of the inject queue: one task to run now and a batch for the local queue.
+TaskHeader* MultiThread::next_from_inject(Core& core) {
+  if (inject_.is_empty()) return nullptr;
+  constexpr std::size_t kMaxBatch = 64;
+  std::size_t share = std::min(kMaxBatch, inject_.len() / num_workers_ + 1);
+  TaskHeader* batch[kMaxBatch];
+  std::size_t n = inject_.pop_n(batch, share);
+  if (n == 0) return nullptr;
+  LocalQueue<>& q = workers_[core.index]->queue;
+  for (std::size_t i = 1; i < n; ++i) q.push_back_or_overflow(batch[i], inject_, drop_ref);
+  return batch[0];
+}
+
+TaskHeader* MultiThread::steal_work(Core& core) {
+  if (!core.is_searching) {
+    if (!idle_.transition_to_searching()) return nullptr;
+    core.is_searching = true;
+  }
+  LocalQueue<>& mine = workers_[core.index]->queue;
+  std::uint32_t start = static_cast<std::uint32_t>(next_random(core.rng) % num_workers_);
+  for (std::uint32_t i = 0; i < num_workers_; ++i) {
+    std::uint32_t victim = (start + i) % num_workers_;
+    if (victim == core.index) continue;
+    if (TaskHeader* t = workers_[victim]->queue.steal_into(mine)) {
+      WorkerShared& w = *workers_[core.index];
+      w.steals.store(w.steals.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return t;
+    }
+  }
+  return next_from_inject(core);
+}
+
+void MultiThread::transition_from_searching(Core& core) noexcept {
+  if (!core.is_searching) return;
+  core.is_searching = false;
+  // The last searcher found work: wake another worker to look for the rest.
+  if (idle_.transition_from_searching()) notify_parked();
+}
+
+void MultiThread::park(Core& core) {
+  if (config_.on_thread_park) config_.on_thread_park();
+  // The last searcher to park re-checks every queue: pushers skipped waking anyone
+  // because it was searching.
+  if (idle_.transition_to_parked(core.index, core.is_searching)) notify_if_work_pending();
+  core.is_searching = false;
+  WorkerShared& w = *workers_[core.index];
+  while (!is_shutdown()) {
+    w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    w.parker.park(nullptr);
+    if (!idle_.is_parked(core.index)) {
+      core.is_searching = true;  // a notify unparked us and counted us as searching
+      break;
+    }
+  }
+  if (is_shutdown()) idle_.unpark_by_id(core.index);
+  if (config_.on_thread_unpark) config_.on_thread_unpark();
+}
+
+void MultiThread::notify_parked() noexcept {
+  if (auto w = idle_.worker_to_notify()) workers_[*w]->parker.unpark();
+}
+
+void MultiThread::notify_if_work_pending() noexcept {
+  for (auto& w : workers_) {
+    if (!w->queue.is_empty()) {
+      notify_parked();
+      return;
+    }
+  }
+  if (!inject_.is_empty()) notify_parked();
+}
+
+void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
+  WorkerContext* ctx = current_worker;
+  if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
+    Core& core = *ctx->core;
+    if (is_yield || !config_.lifo_slot) {
+      push_local(core, t);
+      return;
+    }
+    // A task woken or spawned by the running one runs next here (message passing stays
+    // on one core); the slot's previous occupant goes to the queue.
+    if (TaskHeader* prev = std::exchange(core.lifo, t)) push_local(core, prev);
+    return;
+  }
+  schedule_remote(t);
+}
+
+void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
+  workers_[core.index]->queue.push_back_or_overflow(t, inject_, drop_ref);
+  if (!core.is_searching) notify_parked();
+}
+
+void MultiThread::schedule_remote(TaskHeader* t) noexcept {
+  if (!inject_.push(t)) {
+    drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
+    return;
+  }
+  notify_parked();
+}
+
+void MultiThread::block_in_place(const std::function<void()>& fn) {
+  WorkerContext* ctx = current_worker;
+  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+    fn();  // a blocking-pool thread, or a block_on thread: blocking is fine here
+    return;
+  }
+  // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
+  // while this thread blocks. This thread finishes the current poll without a core.
+  Core* core = std::exchange(ctx->core, nullptr);
+  auto pin = shared_from_this();
+  bool handed = blocking().spawn(BlockingPool::Job{nullptr, [this, core, pin] {
+                                                     CurrentRuntimeGuard in_runtime(this);
+                                                     run_worker(core);
+                                                   }});
+  if (!handed) {
+    ctx->core = core;  // shutting down: keep the core, just run fn here
+    fn();
+    return;
+  }
+  fn();
+}
+
+void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  inject_.close();
+  for (auto& w : workers_) w->parker.unpark();
+  {
+    std::unique_lock lock(exit_mutex_);
+    auto all_left = [&] { return running_ == 0; };
+    if (deadline) {
+      exit_cv_.wait_until(lock, *deadline, all_left);
+    } else {
+      exit_cv_.wait(lock, all_left);
+    }
+  }
+  for (std::thread& t : threads_) {
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();
+    } else {
+      t.join();  // these threads left their loop or hold no core: they end promptly
+    }
+  }
+  threads_.clear();
+}
+
+void MultiThread::drain_queues() noexcept {
+  for (auto& core : cores_) {
+    if (TaskHeader* t = std::exchange(core->lifo, nullptr)) drop_task_refs(t);
+  }
+  for (auto& w : workers_) {
+    while (TaskHeader* t = w->queue.pop()) drop_task_refs(t);
+  }
+  while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
+}
+
+void MultiThread::fill_metrics(RuntimeMetrics& m) {
+  for (auto& w : workers_) {
+    m.workers.push_back(WorkerMetrics{w->polls.load(std::memory_order_relaxed),
+                                      w->steals.load(std::memory_order_relaxed),
+                                      w->parks.load(std::memory_order_relaxed), w->queue.len()});
+  }
+  m.inject_queue_depth = inject_.len();
+}
+
+}  // namespace spool::detail

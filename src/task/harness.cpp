@@ -1,0 +1,199 @@
+#include "task/harness.hpp"
+
+#include <atomic>
+#include <new>
+
+#include "runtime/coop.hpp"
+#include "task/scheduler_api.hpp"
+#include "task/state.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// Task ids: unique, for dump() and debugging. Relaxed: only uniqueness matters.
+std::atomic<std::uint64_t> next_task_id{1};
+
+void free_memory(TaskHeader* t) noexcept {
+  t->~TaskHeader();
+  ::operator delete(static_cast<void*>(t));
+}
+
+void dealloc(TaskHeader* t) noexcept {
+  if (t->frame_destroyed) {
+    free_memory(t);
+  } else {
+    t->freeing = true;
+    t->frame.destroy();  // the frame's operator delete calls on_frame_freed, which frees
+  }
+}
+
+void wake_by_ref(TaskHeader* t) noexcept {
+  if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) t->scheduler->schedule(t, false);
+}
+
+// Waker vtable: the data pointer is the TaskHeader; each Waker owns one reference.
+RawWaker waker_clone(const void* p);
+void waker_drop(const void* p) { drop_task_refs(static_cast<TaskHeader*>(const_cast<void*>(p))); }
+void waker_wake_by_ref(const void* p) {
+  wake_by_ref(static_cast<TaskHeader*>(const_cast<void*>(p)));
+}
+void waker_wake(const void* p) {
+  waker_wake_by_ref(p);
+  waker_drop(p);
+}
+constexpr WakerVTable task_waker_vtable{&waker_clone, &waker_wake, &waker_wake_by_ref, &waker_drop};
+RawWaker waker_clone(const void* p) {
+  auto* t = static_cast<TaskHeader*>(const_cast<void*>(p));
+  ref_inc(*t);
+  return RawWaker{t, &task_waker_vtable};
+}
+
+// Completes a claimed task: publishes the outcome, wakes the JoinHandle, leaves the
+// owned-task list, and drops the claim's reference (plus the list's, if it held one).
+void complete(TaskHeader* t) noexcept {
+  std::uint64_t prev = transition_to_complete(*t);
+  if (prev & kJoinInterest) t->join_waker.wake();
+  std::uint64_t refs = 1 + (t->scheduler->release(t) ? 1 : 0);
+  drop_task_refs(t, refs);
+}
+
+// Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
+// its header lives until the last reference goes.
+void cancel(TaskHeader* t) noexcept {
+  t->output_cancelled = true;
+  t->frame.destroy();  // on_frame_freed marks frame_destroyed; the memory stays
+  complete(t);
+}
+
+// A Waker for the task that borrows the run reference: built in place and never
+// destroyed, so polling costs no reference-count traffic.
+class BorrowedWaker {
+ public:
+  explicit BorrowedWaker(TaskHeader* t) {
+    ::new (storage_) Waker(Waker::from_raw({t, &task_waker_vtable}));
+  }
+  const Waker& get() const { return *std::launder(reinterpret_cast<const Waker*>(storage_)); }
+
+ private:
+  alignas(Waker) unsigned char storage_[sizeof(Waker)];
+};
+
+}  // namespace
+
+TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
+                       std::uint64_t task_id, std::uint32_t ch) noexcept
+    : FramePrefix{&TaskHeader::on_frame_freed},
+      state(kNotified | kJoinInterest | 3 * kRefOne),
+      promise(&p),
+      frame(f),
+      scheduler(s),
+      id(task_id),
+      channel(ch) {}
+
+void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
+  auto* t = static_cast<TaskHeader*>(prefix);
+  if (t->freeing) {
+    free_memory(t);
+  } else {
+    t->frame_destroyed = true;
+  }
+}
+
+TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
+                     std::uint32_t channel) {
+  FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
+  std::uint64_t id = next_task_id.fetch_add(1, std::memory_order_relaxed);
+  prefix->~FramePrefix();
+  return ::new (static_cast<void*>(prefix)) TaskHeader(promise, frame, scheduler, id, channel);
+}
+
+void run_task(TaskHeader* t, ReactorSlot* slot) {
+  switch (transition_to_running(*t)) {
+    case RunClaim::kPoll:
+      break;
+    case RunClaim::kCancel:
+      cancel(t);
+      return;
+    case RunClaim::kNone:
+      return;
+    case RunClaim::kDealloc:
+      dealloc(t);
+      return;
+  }
+  BorrowedWaker waker(t);
+  Context cx(waker.get(), slot);
+  bool done;
+  {
+    BudgetScope budget;
+    done = run_chain(*t->promise, t->frame, cx);
+  }
+  if (done) {
+    t->waiting_on.store(nullptr, std::memory_order_relaxed);
+    complete(t);
+    return;
+  }
+  t->waiting_on.store(t->promise->waiting_on(), std::memory_order_relaxed);
+  switch (transition_to_idle(*t)) {
+    case IdleResult::kIdle:
+      return;
+    case IdleResult::kNotified:
+      t->scheduler->schedule(t, true);  // woken during its own poll: one more poll, later
+      return;
+    case IdleResult::kCancel:
+      cancel(t);
+      return;
+    case IdleResult::kDealloc:
+      dealloc(t);
+      return;
+  }
+}
+
+void shutdown_task(TaskHeader* t) {
+  if (transition_to_shutdown(*t)) {
+    cancel(t);  // the list's reference served as the claim
+  } else {
+    drop_task_refs(t);
+  }
+}
+
+void drop_task_refs(TaskHeader* t, std::uint64_t n) noexcept {
+  if (ref_dec(*t, n)) dealloc(t);
+}
+
+Waker task_waker(TaskHeader* t) {
+  ref_inc(*t);
+  return Waker::from_raw({t, &task_waker_vtable});
+}
+
+// --- JoinHandle operations (spool/detail/join.hpp) ---
+
+bool join_poll_complete(TaskHeader* t, const Waker& waker) {
+  // Register first, then check: a completion in between finds the new waker.
+  if (t->state.load(std::memory_order_acquire) & kComplete) return true;
+  t->join_waker.register_waker(waker);
+  return (t->state.load(std::memory_order_acquire) & kComplete) != 0;
+}
+
+bool join_output_cancelled(const TaskHeader* t) noexcept { return t->output_cancelled; }
+
+TaskPromiseBase& join_promise(TaskHeader* t) noexcept { return *t->promise; }
+
+bool join_is_finished(const TaskHeader* t) noexcept {
+  return (t->state.load(std::memory_order_acquire) & kComplete) != 0;
+}
+
+void join_abort(TaskHeader* t) noexcept {
+  if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit)
+    t->scheduler->schedule(t, false);
+}
+
+void join_drop(TaskHeader* t) noexcept {
+  // AcqRel: release hands over the JoinHandle's reads; acquire sees the output if complete.
+  t->state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
+  drop_task_refs(t);
+}
+
+std::uint64_t join_task_id(const TaskHeader* t) noexcept { return t->id; }
+
+}  // namespace spool::detail

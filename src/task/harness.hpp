@@ -1,0 +1,29 @@
+// Running, waking, cancelling and freeing spawned tasks.
+#pragma once
+
+#include <cstdint>
+
+#include "spool/core/context.hpp"
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+// Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
+// JOIN_INTEREST, 3 references). The Task must not have run yet.
+TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
+                     std::uint32_t channel);
+
+// Polls a task taken from a run queue (consumes that entry's reference). `slot` is the
+// running thread's reactor slot (may be null).
+void run_task(TaskHeader* task, ReactorSlot* slot);
+
+// Cancels a task taken off the owned-task list at shutdown (consumes the list's reference).
+void shutdown_task(TaskHeader* task);
+
+// Drops `n` references, freeing the task after the last.
+void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;
+
+// A waker for `task` that holds one new reference.
+Waker task_waker(TaskHeader* task);
+
+}  // namespace spool::detail

@@ -1,0 +1,87 @@
+// The header of a spawned task. It lives in the prefix in front of the task's coroutine
+// frame (see kFramePrefixSize in spool/core/task.hpp), so a spawned task is one allocation.
+#pragma once
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <typeinfo>
+
+#include "spool/core/atomic_waker.hpp"
+#include "spool/core/task.hpp"
+
+namespace spool::detail {
+
+class Scheduler;
+
+// The task state word. Bits:
+//   RUNNING       a thread has claimed the task (to poll it, cancel it, or shut it down).
+//                 Set by transition_to_running / transition_to_shutdown, cleared by
+//                 transition_to_idle or transition_to_complete. Never set twice at once:
+//                 this is what keeps two threads from polling one task.
+//   COMPLETE      the task finished or was cancelled; its output (or the absence of one)
+//                 is final. Once set, never unset.
+//   NOTIFIED      a wake-up is pending. Set while idle: the task is (being) put in a run
+//                 queue, and that queue entry owns a reference. Set while RUNNING: the
+//                 poller must poll once more (transition_to_idle reschedules it).
+//   CANCELLED     abort() or shutdown asked for cancellation; the next claim cancels
+//                 instead of polling. Once set, never unset.
+//   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
+//   bits 6..63    reference count. References: the owned-task list, each run-queue entry
+//                 (a notification), the JoinHandle, and every Waker clone.
+// Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
+// publishes what the previous holder did to the frame and the output; the acquire half
+// makes it visible to the next.
+inline constexpr std::uint64_t kRunning = 1u << 0;
+inline constexpr std::uint64_t kComplete = 1u << 1;
+inline constexpr std::uint64_t kNotified = 1u << 2;
+inline constexpr std::uint64_t kCancelled = 1u << 3;
+inline constexpr std::uint64_t kJoinInterest = 1u << 4;
+inline constexpr std::uint64_t kRefOne = 1u << 6;
+inline constexpr std::uint64_t kFlagMask = kRefOne - 1;
+
+inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 6; }
+
+class TaskHeader : public FramePrefix {
+ public:
+  TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
+             std::uint64_t id, std::uint32_t channel) noexcept;
+
+  // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
+  // owned-task list, the first run-queue entry, and the JoinHandle.
+  std::atomic<std::uint64_t> state;
+
+  // Intrusive links, each touched only by the owner of the structure the task is in:
+  TaskHeader* queue_next = nullptr;  // inject queue / blocking queue (under their locks)
+  TaskHeader* owned_prev = nullptr;  // owned-task list (under its shard lock)
+  TaskHeader* owned_next = nullptr;
+
+  TaskPromiseBase* const promise;
+  const std::coroutine_handle<> frame;
+  Scheduler* const scheduler;
+  const std::uint64_t id;
+  const std::uint32_t channel;  // the scheduler channel (priority level + queue) it runs on
+
+  // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
+  AtomicWaker join_waker;
+
+  // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
+  // it saw COMPLETE (acquire).
+  bool output_cancelled = false;
+
+  // Memory management; touched only by the claimer (cancel) or the last reference holder:
+  bool frame_destroyed = false;  // the frame's locals are gone (cancelled); memory remains
+  bool freeing = false;          // refcount reached zero: free the memory with the frame
+
+  // What the task's chain last waited on (for dump()); written by the poller, read by
+  // dump() from any thread; relaxed, since it is for display only.
+  std::atomic<const std::type_info*> waiting_on{nullptr};
+
+  // Called from the frame's operator delete (see FramePrefix).
+  static void on_frame_freed(FramePrefix* prefix) noexcept;
+};
+
+static_assert(sizeof(TaskHeader) <= kFramePrefixSize,
+              "kFramePrefixSize in spool/core/task.hpp must hold the task header");
+
+}  // namespace spool::detail

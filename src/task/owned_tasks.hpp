@@ -1,0 +1,45 @@
+// The list of every live task of a runtime, so that shutdown can cancel them all.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+// Sharded by task id, so that spawns and completions on different workers rarely contend.
+// The list holds one reference to each task in it.
+class OwnedTasks {
+ public:
+  // Adds a new task; false (and nothing changes) once close() was called.
+  bool bind(TaskHeader* task) noexcept;
+  // Removes `task` if it is in the list; true if it was (the caller drops its reference).
+  bool remove(TaskHeader* task) noexcept;
+  // Refuses every later bind.
+  void close() noexcept;
+  // Removes and returns some task (its reference goes to the caller), or null when empty.
+  TaskHeader* pop() noexcept;
+  // Calls `fn` on each task, under the shard locks (fn must not touch the list).
+  void for_each(const std::function<void(const TaskHeader&)>& fn);
+  // The number of tasks in the list (approximate while tasks come and go).
+  std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr std::size_t kShards = 16;
+  struct alignas(64) Shard {
+    std::mutex mutex;
+    TaskHeader* head = nullptr;  // guarded by mutex
+    bool closed = false;         // guarded by mutex
+  };
+  Shard& shard_of(const TaskHeader* task) noexcept { return shards_[task->id % kShards]; }
+
+  std::array<Shard, kShards> shards_;
+  // Statistics: incremented/decremented under a shard lock, read anywhere; relaxed.
+  std::atomic<std::size_t> size_{0};
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,24 @@
+// What a task needs from whoever runs it.
+#pragma once
+
+#include <cstdint>
+
+namespace spool::detail {
+
+class TaskHeader;
+
+// A scheduler runs spawned tasks. All functions are thread-safe.
+class Scheduler {
+ public:
+  // Queues `task` to be polled. Takes over the reference of the notification (the caller
+  // set NOTIFIED). `is_yield`: the task yielded, so it goes behind other runnable work.
+  virtual void schedule(TaskHeader* task, bool is_yield) noexcept = 0;
+  // Removes a completed `task` from the owned-task list; true if it was there (the caller
+  // then drops the list's reference).
+  virtual bool release(TaskHeader* task) noexcept = 0;
+
+ protected:
+  ~Scheduler() = default;
+};
+
+}  // namespace spool::detail

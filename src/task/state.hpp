@@ -1,0 +1,127 @@
+// The transitions of the task state word (bits documented in header.hpp).
+#pragma once
+
+#include <cassert>
+
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+enum class RunClaim { kPoll, kCancel, kNone, kDealloc };
+enum class IdleResult { kIdle, kNotified, kCancel, kDealloc };
+enum class WakeResult { kNothing, kSubmit };
+
+// Claims a notified task to poll it, consuming the queue entry's reference if it cannot.
+inline RunClaim transition_to_running(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    assert(cur & kNotified || cur & (kRunning | kComplete));
+    std::uint64_t next;
+    RunClaim claim;
+    if (cur & (kRunning | kComplete)) {
+      next = cur - kRefOne;  // a stale entry (the task was shut down): drop its reference
+      claim = ref_count(next) == 0 ? RunClaim::kDealloc : RunClaim::kNone;
+    } else {
+      next = (cur | kRunning) & ~kNotified;
+      claim = (cur & kCancelled) ? RunClaim::kCancel : RunClaim::kPoll;
+    }
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return claim;
+    }
+  }
+}
+
+// After a pending poll. A wake that came during the poll (NOTIFIED) keeps the run
+// reference for the reschedule; otherwise the run reference is dropped.
+inline IdleResult transition_to_idle(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    assert(cur & kRunning);
+    if (cur & kCancelled) return IdleResult::kCancel;  // stays claimed: the caller cancels
+    std::uint64_t next = cur & ~kRunning;
+    IdleResult result = IdleResult::kNotified;
+    if (!(next & kNotified)) {
+      next -= kRefOne;
+      result = ref_count(next) == 0 ? IdleResult::kDealloc : IdleResult::kIdle;
+    }
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return result;
+    }
+  }
+}
+
+// Marks a claimed task complete; returns the state before.
+inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
+  std::uint64_t prev = t.state.fetch_xor(kRunning | kComplete, std::memory_order_acq_rel);
+  assert((prev & kRunning) && !(prev & kComplete));
+  return prev;
+}
+
+// A wake through a Waker reference. Submit: the caller must schedule the task with the
+// reference this added.
+inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    if (cur & (kComplete | kNotified)) return WakeResult::kNothing;
+    std::uint64_t next = cur | kNotified;
+    WakeResult result = WakeResult::kNothing;  // RUNNING: the poller reschedules
+    if (!(cur & kRunning)) {
+      next += kRefOne;
+      result = WakeResult::kSubmit;
+    }
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return result;
+    }
+  }
+}
+
+// abort(): sets CANCELLED and, if the task is idle, schedules it so that it is cancelled.
+inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    if (cur & (kComplete | kCancelled)) return WakeResult::kNothing;
+    std::uint64_t next = cur | kCancelled;
+    WakeResult result = WakeResult::kNothing;
+    if (!(cur & (kRunning | kNotified))) {
+      next += kRefOne + kNotified;
+      result = WakeResult::kSubmit;
+    }
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return result;
+    }
+  }
+}
+
+// Runtime shutdown: sets CANCELLED and claims the task if it is idle (true: the caller
+// cancels it). A running task is cancelled by its poller when the poll ends.
+inline bool transition_to_shutdown(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint64_t next = cur | kCancelled;
+    bool claimed = !(cur & (kRunning | kComplete));
+    if (claimed) next |= kRunning;
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return claimed;
+    }
+  }
+}
+
+// Adds a reference (a Waker clone). Relaxed: made from an existing reference.
+inline void ref_inc(TaskHeader& t) noexcept {
+  t.state.fetch_add(kRefOne, std::memory_order_relaxed);
+}
+
+// Drops `n` references; true when they were the last (the caller deallocates). AcqRel:
+// the last dropper must see every other holder's writes.
+inline bool ref_dec(TaskHeader& t, std::uint64_t n = 1) noexcept {
+  std::uint64_t prev = t.state.fetch_sub(n * kRefOne, std::memory_order_acq_rel);
+  assert(ref_count(prev) >= n);
+  return ref_count(prev) == n;
+}
+
+}  // namespace spool::detail
