@@ -13,3 +13,4 @@
 #include "spool/join_handle.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
+#include "spool/sync/oneshot.hpp"
