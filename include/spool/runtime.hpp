@@ -47,7 +47,10 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
 std::shared_ptr<RuntimeShared> current_runtime();
 void block_in_place_impl(const std::function<void()>& fn);
 std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
-void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout);
+// Shuts `rt` down. On one of its own threads: throws std::logic_error, or — called from
+// ~Runtime — finishes the shutdown on a background thread.
+void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
+                      bool from_destructor);
 RuntimeMetrics runtime_metrics(RuntimeShared& rt);
 std::string runtime_dump(RuntimeShared& rt);
 
@@ -169,12 +172,12 @@ class Runtime {
  public:
   /// Shuts the runtime down (waiting for running blocking calls without limit).
   ~Runtime() {
-    if (rt_) detail::shutdown_runtime(*rt_, std::nullopt);
+    if (rt_) detail::shutdown_runtime(*rt_, std::nullopt, true);
   }
   Runtime(Runtime&&) noexcept = default;
   Runtime& operator=(Runtime&& other) noexcept {
     if (this != &other) {
-      if (rt_) detail::shutdown_runtime(*rt_, std::nullopt);
+      if (rt_) detail::shutdown_runtime(*rt_, std::nullopt, true);
       rt_ = std::move(other.rt_);
     }
     return *this;
@@ -203,10 +206,13 @@ class Runtime {
   /// A handle to this runtime.
   Handle handle() const { return Handle(rt_); }
 
-  /// Shuts down as the destructor does, but waits at most `timeout` for blocking-pool
-  /// calls still running (they are left to finish on their own).
+  /// Shuts down as the destructor does, but waits at most `timeout` for threads still
+  /// busy (blocking-pool calls, or a task stuck in a poll): they are left to finish on
+  /// their own. Throws std::logic_error when called from one of the runtime's threads.
+  /// If the destructor runs on one of them (the Runtime was owned by a task), the
+  /// shutdown is finished on a background thread instead.
   void shutdown_timeout(std::chrono::nanoseconds timeout) {
-    if (rt_) detail::shutdown_runtime(*rt_, timeout);
+    if (rt_) detail::shutdown_runtime(*rt_, timeout, false);
   }
 
   /// A snapshot of the runtime's counters.

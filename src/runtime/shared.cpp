@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 #include "task/harness.hpp"
 #include "task/state.hpp"
@@ -11,8 +12,14 @@
 namespace spool::detail {
 
 namespace {
+// The runtime whose handle Handle::current() returns on this thread, or null.
 thread_local RuntimeShared* current = nullptr;
+// The runtime this thread is a worker or blocking-pool thread of, or null.
+thread_local RuntimeShared* runtime_of_thread = nullptr;
 }  // namespace
+
+RuntimeThreadGuard::RuntimeThreadGuard(RuntimeShared* rt) noexcept { runtime_of_thread = rt; }
+RuntimeThreadGuard::~RuntimeThreadGuard() { runtime_of_thread = nullptr; }
 
 CurrentRuntimeGuard::CurrentRuntimeGuard(RuntimeShared* rt) noexcept : saved_(current) {
   current = rt;
@@ -146,8 +153,22 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
   return rt.spawn_blocking(promise, frame);
 }
 
-void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout) {
-  rt.shutdown(timeout);
+void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
+                      bool from_destructor) {
+  if (runtime_of_thread != &rt) {
+    rt.shutdown(timeout);
+    return;
+  }
+  // On one of the runtime's own threads, shutdown would wait for this very thread.
+  if (!from_destructor) {
+    throw std::logic_error(
+        "spool::Runtime::shutdown_timeout called from one of the runtime's own threads (a task "
+        "or a blocking call): shutdown waits for those threads, so it would wait for itself; "
+        "shut the runtime down from outside it");
+  }
+  // The Runtime was dropped inside one of its own tasks: finish the shutdown on a
+  // separate thread, which keeps the shared state alive until it is done.
+  std::thread([keep = rt.shared_from_this()] { keep->shutdown(std::nullopt); }).detach();
 }
 RuntimeMetrics runtime_metrics(RuntimeShared& rt) { return rt.metrics(); }
 std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }

@@ -84,6 +84,16 @@ class RuntimeShared : public Scheduler, public std::enable_shared_from_this<Runt
   std::mutex shutdown_mutex_;  // serialises shutdown()
 };
 
+// Marks the calling thread as one of `rt`'s own threads (a worker or a blocking-pool
+// thread) for its lifetime: a shutdown started there cannot wait for itself.
+class RuntimeThreadGuard {
+ public:
+  explicit RuntimeThreadGuard(RuntimeShared* rt) noexcept;
+  ~RuntimeThreadGuard();
+  RuntimeThreadGuard(const RuntimeThreadGuard&) = delete;
+  RuntimeThreadGuard& operator=(const RuntimeThreadGuard&) = delete;
+};
+
 // The runtime the calling thread belongs to (a worker or blocking thread of it, or a
 // thread inside its block_on), or null. Restores the previous one when destroyed.
 class CurrentRuntimeGuard {

@@ -15,8 +15,9 @@ namespace {
 std::atomic<std::uint64_t> next_task_id{1};
 
 void free_memory(TaskHeader* t) noexcept {
+  void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
   t->~TaskHeader();
-  ::operator delete(static_cast<void*>(t));
+  ::operator delete(base);
 }
 
 void dealloc(TaskHeader* t) noexcept {

@@ -52,6 +52,7 @@ MultiThread::~MultiThread() { shutdown(std::nullopt); }
 void MultiThread::start() {
   RuntimeShared::start();
   running_ = num_workers_;
+  core_left_.assign(num_workers_, false);
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     Core* core = cores_[i].get();
     threads_.emplace_back([this, core, pin = shared_from_this()] { worker_thread_main(core); });
@@ -61,6 +62,7 @@ void MultiThread::start() {
 void MultiThread::worker_thread_main(Core* core) {
   if (config_.on_thread_start) config_.on_thread_start();
   {
+    RuntimeThreadGuard own_thread(this);
     CurrentRuntimeGuard in_runtime(this);
     run_worker(core);
   }
@@ -85,7 +87,10 @@ void MultiThread::run_worker(Core* core) {
   current_worker = saved;
   {
     std::lock_guard lock(exit_mutex_);
-    if (ctx.core != nullptr) --running_;  // a core handed away keeps counting as running
+    if (ctx.core != nullptr) {  // a core handed away keeps counting as running
+      --running_;
+      core_left_[ctx.core->index] = true;
+    }
     exit_cv_.notify_all();
   }
 }
@@ -245,20 +250,18 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
 void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
   inject_.close();
   for (auto& w : workers_) w->parker.unpark();
+  bool all_left;
   {
     std::unique_lock lock(exit_mutex_);
-    auto all_left = [&] { return running_ == 0; };
-    if (deadline) {
-      exit_cv_.wait_until(lock, *deadline, all_left);
-    } else {
-      exit_cv_.wait(lock, all_left);
-    }
+    auto pred = [&] { return running_ == 0; };
+    all_left =
+        deadline ? exit_cv_.wait_until(lock, *deadline, pred) : (exit_cv_.wait(lock, pred), true);
   }
   for (std::thread& t : threads_) {
-    if (t.get_id() == std::this_thread::get_id()) {
-      t.detach();
+    if (all_left && t.get_id() != std::this_thread::get_id()) {
+      t.join();  // every worker left its loop: these threads end promptly
     } else {
-      t.join();  // these threads left their loop or hold no core: they end promptly
+      t.detach();  // stuck in a poll past the deadline: it holds a reference to us
     }
   }
   threads_.clear();
@@ -266,10 +269,10 @@ void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_p
 
 void MultiThread::drain_queues() noexcept {
   for (auto& core : cores_) {
+    std::lock_guard lock(exit_mutex_);
+    if (!core_left_[core->index]) continue;  // still held by a thread stuck in a poll
     if (TaskHeader* t = std::exchange(core->lifo, nullptr)) drop_task_refs(t);
-  }
-  for (auto& w : workers_) {
-    while (TaskHeader* t = w->queue.pop()) drop_task_refs(t);
+    while (TaskHeader* t = workers_[core->index]->queue.pop()) drop_task_refs(t);
   }
   while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
 }

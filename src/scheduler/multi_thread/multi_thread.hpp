@@ -2,8 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -76,7 +78,8 @@ class MultiThread final : public RuntimeShared {
   // for zero under exit_mutex_.
   std::mutex exit_mutex_;
   std::condition_variable exit_cv_;
-  std::uint32_t running_ = 0;
+  std::uint32_t running_ = 0;    // guarded by exit_mutex_
+  std::vector<bool> core_left_;  // guarded by exit_mutex_: core's loop ended
 };
 
 }  // namespace spool::detail
