@@ -26,7 +26,8 @@ class AtomicWaker {
 
   /// Stores (a clone of) `waker` to be woken by the next wake(). Cheap when `waker` wakes
   /// the same task as the stored one. Throws std::logic_error when called from two threads
-  /// at once (only the waiting task may register).
+  /// at once (only the waiting task may register). If cloning `waker` throws, the exception
+  /// propagates and the previous registration stays in place.
   void register_waker(const Waker& waker) {
     std::uint32_t prev = kWaiting;
     // Acquire: pairs with the release of the previous register's unlock and of take()'s
@@ -36,24 +37,20 @@ class AtomicWaker {
       // We hold the REGISTERING lock: no one else touches waker_.
       std::optional<Waker> old;
       if (!waker_ || !waker_->will_wake(waker)) {
+        std::optional<Waker> fresh;
+        try {
+          fresh.emplace(waker);  // the clone may throw: the slot is not changed yet
+        } catch (...) {
+          // Unlock (delivering a wake that came in meanwhile to the waker that stays
+          // registered), so that a failed clone does not leave the slot locked forever.
+          unlock_registering();
+          throw;
+        }
         old = std::move(waker_);
-        waker_.emplace(waker);
+        waker_ = std::move(fresh);
       }
-      std::uint32_t expected = kRegistering;
-      // AcqRel: release publishes the new waker to the take() that acquires the state next;
-      // acquire (on failure) sees the WAKING bit a concurrent wake() set.
-      if (!state_.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
-        // A wake() came in while we held the lock (state is REGISTERING|WAKING): it could
-        // not take the waker, so we must wake it ourselves. Take it and unlock.
-        std::optional<Waker> to_wake = std::move(waker_);
-        waker_.reset();
-        // AcqRel: release hands the (now empty) slot to the next locker.
-        state_.exchange(kWaiting, std::memory_order_acq_rel);
-        old.reset();
-        if (to_wake) std::move(*to_wake).wake();
-      }
-      return;
+      unlock_registering();
+      return;  // `old` is dropped here, outside the lock
     }
     if (prev == kWaking) {
       // A wake() is taking the old waker right now; it may not see ours, so wake ours.
@@ -86,6 +83,24 @@ class AtomicWaker {
   }
 
  private:
+  // Ends a registration: REGISTERING -> WAITING. If a wake() came in while the lock was
+  // held (state is REGISTERING|WAKING), it could not take the waker, so the registering
+  // side takes it, unlocks and wakes it itself.
+  void unlock_registering() {
+    std::uint32_t expected = kRegistering;
+    // AcqRel: release publishes the new waker to the take() that acquires the state next;
+    // acquire (on failure) sees the WAKING bit a concurrent wake() set.
+    if (state_.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      return;
+    }
+    std::optional<Waker> to_wake = std::move(waker_);
+    waker_.reset();
+    // AcqRel: release hands the (now empty) slot to the next locker.
+    state_.exchange(kWaiting, std::memory_order_acq_rel);
+    if (to_wake) std::move(*to_wake).wake();
+  }
+
   // State bits (the lock protocol of the atomic-waker primitive):
   //   WAITING (0)      idle: the slot may be read by take() or written by register_waker().
   //   REGISTERING (1)  register_waker holds the slot; set and cleared by it alone.

@@ -315,6 +315,8 @@ class [[nodiscard]] Task {
 
   /// Runs the Task until it finishes (ready: its value, or the exception it threw is
   /// rethrown here) or waits on a leaf future (pending: that leaf stored cx's waker).
+  /// Throws std::logic_error when the Task is empty, has already finished, or is being
+  /// awaited by another Task.
   Poll<T> poll(Context& cx) {
     if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
     promise_type& p = handle_.promise();
@@ -323,6 +325,11 @@ class [[nodiscard]] Task {
       p.start_as_outermost(handle_);
     } else if (!p.is_outermost()) {
       throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
+    } else if (handle_.done()) {
+      // The poll that returned ready (or threw) already took the result.
+      throw std::logic_error(
+          "spool::Task::poll on a Task that has already finished: a future must not be "
+          "polled again after it returned ready (or threw)");
     }
     if (!detail::run_chain(p, handle_, cx)) return pending;
     if constexpr (std::is_void_v<T>) {
