@@ -320,16 +320,16 @@ class [[nodiscard]] Task {
   Poll<T> poll(Context& cx) {
     if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
     promise_type& p = handle_.promise();
-    if (handle_.done()) throw std::logic_error("spool::Task::poll on a Task that already finished");
-    if (p.chain_ == nullptr) {
-      p.start_as_outermost(handle_);
-    } else if (!p.is_outermost()) {
-      throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
-    } else if (handle_.done()) {
+    if (handle_.done()) {
       // The poll that returned ready (or threw) already took the result.
       throw std::logic_error(
           "spool::Task::poll on a Task that has already finished: a future must not be "
           "polled again after it returned ready (or threw)");
+    }
+    if (p.chain_ == nullptr) {
+      p.start_as_outermost(handle_);
+    } else if (!p.is_outermost()) {
+      throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
     }
     if (!detail::run_chain(p, handle_, cx)) return pending;
     if constexpr (std::is_void_v<T>) {
