@@ -108,8 +108,9 @@ struct Workload {
   void (*run)(const Config& cfg);
 };
 
-// The workloads of each group, in id order (spawn_many.cpp).
+// The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp).
 std::vector<Workload> spawn_workloads();
+std::vector<Workload> scheduling_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the
