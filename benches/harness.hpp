@@ -108,9 +108,10 @@ struct Workload {
   void (*run)(const Config& cfg);
 };
 
-// The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp).
+// The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, fork_join.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
+std::vector<Workload> fork_join_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the
