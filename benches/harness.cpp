@@ -1,0 +1,169 @@
+#include "harness.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace spool_bench {
+
+namespace {
+
+std::optional<std::size_t> env_size(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return std::nullopt;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  while (end != nullptr && (*end == ' ' || *end == '\t' || *end == '\n')) ++end;
+  if (end == v || end == nullptr || *end != '\0') return std::nullopt;  // as tokio: ignored
+  return static_cast<std::size_t>(n);
+}
+
+std::size_t online_cpus() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n >= 1) return static_cast<std::size_t>(n);
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? h : 1;
+}
+
+struct Stats {
+  std::size_t n;
+  double median, min, max;
+};
+
+Stats per_op_stats(const std::vector<Clock::duration>& samples, std::size_t ops) {
+  std::vector<double> v;
+  v.reserve(samples.size());
+  for (auto d : samples) {
+    v.push_back(static_cast<double>(std::chrono::nanoseconds(d).count()) /
+                static_cast<double>(ops));
+  }
+  auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  return Stats{v.size(), median(v), *mn, *mx};
+}
+
+void print_stats(std::string_view label, const Stats& s) {
+  std::fprintf(stderr, "  %-40.*s reps=%-4zu median=%.2f min=%.2f max=%.2f ns/op\n",
+               static_cast<int>(label.size()), label.data(), s.n, s.median, s.min, s.max);
+}
+
+// --- watchdog ---
+
+struct Watchdog {
+  std::mutex mu;
+  std::condition_variable cv;
+  const Workload* current = nullptr;  // the workload running, or null
+  std::uint64_t generation = 0;       // bumped by every start and stop
+  std::optional<spool::Handle> runtime;
+  std::optional<std::thread> thread;
+
+  void loop() {
+    std::unique_lock lock(mu);
+    const auto limit = std::chrono::seconds(env_size("BENCH_WATCHDOG_S").value_or(300));
+    for (;;) {
+      cv.wait(lock, [&] { return current != nullptr; });
+      const std::uint64_t gen = generation;
+      if (cv.wait_for(lock, limit, [&] { return generation != gen; })) continue;
+      std::fprintf(stderr,
+                   "spool-bench: HANG: %s %s did not finish within %lld s "
+                   "(BENCH_WATCHDOG_S); task dump of its runtime follows\n",
+                   current->id, current->name, static_cast<long long>(limit.count()));
+      std::fflush(stderr);
+      if (runtime) {  // its first 50 lines: the task count and the first tasks
+        const std::string dump = runtime->dump();
+        std::size_t end = 0;
+        for (int lines = 0; lines < 50 && end < dump.size(); ++lines) {
+          end = std::min(dump.find('\n', end), dump.size() - 1) + 1;
+        }
+        std::fprintf(stderr, "%s%s", dump.substr(0, end).c_str(), end < dump.size() ? "...\n" : "");
+      }
+      std::fflush(stderr);
+      std::_Exit(124);
+    }
+  }
+};
+
+Watchdog& watchdog() {
+  static Watchdog* w = new Watchdog;  // never destroyed: its thread runs until exit
+  return *w;
+}
+
+}  // namespace
+
+Config config_from_env() {
+  Config c;
+  c.workers = std::max<std::size_t>(1, env_size("BENCH_WORKERS").value_or(online_cpus()));
+  c.min_reps = std::max<std::size_t>(5, env_size("BENCH_MIN_REPS").value_or(5));
+  c.max_reps = env_size("BENCH_MAX_REPS").value_or(501);
+  c.budget = std::chrono::milliseconds(env_size("BENCH_BUDGET_MS").value_or(2000));
+  return c;
+}
+
+spool::Runtime make_runtime(const Config& cfg) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(cfg.workers).build();
+  Watchdog& w = watchdog();
+  std::lock_guard lock(w.mu);
+  w.runtime.emplace(rt.handle());
+  return rt;
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw BenchFailure(what);
+}
+
+void check_in_task(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "spool-bench: FAILED inside a task: %s\n", what);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) throw std::logic_error("median of no samples");
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+void report_ns_per_op(std::string_view workload, const std::vector<Clock::duration>& samples,
+                      std::size_t ops_per_rep) {
+  const Stats s = per_op_stats(samples, ops_per_rep);
+  print_stats(workload, s);
+  std::printf("RESULT spool %.*s %.2f ns/op\n", static_cast<int>(workload.size()), workload.data(),
+              s.median);
+  std::fflush(stdout);
+}
+
+void info_ns_per_op(std::string_view label, const std::vector<Clock::duration>& samples,
+                    std::size_t ops_per_rep) {
+  print_stats("info: " + std::string(label), per_op_stats(samples, ops_per_rep));
+}
+
+void watchdog_start(const Workload& wl) {
+  Watchdog& w = watchdog();
+  std::lock_guard lock(w.mu);
+  if (!w.thread) {
+    w.thread.emplace([&w] { w.loop(); });
+    w.thread->detach();
+  }
+  w.current = &wl;
+  w.runtime.reset();
+  ++w.generation;
+  w.cv.notify_all();
+}
+
+void watchdog_stop() {
+  Watchdog& w = watchdog();
+  std::lock_guard lock(w.mu);
+  w.current = nullptr;
+  w.runtime.reset();
+  ++w.generation;
+  w.cv.notify_all();
+}
+
+}  // namespace spool_bench
