@@ -11,17 +11,22 @@ namespace detail {
 // returns false: the caller returns pending so the task yields to the rest. Outside a
 // runtime task (plain block_on) the budget is unlimited.
 bool coop_poll_proceed(Context& cx) noexcept;
+// Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
+// yield_now); elsewhere at once.
+void defer_wake(const Waker& waker);
 }  // namespace detail
 
-/// A future that is pending once (after waking its own task), then ready: the task goes
-/// behind every other runnable task. `co_await spool::yield_now();`
+/// A future that is pending once, then ready: the task goes behind every other runnable
+/// task. On a runtime thread its wake-up is deferred until the worker has run the rest of
+/// its queue (or reached its next maintenance tick), so that tasks queued elsewhere — the
+/// inject queue, other workers — also get their turn. `co_await spool::yield_now();`
 class YieldNow {
  public:
   /// Pending on the first poll, ready on the next.
   Poll<void> poll(Context& cx) {
     if (yielded_) return Poll<void>::ready();
     yielded_ = true;
-    cx.waker().wake_by_ref();
+    detail::defer_wake(cx.waker());
     return pending;
   }
 

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "runtime/coop.hpp"
+#include "runtime/defer.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
 
@@ -13,6 +14,11 @@ namespace {
 
 // Task ids: unique, for dump() and debugging. Relaxed: only uniqueness matters.
 std::atomic<std::uint64_t> next_task_id{1};
+
+// The task being polled on this thread, and whether it deferred its own wake-up during the
+// poll. Thread-local: no synchronisation.
+thread_local TaskHeader* polling = nullptr;
+thread_local bool polling_deferred_self = false;
 
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
@@ -127,14 +133,25 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   bool done;
   {
     BudgetScope budget;
+    TaskHeader* outer = std::exchange(polling, t);
     done = run_chain(*t->promise, t->frame, cx);
+    polling = outer;
   }
   if (done) {
+    polling_deferred_self = false;
     t->waiting_on.store(nullptr, std::memory_order_relaxed);
     complete(t);
     return;
   }
   t->waiting_on.store(t->promise->waiting_on(), std::memory_order_relaxed);
+  if (std::exchange(polling_deferred_self, false)) {
+    if (transition_to_idle_deferred(*t)) {
+      current_deferred()->push_task(t);
+    } else {
+      cancel(t);
+    }
+    return;
+  }
   switch (transition_to_idle(*t)) {
     case IdleResult::kIdle:
       return;
@@ -165,6 +182,26 @@ void drop_task_refs(TaskHeader* t, std::uint64_t n) noexcept {
 Waker task_waker(TaskHeader* t) {
   ref_inc(*t);
   return Waker::from_raw({t, &task_waker_vtable});
+}
+
+void wake_yielded(Waker&& waker) {
+  const RawWaker& raw = waker.as_raw();
+  if (raw.vtable != &task_waker_vtable) {
+    std::move(waker).wake();
+    return;
+  }
+  auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
+  if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) t->scheduler->schedule(t, true);
+  // `waker` drops its own reference when it goes out of scope.
+}
+
+void schedule_yielded(TaskHeader* t) noexcept { t->scheduler->schedule(t, true); }
+
+bool defer_own_wake(const Waker& waker) noexcept {
+  const RawWaker& raw = waker.as_raw();
+  if (polling == nullptr || raw.data != polling || raw.vtable != &task_waker_vtable) return false;
+  polling_deferred_self = true;
+  return true;
 }
 
 // --- JoinHandle operations (spool/detail/join.hpp) ---

@@ -26,4 +26,13 @@ void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;
 // A waker for `task` that holds one new reference.
 Waker task_waker(TaskHeader* task);
 
+// Wakes a task that yielded: a spool task goes to the back of its run queue (never the
+// LIFO slot); any other waker is simply woken.
+void wake_yielded(Waker&& waker);
+// Queues a task taken from a deferred list (it is NOTIFIED; the entry's reference moves on).
+void schedule_yielded(TaskHeader* task) noexcept;
+// True when `waker` belongs to the task being polled on this thread: the poll's end then
+// puts the task itself on the deferred list, keeping its run reference (no clone).
+bool defer_own_wake(const Waker& waker) noexcept;
+
 }  // namespace spool::detail

@@ -52,6 +52,22 @@ inline IdleResult transition_to_idle(TaskHeader& t) noexcept {
   }
 }
 
+// After a pending poll in which the task deferred its own wake-up (yield_now on a runtime
+// thread): it becomes idle and NOTIFIED at once, keeping the run reference for its entry
+// in the deferred list. kCancel: stays claimed, the caller cancels.
+inline bool transition_to_idle_deferred(TaskHeader& t) noexcept {
+  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+  for (;;) {
+    assert(cur & kRunning);
+    if (cur & kCancelled) return false;
+    std::uint64_t next = (cur & ~kRunning) | kNotified;
+    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      return true;
+    }
+  }
+}
+
 // Marks a claimed task complete; returns the state before.
 inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
   std::uint64_t prev = t.state.fetch_xor(kRunning | kComplete, std::memory_order_acq_rel);

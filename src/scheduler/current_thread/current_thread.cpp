@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/defer.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -65,18 +66,25 @@ bool CurrentThread::run_batch(ReactorSlot& slot) {
 
 void CurrentThread::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
                                 ReactorSlot& slot) {
-  while (!root_woken.exchange(false, std::memory_order_acquire)) {
-    if (is_shutdown()) {
-      parker.park(slot.hook());  // no tasks any more: wait for the root alone
-      continue;
-    }
-    if (!run_batch(slot)) {
-      if (config_.on_thread_park) config_.on_thread_park();
-      parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      parker.park(slot.hook());
-      if (config_.on_thread_unpark) config_.on_thread_unpark();
+  DeferredWakes deferred;
+  {
+    DeferScope defer_here(&deferred);
+    while (!root_woken.exchange(false, std::memory_order_acquire)) {
+      if (is_shutdown()) {
+        parker.park(slot.hook());  // no tasks any more: wait for the root alone
+        continue;
+      }
+      bool ran = run_batch(slot);
+      // Tasks that yielded rejoin the queue after each batch.
+      if (!deferred.wake_all() && !ran) {
+        if (config_.on_thread_park) config_.on_thread_park();
+        parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        parker.park(slot.hook());
+        if (config_.on_thread_unpark) config_.on_thread_unpark();
+      }
     }
   }
+  deferred.wake_all();  // into the local queue: this thread still drives
 }
 
 void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point>) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "runtime/defer.hpp"
 #include "runtime/enter.hpp"
 #include "task/harness.hpp"
 
@@ -73,17 +74,24 @@ void MultiThread::run_worker(Core* core) {
   EnterGuard executor("a spool runtime worker thread");
   WorkerContext ctx{this, core};
   WorkerContext* saved = std::exchange(current_worker, &ctx);
-  while (ctx.core != nullptr && !is_shutdown()) {
-    Core& c = *ctx.core;
-    ++c.tick;
-    TaskHeader* t = next_task(c);
-    if (t == nullptr) t = steal_work(c);
-    if (t != nullptr) {
-      run_task_on(t);
-      continue;
+  DeferredWakes deferred;
+  {
+    DeferScope defer_here(&deferred);
+    while (ctx.core != nullptr && !is_shutdown()) {
+      Core& c = *ctx.core;
+      // Maintenance: tasks that yielded rejoin the queue at least every event_interval.
+      if (++c.tick % config_.event_interval == 0) deferred.wake_all();
+      TaskHeader* t = next_task(c);
+      if (t == nullptr) t = steal_work(c);
+      if (t != nullptr) {
+        run_task_on(t);
+        continue;
+      }
+      if (deferred.wake_all()) continue;  // only yielded tasks are left: run them
+      park(c);
     }
-    park(c);
   }
+  deferred.wake_all();  // to the inject queue (no core), or dropped if shut down
   current_worker = saved;
   {
     std::lock_guard lock(exit_mutex_);
