@@ -65,12 +65,17 @@ bool CurrentThread::run_batch(ReactorSlot& slot) {
 
 void CurrentThread::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
                                 ReactorSlot& slot) {
-  while (!root_woken.exchange(false, std::memory_order_acquire)) {
+  for (;;) {
     if (is_shutdown()) {
-      parker.park(slot.hook());  // no tasks any more: wait for the root alone
-      continue;
+      // No tasks any more: wait for the root alone.
+      while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
+      return;
     }
-    if (!run_batch(slot)) {
+    // A batch of tasks first, then the root if it was woken: a root that wakes itself
+    // (yield_now, a spent budget) must not starve the tasks that share its thread.
+    bool ran = run_batch(slot);
+    if (root_woken.exchange(false, std::memory_order_acquire)) return;
+    if (!ran) {
       if (config_.on_thread_park) config_.on_thread_park();
       parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       parker.park(slot.hook());
