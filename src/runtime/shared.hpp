@@ -40,7 +40,7 @@ class RuntimeShared : public Scheduler, public std::enable_shared_from_this<Runt
   virtual bool can_drive() noexcept { return false; }
   virtual void drive_until(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot);
   // The parker a block_on thread parks on (the flavour's own when it drives tasks).
-  virtual ThreadParker* driver_parker() noexcept { return nullptr; }
+  virtual std::shared_ptr<ThreadParker> driver_parker() noexcept { return nullptr; }
   virtual void release_driver() noexcept {}
 
   // block_in_place on a thread of this runtime.

@@ -21,7 +21,7 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
     drop_task_refs(t);  // shut down
     return;
   }
-  parker_.unpark();
+  parker_->unpark();
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {

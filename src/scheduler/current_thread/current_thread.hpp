@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 
 #include "driver/thread_parker.hpp"
 #include "runtime/shared.hpp"
@@ -22,7 +23,7 @@ class CurrentThread final : public RuntimeShared {
   // One block_on thread at a time drives the tasks (holds the "core").
   bool can_drive() noexcept override;
   void drive_until(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot) override;
-  ThreadParker* driver_parker() noexcept override { return &parker_; }
+  std::shared_ptr<ThreadParker> driver_parker() noexcept override { return parker_; }
   void release_driver() noexcept override;
 
  protected:
@@ -36,7 +37,9 @@ class CurrentThread final : public RuntimeShared {
 
   InjectQueue inject_;             // schedules from other threads
   std::deque<TaskHeader*> local_;  // schedules from the driving thread; touched only by it
-  ThreadParker parker_;            // the driving thread parks here; remote schedules unpark
+  // The driving thread parks here; remote schedules unpark it. Shared with the root wakers
+  // of block_on calls, which may outlive the runtime.
+  std::shared_ptr<ThreadParker> parker_ = std::make_shared<ThreadParker>();
   // Exchange(true, acquire) by the thread that wants to drive; store(false, release) when
   // it stops. The acquire/release pair hands over local_ and tick_ between drivers.
   std::atomic<bool> driver_taken_{false};
