@@ -75,9 +75,12 @@ void RuntimeShared::BlockingScheduler::schedule(TaskHeader* task, bool) noexcept
   drop_task_refs(task);
 }
 
-void RuntimeShared::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
-                                ReactorSlot& slot) {
+void RuntimeShared::drive_until(std::atomic<bool>&, ReactorSlot&) {}
+
+bool RuntimeShared::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
+                                  ReactorSlot& slot) {
   while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
+  return false;
 }
 
 void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {

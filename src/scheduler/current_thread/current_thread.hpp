@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "driver/thread_parker.hpp"
 #include "runtime/shared.hpp"
@@ -20,11 +22,14 @@ class CurrentThread final : public RuntimeShared {
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
   void block_in_place(const std::function<void()>& fn) override;
 
-  // One block_on thread at a time drives the tasks (holds the "core").
+  // One block_on thread at a time drives the tasks (holds the "core"); the others wait, and
+  // one of them takes over when the driver's block_on returns.
   bool can_drive() noexcept override;
-  void drive_until(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot) override;
-  std::shared_ptr<ThreadParker> driver_parker() noexcept override { return parker_; }
+  void drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) override;
   void release_driver() noexcept override;
+  bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
+                     ReactorSlot& slot) override;
+  std::shared_ptr<ThreadParker> driver_parker() noexcept override { return parker_; }
 
  protected:
   void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) override;
@@ -47,6 +52,10 @@ class CurrentThread final : public RuntimeShared {
   // (relaxed: each thread only compares it with itself).
   std::atomic<std::thread::id> driver_thread_{};
   std::uint32_t tick_ = 0;
+  // The parkers of block_on threads waiting in wait_for_root while another thread drives;
+  // release_driver unparks them so that one takes over. Guarded by waiters_mutex_.
+  std::mutex waiters_mutex_;
+  std::vector<ThreadParker*> waiters_;
   // Counters: written by the driver, read by metrics(); relaxed.
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};
