@@ -53,13 +53,13 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
 }
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, this, 0);
+  TaskHeader* t = new_task(promise, frame, this, shared_from_this(), 0);
   if (bind_new(t)) schedule(t, false);
   return t;
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, 0);
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this(), 0);
   if (bind_new(t)) blocking_scheduler_.schedule(t, false);
   return t;
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <new>
+#include <utility>
 
 #include "runtime/coop.hpp"
 #include "task/scheduler_api.hpp"
@@ -15,7 +16,7 @@ namespace {
 std::atomic<std::uint64_t> next_task_id{1};
 
 void free_memory(TaskHeader* t) noexcept {
-  t->~TaskHeader();
+  t->~TaskHeader();  // may free the scheduler (see scheduler_owner): nothing touches it after
   ::operator delete(static_cast<void*>(t));
 }
 
@@ -82,12 +83,14 @@ class BorrowedWaker {
 }  // namespace
 
 TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
-                       std::uint64_t task_id, std::uint32_t ch) noexcept
+                       std::shared_ptr<void> owner, std::uint64_t task_id,
+                       std::uint32_t ch) noexcept
     : FramePrefix{&TaskHeader::on_frame_freed},
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       frame(f),
       scheduler(s),
+      scheduler_owner(std::move(owner)),
       id(task_id),
       channel(ch) {}
 
@@ -101,11 +104,12 @@ void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
 }
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::uint32_t channel) {
+                     std::shared_ptr<void> scheduler_owner, std::uint32_t channel) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = next_task_id.fetch_add(1, std::memory_order_relaxed);
   prefix->~FramePrefix();
-  return ::new (static_cast<void*>(prefix)) TaskHeader(promise, frame, scheduler, id, channel);
+  return ::new (static_cast<void*>(prefix))
+      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);
 }
 
 void run_task(TaskHeader* t, ReactorSlot* slot) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
+#include <memory>
 #include <typeinfo>
 
 #include "spool/core/atomic_waker.hpp"
@@ -45,7 +46,8 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::uint64_t id, std::uint32_t channel) noexcept;
+             std::shared_ptr<void> scheduler_owner, std::uint64_t id,
+             std::uint32_t channel) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -59,6 +61,11 @@ class TaskHeader : public FramePrefix {
   TaskPromiseBase* const promise;
   const std::coroutine_handle<> frame;
   Scheduler* const scheduler;
+  // Keeps `scheduler` alive as long as this header exists: a thread holding a Waker may
+  // still be between the task's state change and scheduler->schedule() when the runtime
+  // shuts down, and a JoinHandle or a Waker may outlive the Runtime object. Set at spawn,
+  // released when the header is freed; never touched in between.
+  const std::shared_ptr<void> scheduler_owner;
   const std::uint64_t id;
   const std::uint32_t channel;  // the scheduler channel (priority level + queue) it runs on
 
