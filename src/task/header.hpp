@@ -76,8 +76,13 @@ class TaskHeader : public FramePrefix {
   // it saw COMPLETE (acquire).
   bool output_cancelled = false;
 
-  // Memory management; touched only by the claimer (cancel) or the last reference holder:
-  bool frame_destroyed = false;  // the frame's locals are gone (cancelled); memory remains
+  // Memory management. frame_destroyed is set when the frame is destroyed before the
+  // memory is freed: by the claimer (cancel, before COMPLETE is set), or once the task is
+  // complete by whoever saw its JoinHandle gone (complete() or join_drop, see
+  // destroy_finished_frame); each such write is ordered before the later readers by the
+  // acq_rel state-word RMWs (COMPLETE, JOIN_INTEREST, the reference count). freeing is
+  // touched only by the last reference holder.
+  bool frame_destroyed = false;  // the frame (locals, parameters, output) is gone; memory remains
   bool freeing = false;          // refcount reached zero: free the memory with the frame
 
   // What the task's chain last waited on (for dump()); written by the poller, read by
