@@ -70,6 +70,8 @@ Task<int> pending_with_local(std::atomic<std::int64_t>* drops, ManualLeaf leaf,
   co_return 1;
 }
 
+Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+
 // A detached task: waits for the leaf, then reports through the promise.
 Task<void> report_when_fired(ManualLeaf leaf, std::promise<int>* done, int v) {
   co_await leaf;
@@ -334,7 +336,7 @@ TEST(JoinHandle, AwaitedInsideAnotherTask) {
 TEST(JoinHandle, IsFinishedTurnsTrueOnlyAfterCompletion) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   ManualLeaf leaf;
-  auto h = rt.spawn(leaf);
+  auto h = rt.spawn(await_leaf(leaf));
   leaf.wait_pending();
   EXPECT_FALSE(h.is_finished());
   leaf.fire();
