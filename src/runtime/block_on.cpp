@@ -26,7 +26,7 @@ struct RuntimeBlockOn::State {
         enter("spool::Runtime::block_on"),
         in_runtime(rt.get()),
         driving(rt->can_drive()),
-        root(std::make_shared<RootWaker>(driving ? rt->driver_parker() : nullptr)),
+        root(std::make_shared<RootWaker>(rt->driver_parker())),
         waker(Waker::from(root)),
         cx(waker, &slot) {}
   ~State() {
@@ -36,7 +36,8 @@ struct RuntimeBlockOn::State {
   std::shared_ptr<RuntimeShared> rt;
   EnterGuard enter;
   CurrentRuntimeGuard in_runtime;
-  bool driving;  // this thread runs the (current-thread) runtime's tasks meanwhile
+  bool driving;  // this thread runs the (current-thread) runtime's tasks meanwhile (it may
+                 // start to mid-way, when the thread that drove them leaves)
   std::shared_ptr<RootWaker> root;
   Waker waker;
   ReactorSlot slot;
@@ -51,11 +52,11 @@ Context& RuntimeBlockOn::context() noexcept { return state_->cx; }
 
 void RuntimeBlockOn::park() {
   State& s = *state_;
-  if (s.driving) {
-    s.rt->drive_until(s.root->woken, s.root->parker(), s.slot);
-  } else {
-    s.rt->RuntimeShared::drive_until(s.root->woken, s.root->parker(), s.slot);
+  if (!s.driving) {
+    if (!s.rt->wait_for_root(s.root->woken, s.root->parker(), s.slot)) return;
+    s.driving = true;  // the driver left: this thread took over
   }
+  s.rt->drive_until(s.root->woken, s.slot);
 }
 
 }  // namespace spool::detail

@@ -2,23 +2,32 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
+#include <utility>
 
 #include "driver/thread_parker.hpp"
 
 namespace spool::detail {
 
-// Waking sets `woken` and unparks `target`: the block_on thread's own parker, or the
-// parker of the current-thread runtime it drives (so that the same park serves both the
-// root's wake-ups and the tasks').
+// Waking sets `woken` and unparks the block_on thread's own parker and, for a block_on on
+// a current-thread runtime, the runtime's parker: the thread parks on the latter while it
+// drives the runtime's tasks (so that one park serves both the root's wake-ups and the
+// tasks'), on its own while another thread drives, and may start driving mid-way. (A wake
+// of a non-driving root thus also wakes the driver once, spuriously.) The runtime's parker
+// is shared: a clone of this waker kept by some future may be woken after block_on
+// returned and the runtime is gone.
 class RootWaker {
  public:
-  explicit RootWaker(ThreadParker* target = nullptr) noexcept : target_(target ? target : &own_) {}
+  explicit RootWaker(std::shared_ptr<ThreadParker> runtime_parker = nullptr) noexcept
+      : runtime_parker_(std::move(runtime_parker)) {}
   void wake() noexcept {
     // Release: what the waker wrote is visible to the block_on thread's acquire exchange.
     woken.store(true, std::memory_order_release);
-    target_->unpark();
+    own_.unpark();
+    if (runtime_parker_) runtime_parker_->unpark();
   }
-  ThreadParker& parker() noexcept { return *target_; }
+  // Where the block_on thread parks while it does not drive a runtime.
+  ThreadParker& parker() noexcept { return own_; }
 
   // Set by wake(), consumed (exchange false, acquire) by the block_on thread before each
   // park (the first poll needs no wake).
@@ -26,7 +35,7 @@ class RootWaker {
 
  private:
   ThreadParker own_;
-  ThreadParker* target_;
+  std::shared_ptr<ThreadParker> runtime_parker_;
 };
 
 }  // namespace spool::detail

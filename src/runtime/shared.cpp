@@ -60,13 +60,13 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
 }
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, this, 0);
+  TaskHeader* t = new_task(promise, frame, this, shared_from_this(), 0);
   if (bind_new(t)) schedule(t, false);
   return t;
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, 0);
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this(), 0);
   if (bind_new(t)) blocking_scheduler_.schedule(t, false);
   return t;
 }
@@ -82,9 +82,12 @@ void RuntimeShared::BlockingScheduler::schedule(TaskHeader* task, bool) noexcept
   drop_task_refs(task);
 }
 
-void RuntimeShared::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
-                                ReactorSlot& slot) {
+void RuntimeShared::drive_until(std::atomic<bool>&, ReactorSlot&) {}
+
+bool RuntimeShared::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
+                                  ReactorSlot& slot) {
   while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
+  return false;
 }
 
 void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {

@@ -35,13 +35,19 @@ class RuntimeShared : public Scheduler, public std::enable_shared_from_this<Runt
   // The ordered shutdown (idempotent; later calls return at once).
   void shutdown(std::optional<std::chrono::nanoseconds> timeout);
 
-  // Runtime::block_on support. A flavour that runs tasks on the block_on thread drives
-  // them here until `root_woken` is set; the default parks `parker` until then.
+  // Runtime::block_on support. A flavour that runs tasks on the block_on thread lets one
+  // such thread at a time drive them: can_drive() claims that role (release_driver() gives
+  // it back), and drive_until runs tasks until `root_woken` is set.
   virtual bool can_drive() noexcept { return false; }
-  virtual void drive_until(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot);
-  // The parker a block_on thread parks on (the flavour's own when it drives tasks).
-  virtual ThreadParker* driver_parker() noexcept { return nullptr; }
+  virtual void drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
   virtual void release_driver() noexcept {}
+  // A block_on thread that does not drive parks on its own `parker` until its root is woken
+  // (returns false), or until it could claim the driver role (returns true: it now drives).
+  virtual bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
+                             ReactorSlot& slot);
+  // The parker the driving thread parks on, which its root waker must unpark as well (null
+  // when block_on threads never drive).
+  virtual std::shared_ptr<ThreadParker> driver_parker() noexcept { return nullptr; }
 
   // block_in_place on a thread of this runtime.
   virtual void block_in_place(const std::function<void()>& fn) = 0;

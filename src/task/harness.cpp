@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <new>
+#include <utility>
 
 #include "runtime/coop.hpp"
 #include "runtime/defer.hpp"
@@ -22,7 +23,7 @@ thread_local bool polling_deferred_self = false;
 
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
-  t->~TaskHeader();
+  t->~TaskHeader();  // may free the scheduler (see scheduler_owner): nothing touches it after
   ::operator delete(base);
 }
 
@@ -56,11 +57,26 @@ RawWaker waker_clone(const void* p) {
   return RawWaker{t, &task_waker_vtable};
 }
 
-// Completes a claimed task: publishes the outcome, wakes the JoinHandle, leaves the
-// owned-task list, and drops the claim's reference (plus the list's, if it held one).
+// Destroys the frame of a completed task whose output no one will take (it has no
+// JoinHandle, or its JoinHandle is done): the coroutine's parameters and its output go now,
+// not when the last reference goes, since they may hold a reference themselves (a Waker of
+// this very task, kept in a structure the task owns: a cycle that would never be freed).
+// The header (and the memory) stays until the last reference is dropped. Called by the one
+// thread that saw both COMPLETE and the JoinHandle gone (one RMW on the state word each).
+void destroy_finished_frame(TaskHeader* t) noexcept {
+  if (!t->frame_destroyed) t->frame.destroy();  // on_frame_freed marks frame_destroyed
+}
+
+// Completes a claimed task: publishes the outcome, wakes the JoinHandle (or, with none,
+// destroys the frame), leaves the owned-task list, and drops the claim's reference (plus
+// the list's, if it held one).
 void complete(TaskHeader* t) noexcept {
   std::uint64_t prev = transition_to_complete(*t);
-  if (prev & kJoinInterest) t->join_waker.wake();
+  if (prev & kJoinInterest) {
+    t->join_waker.wake();
+  } else {
+    destroy_finished_frame(t);
+  }
   std::uint64_t refs = 1 + (t->scheduler->release(t) ? 1 : 0);
   drop_task_refs(t, refs);
 }
@@ -89,12 +105,14 @@ class BorrowedWaker {
 }  // namespace
 
 TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
-                       std::uint64_t task_id, std::uint32_t ch) noexcept
+                       std::shared_ptr<void> owner, std::uint64_t task_id,
+                       std::uint32_t ch) noexcept
     : FramePrefix{&TaskHeader::on_frame_freed},
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       frame(f),
       scheduler(s),
+      scheduler_owner(std::move(owner)),
       id(task_id),
       channel(ch) {}
 
@@ -108,11 +126,12 @@ void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
 }
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::uint32_t channel) {
+                     std::shared_ptr<void> scheduler_owner, std::uint32_t channel) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = next_task_id.fetch_add(1, std::memory_order_relaxed);
   prefix->~FramePrefix();
-  return ::new (static_cast<void*>(prefix)) TaskHeader(promise, frame, scheduler, id, channel);
+  return ::new (static_cast<void*>(prefix))
+      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);
 }
 
 void run_task(TaskHeader* t, ReactorSlot* slot) {
@@ -227,8 +246,10 @@ void join_abort(TaskHeader* t) noexcept {
 }
 
 void join_drop(TaskHeader* t) noexcept {
-  // AcqRel: release hands over the JoinHandle's reads; acquire sees the output if complete.
-  t->state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
+  // AcqRel: release hands over the JoinHandle's reads; acquire sees the output (and
+  // frame_destroyed) if complete.
+  std::uint64_t prev = t->state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
+  if (prev & kComplete) destroy_finished_frame(t);  // else complete() will destroy it
   drop_task_refs(t);
 }
 

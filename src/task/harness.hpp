@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "spool/core/context.hpp"
 #include "task/header.hpp"
@@ -10,8 +11,9 @@ namespace spool::detail {
 
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
 // JOIN_INTEREST, 3 references). The Task must not have run yet.
+// `scheduler_owner` keeps `scheduler` alive while the task exists.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::uint32_t channel);
+                     std::shared_ptr<void> scheduler_owner, std::uint32_t channel);
 
 // Polls a task taken from a run queue (consumes that entry's reference). `slot` is the
 // running thread's reactor slot (may be null).

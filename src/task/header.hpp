@@ -5,6 +5,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
+#include <memory>
 #include <typeinfo>
 
 #include "spool/core/atomic_waker.hpp"
@@ -45,7 +46,8 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::uint64_t id, std::uint32_t channel) noexcept;
+             std::shared_ptr<void> scheduler_owner, std::uint64_t id,
+             std::uint32_t channel) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -59,6 +61,11 @@ class TaskHeader : public FramePrefix {
   TaskPromiseBase* const promise;
   const std::coroutine_handle<> frame;
   Scheduler* const scheduler;
+  // Keeps `scheduler` alive as long as this header exists: a thread holding a Waker may
+  // still be between the task's state change and scheduler->schedule() when the runtime
+  // shuts down, and a JoinHandle or a Waker may outlive the Runtime object. Set at spawn,
+  // released when the header is freed; never touched in between.
+  const std::shared_ptr<void> scheduler_owner;
   const std::uint64_t id;
   const std::uint32_t channel;  // the scheduler channel (priority level + queue) it runs on
 
@@ -69,8 +76,13 @@ class TaskHeader : public FramePrefix {
   // it saw COMPLETE (acquire).
   bool output_cancelled = false;
 
-  // Memory management; touched only by the claimer (cancel) or the last reference holder:
-  bool frame_destroyed = false;  // the frame's locals are gone (cancelled); memory remains
+  // Memory management. frame_destroyed is set when the frame is destroyed before the
+  // memory is freed: by the claimer (cancel, before COMPLETE is set), or once the task is
+  // complete by whoever saw its JoinHandle gone (complete() or join_drop, see
+  // destroy_finished_frame); each such write is ordered before the later readers by the
+  // acq_rel state-word RMWs (COMPLETE, JOIN_INTEREST, the reference count). freeing is
+  // touched only by the last reference holder.
+  bool frame_destroyed = false;  // the frame (locals, parameters, output) is gone; memory remains
   bool freeing = false;          // refcount reached zero: free the memory with the frame
 
   // What the task's chain last waited on (for dump()); written by the poller, read by

@@ -116,9 +116,10 @@ class Receiver {
   std::optional<T> try_take() {
     unsigned s = shared_->state.load(std::memory_order_acquire);
     if (s & detail::Shared<T>::kValue) {
-      std::optional<T> v = std::move(shared_->value);
-      shared_.reset();
-      return v;
+      // (Returned straight from the shared state: a named local std::optional<T> here makes
+      // g++ 12 -O1 report a false -Wmaybe-uninitialized for T = std::unique_ptr<U>.)
+      std::shared_ptr<detail::Shared<T>> shared = std::move(shared_);
+      return std::move(shared->value);
     }
     if (s & detail::Shared<T>::kSenderGone) throw RecvError();
     return std::nullopt;

@@ -22,7 +22,7 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
     drop_task_refs(t);  // shut down
     return;
   }
-  parker_.unpark();
+  parker_->unpark();
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {
@@ -43,6 +43,29 @@ bool CurrentThread::can_drive() noexcept {
 void CurrentThread::release_driver() noexcept {
   driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
   driver_taken_.store(false, std::memory_order_release);
+  // After the store: a waiter registered before we take the lock is unparked here; one that
+  // registers after it sees driver_taken_ false (the lock orders the two) and does not park.
+  std::lock_guard lock(waiters_mutex_);
+  for (ThreadParker* p : waiters_) p->unpark();
+}
+
+bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
+                                  ReactorSlot& slot) {
+  for (;;) {
+    if (root_woken.exchange(false, std::memory_order_acquire)) return false;
+    if (can_drive()) return true;
+    {
+      std::lock_guard lock(waiters_mutex_);
+      waiters_.push_back(&parker);
+    }
+    // Re-check once registered: the driver may have left before it could see us.
+    if (!root_woken.load(std::memory_order_acquire) &&
+        driver_taken_.load(std::memory_order_acquire)) {
+      parker.park(slot.hook());
+    }
+    std::lock_guard lock(waiters_mutex_);
+    std::erase(waiters_, &parker);
+  }
 }
 
 bool CurrentThread::run_batch(ReactorSlot& slot) {
@@ -64,19 +87,25 @@ bool CurrentThread::run_batch(ReactorSlot& slot) {
   return ran;
 }
 
-void CurrentThread::drive_until(std::atomic<bool>& root_woken, ThreadParker& parker,
-                                ReactorSlot& slot) {
+void CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
+  // The driver parks on the runtime's parker: remote schedules unpark it, and so does the
+  // driver's root waker (which also unparks the thread's own parker; see RootWaker).
+  ThreadParker& parker = *parker_;
   DeferredWakes deferred;
   {
     DeferScope defer_here(&deferred);
-    while (!root_woken.exchange(false, std::memory_order_acquire)) {
+    for (;;) {
       if (is_shutdown()) {
-        parker.park(slot.hook());  // no tasks any more: wait for the root alone
-        continue;
+        // No tasks any more: wait for the root alone.
+        while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
+        break;
       }
+      // A batch of tasks first, then the root if it was woken: a root that wakes itself
+      // (yield_now, a spent budget) must not starve the tasks that share its thread.
       bool ran = run_batch(slot);
-      // Tasks that yielded rejoin the queue after each batch.
-      if (!deferred.wake_all() && !ran) {
+      bool requeued = deferred.wake_all();  // tasks that yielded rejoin after each batch
+      if (root_woken.exchange(false, std::memory_order_acquire)) break;
+      if (!ran && !requeued) {
         if (config_.on_thread_park) config_.on_thread_park();
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         parker.park(slot.hook());

@@ -1,0 +1,260 @@
+// block_in_place (hands the worker's core to another thread; refused on a current-thread
+// runtime) and spawn_blocking (bounded pool, queueing, keep-alive, thread reuse).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/rt_gate.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spool::Task;
+using spool_rt_test::Gate;
+
+// Blocks inside block_in_place until `release` opens, then goes on as a normal task.
+Task<int> blocks_in_place(std::latch* blocking, const Gate* release) {
+  int v = spool::block_in_place([&] {
+    blocking->count_down();
+    release->wait();
+    return 7;
+  });
+  co_await spool::yield_now();  // the task carries on normally afterwards
+  co_return v + 1;
+}
+
+// Blocks its worker thread without block_in_place (occupies one core).
+Task<void> blocks_worker(std::latch* started, const Gate* release) {
+  started->count_down();
+  release->wait();
+  co_return;
+}
+
+Task<int> six() { co_return 6; }
+
+Task<void> open_gate(Gate* gate) {
+  gate->open();
+  co_return;
+}
+
+// On a 2-worker runtime: A blocks in block_in_place; C then blocks the second core plainly;
+// B, spawned last, is the only one that can release them — so B runs only if A's core was
+// handed to another thread.
+TEST(BlockInPlace, OtherTasksKeepRunningWhileOneBlocks) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  Gate release;
+  std::latch a_blocking(1), c_blocking(1);
+  auto a = rt.spawn(blocks_in_place(&a_blocking, &release));
+  a_blocking.wait();
+  auto c = rt.spawn(blocks_worker(&c_blocking, &release));
+  c_blocking.wait();
+  auto b = rt.spawn(open_gate(&release));
+  spool::block_on(b);
+  spool::block_on(c);
+  EXPECT_EQ(spool::block_on(a), 8);
+}
+
+// With one worker, the only core is handed away: a task spawned from inside the blocking
+// section must run on it while the section still blocks (waiting for that very task).
+TEST(BlockInPlace, ATaskSpawnedInsideTheBlockingSectionRunsMeanwhile) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  struct Body {
+    static Task<bool> run() {
+      Gate opened;
+      bool was_open = spool::block_in_place([&opened] {
+        auto child = spool::spawn(open_gate(&opened));
+        opened.wait();
+        return opened.is_open();
+      });
+      co_return was_open;
+    }
+  };
+  EXPECT_TRUE(spool::block_on(rt.spawn(Body::run())));
+}
+
+TEST(BlockInPlace, ThrowsLogicErrorOnACurrentThreadRuntimeTask) {
+  auto rt = spool::Builder::current_thread().build();
+  std::atomic<bool> called{false};
+  struct Body {
+    static Task<std::string> run(std::atomic<bool>* called) {
+      try {
+        spool::block_in_place([called] { called->store(true); });
+      } catch (const std::logic_error& e) {
+        co_return std::string(e.what());
+      }
+      co_return std::string("no error");
+    }
+  };
+  auto h = rt.spawn(Body::run(&called));
+  std::string what = rt.block_on(h);
+  EXPECT_NE(what.find("current_thread"), std::string::npos) << what;
+  EXPECT_FALSE(called.load());
+}
+
+TEST(BlockInPlace, ThrowsLogicErrorInACurrentThreadBlockOnRoot) {
+  auto rt = spool::Builder::current_thread().build();
+  struct Root {
+    static Task<bool> run() {
+      try {
+        spool::block_in_place([] {});
+      } catch (const std::logic_error&) {
+        co_return true;
+      }
+      co_return false;
+    }
+  };
+  EXPECT_TRUE(rt.block_on(Root::run()));
+}
+
+TEST(BlockInPlace, OutsideAnyRuntimeJustCallsTheFunction) {
+  EXPECT_EQ(spool::block_in_place([] { return 11; }), 11);
+}
+
+TEST(BlockInPlace, OnABlockingPoolThreadJustCallsTheFunction) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  auto h = rt.spawn_blocking([] { return spool::block_in_place([] { return 12; }); });
+  EXPECT_EQ(spool::block_on(h), 12);
+}
+
+TEST(SpawnBlocking, ReturnsTheValueFromAnotherThread) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  auto h = rt.spawn_blocking([] { return std::this_thread::get_id(); });
+  EXPECT_NE(spool::block_on(h), std::this_thread::get_id());
+}
+
+TEST(SpawnBlocking, AnExceptionIsAPanicWithTheOriginalNested) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  auto h = rt.spawn_blocking([]() -> int { throw std::invalid_argument("bad input"); });
+  try {
+    spool::block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_panic());
+    EXPECT_THROW(std::rethrow_if_nested(e), std::invalid_argument);
+  }
+}
+
+TEST(SpawnBlocking, FromInsideATaskWithTheFreeFunction) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  struct Body {
+    static Task<int> run() {
+      auto h = spool::spawn_blocking([] { return 21; });
+      co_return 2 * co_await h;
+    }
+  };
+  EXPECT_EQ(spool::block_on(rt.spawn(Body::run())), 42);
+}
+
+TEST(SpawnBlocking, ABlockingThreadIsInTheRuntimeAndMayUseBlockOn) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  auto h = rt.spawn_blocking([] {
+    // Handle::current works on a blocking-pool thread, and this thread is no event loop,
+    // so blocking on a task's result here is allowed.
+    auto child = spool::spawn(six());
+    return spool::block_on(child) * 7;
+  });
+  EXPECT_EQ(spool::block_on(h), 42);
+}
+
+TEST(SpawnBlocking, RespectsTheMaximumThreadCountAndQueuesTheRest) {
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(1)
+                .max_blocking_threads(2)
+                .thread_keep_alive(1h)
+                .build();
+  Gate gate;
+  std::latch two_running(2);
+  std::atomic<int> running{0}, max_running{0};
+  std::mutex ids_mutex;
+  std::set<std::thread::id> ids;
+  auto call = [&](int i) {
+    return [&, i] {
+      int now = running.fetch_add(1) + 1;
+      int seen = max_running.load();
+      while (now > seen && !max_running.compare_exchange_weak(seen, now)) {
+      }
+      {
+        std::lock_guard lock(ids_mutex);
+        ids.insert(std::this_thread::get_id());
+      }
+      if (i < 2) two_running.count_down();
+      gate.wait();
+      running.fetch_sub(1);
+      return i;
+    };
+  };
+  std::vector<spool::JoinHandle<int>> hs;
+  for (int i = 0; i < 4; ++i) hs.push_back(rt.spawn_blocking(call(i)));
+  // The pool runs calls in FIFO order: the first two occupy both threads.
+  two_running.wait();
+  spool::RuntimeMetrics m = rt.metrics();
+  EXPECT_EQ(m.blocking_threads, 2u);
+  EXPECT_EQ(m.idle_blocking_threads, 0u);
+  EXPECT_EQ(m.blocking_queue_depth, 2u);
+  EXPECT_EQ(running.load(), 2);
+  gate.open();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(spool::block_on(hs[static_cast<std::size_t>(i)]), i);
+  EXPECT_LE(max_running.load(), 2);
+  EXPECT_EQ(ids.size(), 2u) << "four calls, two threads kept alive: each thread ran two";
+  EXPECT_LE(rt.metrics().blocking_threads, 2u);
+}
+
+TEST(SpawnBlocking, AnIdleThreadExitsAfterTheKeepAlive) {
+  std::atomic<int> stops{0};
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(1)
+                .thread_keep_alive(1ms)
+                .on_thread_stop([&] { spool_rt_test::bump(stops); })
+                .build();
+  auto h = rt.spawn_blocking([] { return 1; });
+  EXPECT_EQ(spool::block_on(h), 1);
+  // Workers stop only at shutdown, so the first stop is the idle blocking thread retiring.
+  spool_rt_test::wait_at_least(stops, 1);
+  spool::RuntimeMetrics m = rt.metrics();
+  EXPECT_EQ(m.blocking_threads, 0u);
+  EXPECT_EQ(m.idle_blocking_threads, 0u);
+  // The pool starts a new thread for the next call.
+  auto again = rt.spawn_blocking([] { return 2; });
+  EXPECT_EQ(spool::block_on(again), 2);
+}
+
+TEST(SpawnBlocking, ALongKeepAliveReusesTheIdleThread) {
+  std::mutex m;
+  std::vector<std::thread::id> started;
+  std::atomic<int> stops_while_running{0};
+  {
+    auto rt = spool::Builder::multi_thread()
+                  .worker_threads(1)
+                  .thread_keep_alive(1h)
+                  .on_thread_start([&] {
+                    std::lock_guard lock(m);
+                    started.push_back(std::this_thread::get_id());
+                  })
+                  .on_thread_stop([&] { stops_while_running.fetch_add(1); })
+                  .build();
+    auto first = spool::block_on(rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+    // Wait until that thread is back in the pool, idle (no notification exists for it).
+    spool_rt_test::spin_until([&] { return rt.metrics().idle_blocking_threads == 1; });
+    auto second = spool::block_on(rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(rt.metrics().blocking_threads, 1u);
+    EXPECT_EQ(stops_while_running.load(), 0);
+  }
+  // Shut down: every thread has started and stopped. One worker + one blocking thread;
+  // a third start would mean the second call did not reuse the first thread.
+  EXPECT_EQ(started.size(), 2u);
+  EXPECT_EQ(stops_while_running.load(), 2);
+}
+
+}  // namespace

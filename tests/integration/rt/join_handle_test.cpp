@@ -1,0 +1,385 @@
+// JoinHandle: the value, the task's exception (nested in JoinError), abort before the first
+// poll, while pending and after completion, detaching, and awaiting from a plain thread.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <latch>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "spool/spool.hpp"
+#include "support/rt_drop_counter.hpp"
+#include "support/rt_gate.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+
+using spool::Task;
+using spool_rt_test::DropCounter;
+using spool_rt_test::Gate;
+using spool_rt_test::ManualLeaf;
+
+Task<int> value(int v) { co_return v; }
+
+Task<std::unique_ptr<std::string>> move_only(std::string s) {
+  co_return std::make_unique<std::string>(std::move(s));
+}
+
+Task<void> set_flag(std::atomic<bool>* flag) {
+  flag->store(true);
+  co_return;
+}
+
+Task<int> throws_runtime_error(std::string what) {
+  throw std::runtime_error(what);
+  co_return 0;
+}
+
+// Throws after a suspension, so the exception leaves a later poll, not the first.
+Task<int> throws_after_wait(ManualLeaf leaf) {
+  co_await leaf;
+  throw std::out_of_range("late failure");
+  co_return 0;
+}
+
+// Marks that its body ran.
+Task<int> records_run(std::atomic<bool>* ran, int v) {
+  ran->store(true);
+  co_return v;
+}
+
+// Blocks the worker thread it runs on until `gate` opens (a deliberately synchronous wait,
+// to keep a one-worker runtime busy).
+Task<void> occupy_worker(std::latch* started, const Gate* gate) {
+  started->count_down();
+  gate->wait();
+  co_return;
+}
+
+// Holds a DropCounter local while it waits on a leaf that never fires in the test.
+Task<int> pending_with_local(std::atomic<std::int64_t>* drops, ManualLeaf leaf,
+                             std::atomic<bool>* resumed) {
+  DropCounter local(*drops);
+  co_await leaf;
+  resumed->store(true);
+  co_return 1;
+}
+
+Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+
+// A detached task: waits for the leaf, then reports through the promise.
+Task<void> report_when_fired(ManualLeaf leaf, std::promise<int>* done, int v) {
+  co_await leaf;
+  done->set_value(v);
+}
+
+// Awaits another task's JoinHandle from inside a task; returns its value or the error text.
+Task<std::string> await_other(spool::JoinHandle<int> h) {
+  try {
+    int v = co_await h;
+    co_return "value " + std::to_string(v);
+  } catch (const spool::JoinError& e) {
+    co_return std::string(e.is_cancelled() ? "cancelled" : "panic");
+  }
+}
+
+// Something a task owns (here: through a parameter) that keeps a clone of the task's own
+// waker after the task completed, as a channel's shared state does when its receiver
+// registered and then found the value. The task's frame must still be destroyed once no
+// one wants its output, or task and state keep each other alive for ever.
+struct KeepsAWaker {
+  std::optional<spool::Waker> waker;
+};
+struct StoreWakerThenReady {
+  explicit StoreWakerThenReady(KeepsAWaker* k) : keeper(k) {}
+  KeepsAWaker* keeper;
+  spool::Poll<void> poll(spool::Context& cx) {
+    keeper->waker.emplace(cx.waker());
+    return spool::Poll<void>::ready();
+  }
+};
+Task<int> owns_its_own_waker(std::shared_ptr<KeepsAWaker> keeper) {
+  co_await StoreWakerThenReady(keeper.get());
+  co_return 3;
+}
+
+TEST(JoinHandle, DeliversTheValue) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto h = rt.spawn(value(99));
+  EXPECT_EQ(spool::block_on(h), 99);
+}
+
+TEST(JoinHandle, DeliversAMoveOnlyValue) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto h = rt.spawn(move_only("payload"));
+  std::unique_ptr<std::string> p = spool::block_on(h);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(*p, "payload");
+}
+
+TEST(JoinHandle, VoidTaskCompletes) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::atomic<bool> flag{false};
+  auto h = rt.spawn(set_flag(&flag));
+  spool::block_on(h);
+  EXPECT_TRUE(flag.load());
+}
+
+TEST(JoinHandle, ExceptionIsAPanicWithTheOriginalNested) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto h = rt.spawn(throws_runtime_error("boom"));
+  try {
+    spool::block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_panic());
+    EXPECT_FALSE(e.is_cancelled());
+    ASSERT_TRUE(e.exception() != nullptr);
+    // Through exception():
+    try {
+      std::rethrow_exception(e.exception());
+    } catch (const std::runtime_error& inner) {
+      EXPECT_STREQ(inner.what(), "boom");
+    }
+    // Through std::rethrow_if_nested:
+    try {
+      std::rethrow_if_nested(e);
+      FAIL() << "JoinError had no nested exception";
+    } catch (const std::runtime_error& inner) {
+      EXPECT_STREQ(inner.what(), "boom");
+    }
+  }
+}
+
+TEST(JoinHandle, ExceptionAfterASuspensionKeepsItsType) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(throws_after_wait(leaf));
+  leaf.wait_pending();
+  leaf.fire();
+  try {
+    spool::block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_panic());
+    EXPECT_THROW(std::rethrow_if_nested(e), std::out_of_range);
+  }
+}
+
+// A current-thread runtime polls nothing until block_on, so abort() certainly comes first.
+TEST(JoinHandle, AbortBeforeFirstPollCancelsOnCurrentThreadRuntime) {
+  auto rt = spool::Builder::current_thread().build();
+  std::atomic<bool> ran{false};
+  auto h = rt.spawn(records_run(&ran, 1));
+  h.abort();
+  try {
+    rt.block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled());
+    EXPECT_FALSE(e.is_panic());
+    EXPECT_TRUE(e.exception() == nullptr);
+  }
+  EXPECT_FALSE(ran.load()) << "an aborted task must never be polled";
+}
+
+// On a multi-thread runtime whose only worker is kept busy, the spawned task cannot be
+// polled before abort().
+TEST(JoinHandle, AbortBeforeFirstPollCancelsOnMultiThreadRuntime) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  std::latch started(1);
+  Gate gate;
+  auto blocker = rt.spawn(occupy_worker(&started, &gate));
+  started.wait();
+  std::atomic<bool> ran{false};
+  auto h = rt.spawn(records_run(&ran, 1));
+  h.abort();
+  gate.open();
+  EXPECT_THROW(
+      {
+        try {
+          spool::block_on(h);
+        } catch (const spool::JoinError& e) {
+          EXPECT_TRUE(e.is_cancelled());
+          throw;
+        }
+      },
+      spool::JoinError);
+  spool::block_on(blocker);
+  EXPECT_FALSE(ran.load());
+}
+
+TEST(JoinHandle, AbortWhilePendingRunsLocalDestructorsAndReportsCancelled) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<bool> resumed{false};
+  ManualLeaf leaf;
+  auto h = rt.spawn(pending_with_local(&drops, leaf, &resumed));
+  leaf.wait_pending();  // the local exists and the task waits on the leaf
+  EXPECT_EQ(drops.load(), 0);
+  EXPECT_FALSE(h.is_finished());
+  h.abort();
+  try {
+    spool::block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled());
+  }
+  EXPECT_EQ(drops.load(), 1) << "the task's local must be destroyed by the cancellation";
+  EXPECT_TRUE(h.is_finished());
+  leaf.fire();  // waking the leaf's (dropped) waker now is harmless
+  EXPECT_FALSE(resumed.load());
+}
+
+TEST(JoinHandle, AbortWhilePendingFromInsideAnotherTask) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<bool> resumed{false};
+  ManualLeaf leaf;
+  auto h = rt.spawn(pending_with_local(&drops, leaf, &resumed));
+  leaf.wait_pending();
+  struct AbortThenAwait {
+    static Task<std::string> run(spool::JoinHandle<int> h) {
+      h.abort();
+      co_return co_await await_other(std::move(h));
+    }
+  };
+  auto outer = rt.spawn(AbortThenAwait::run(std::move(h)));
+  EXPECT_EQ(spool::block_on(outer), "cancelled");
+  EXPECT_EQ(drops.load(), 1);
+}
+
+// The task finished before abort(): its value is still delivered.
+TEST(JoinHandle, AbortAfterCompletionIsANoOp) {
+  auto rt = spool::Builder::current_thread().build();
+  auto h = rt.spawn(value(5));
+  // A current-thread runtime runs tasks in spawn order on one thread: once `later` is
+  // done, `h`'s task (which completes in its first poll) has completed too.
+  auto later = rt.spawn(value(6));
+  EXPECT_EQ(rt.block_on(later), 6);
+  ASSERT_TRUE(h.is_finished());
+  h.abort();
+  h.abort();
+  EXPECT_EQ(rt.block_on(h), 5);
+}
+
+TEST(JoinHandle, AbortAfterCompletionIsANoOpOnMultiThreadRuntime) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto h = rt.spawn(value(8));
+  // is_finished() is the only observable sign of completion that leaves the handle
+  // unconsumed; it changes once, false -> true.
+  spool_rt_test::spin_until([&] { return h.is_finished(); });
+  h.abort();
+  EXPECT_EQ(spool::block_on(h), 8);
+}
+
+TEST(JoinHandle, DroppingTheHandleDetachesAndTheTaskStillCompletes) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  ManualLeaf leaf;
+  std::promise<int> done;
+  auto result = done.get_future();
+  {
+    auto h = rt.spawn(report_when_fired(leaf, &done, 31));
+    leaf.wait_pending();  // certainly still running when the handle goes
+  }
+  leaf.fire();
+  EXPECT_EQ(result.get(), 31);
+}
+
+TEST(JoinHandle, DetachedTaskCompletesOnCurrentThreadRuntime) {
+  auto rt = spool::Builder::current_thread().build();
+  ManualLeaf leaf;
+  std::promise<int> done;
+  auto result = done.get_future();
+  rt.spawn(report_when_fired(leaf, &done, 4)).id();  // handle dropped at once
+  leaf.fire();
+  auto probe = rt.spawn(value(0));  // queued after the detached task
+  rt.block_on(probe);
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_EQ(result.get(), 4);
+}
+
+TEST(JoinHandle, AwaitedFromAPlainThreadWithBlockOn) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(throws_after_wait(leaf));
+  auto v = rt.spawn(value(3));
+  std::promise<std::string> outcome;
+  std::thread waiter([&] {
+    std::string s = "value " + std::to_string(spool::block_on(v));
+    try {
+      spool::block_on(h);
+      s += ", no error";
+    } catch (const spool::JoinError& e) {
+      s += e.is_panic() ? ", panic" : ", cancelled";
+    }
+    outcome.set_value(s);
+  });
+  leaf.wait_pending();
+  leaf.fire();
+  waiter.join();
+  EXPECT_EQ(outcome.get_future().get(), "value 3, panic");
+}
+
+TEST(JoinHandle, AwaitedInsideAnotherTask) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto inner = rt.spawn(value(12));
+  auto outer = rt.spawn(await_other(std::move(inner)));
+  EXPECT_EQ(spool::block_on(outer), "value 12");
+}
+
+TEST(JoinHandle, IsFinishedTurnsTrueOnlyAfterCompletion) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(await_leaf(leaf));
+  leaf.wait_pending();
+  EXPECT_FALSE(h.is_finished());
+  leaf.fire();
+  spool::block_on(h);
+  EXPECT_TRUE(h.is_finished());  // a handle that gave its result counts as finished
+}
+
+TEST(JoinHandle, PollingAfterTheResultWasTakenThrowsLogicError) {
+  auto rt = spool::Builder::current_thread().build();
+  auto h = rt.spawn(value(1));
+  EXPECT_EQ(rt.block_on(h), 1);
+  EXPECT_THROW(rt.block_on(h), std::logic_error);
+}
+
+TEST(JoinHandle, FrameIsDestroyedOnceTheResultIsTaken) {
+  auto rt = spool::Builder::current_thread().build();
+  auto keeper = std::make_shared<KeepsAWaker>();
+  std::weak_ptr<KeepsAWaker> watch = keeper;
+  auto h = rt.spawn(owns_its_own_waker(std::move(keeper)));
+  EXPECT_EQ(rt.block_on(h), 3);
+  EXPECT_TRUE(watch.expired()) << "the frame (and the parameter it holds) must be gone";
+}
+
+TEST(JoinHandle, FrameIsDestroyedWhenTheHandleIsDroppedAfterCompletion) {
+  auto rt = spool::Builder::current_thread().build();
+  auto keeper = std::make_shared<KeepsAWaker>();
+  std::weak_ptr<KeepsAWaker> watch = keeper;
+  {
+    auto h = rt.spawn(owns_its_own_waker(std::move(keeper)));
+    EXPECT_EQ(rt.block_on(rt.spawn(value(0))), 0);  // runs `h`'s task to completion first
+    ASSERT_TRUE(h.is_finished());
+    EXPECT_FALSE(watch.expired()) << "the output is still wanted";
+  }
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(JoinHandle, DetachedTaskFrameIsDestroyedAtCompletion) {
+  auto rt = spool::Builder::current_thread().build();
+  auto keeper = std::make_shared<KeepsAWaker>();
+  std::weak_ptr<KeepsAWaker> watch = keeper;
+  rt.spawn(owns_its_own_waker(std::move(keeper))).id();  // detached before it ran
+  EXPECT_EQ(rt.block_on(rt.spawn(value(0))), 0);         // it runs and completes first
+  EXPECT_TRUE(watch.expired());
+}
+
+}  // namespace

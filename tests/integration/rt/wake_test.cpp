@@ -1,0 +1,218 @@
+// The task state machine seen from a leaf: a wake that arrives while the task is being
+// polled causes exactly one more poll (however many wakes arrive), and a wake after the
+// task completed does nothing (and is memory-safe even after the runtime is gone).
+//
+// "Exactly one more" needs a quiet point: the leaf spawns a probe task from inside its
+// last pending poll. Run queues are FIFO here (a current-thread runtime, or one worker
+// without the LIFO slot), so when the probe runs, every run-queue entry made for the task
+// before it has been processed; the poll count must then be final.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <latch>
+#include <optional>
+#include <thread>
+
+#include "spool/spool.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+
+using spool::Task;
+using spool_rt_test::ManualLeaf;
+
+Task<void> send_unit(spool::oneshot::Sender<int> tx) {
+  tx.send(0);
+  co_return;
+}
+
+// Wakes its own waker `wakes_per_poll` times during each of its first `self_waking_polls`
+// polls and returns pending; at the next poll it spawns the probe, then waits on `release`.
+struct WakesItselfDuringPoll {
+  int self_waking_polls;
+  int wakes_per_poll;
+  std::atomic<int>* polls;
+  std::optional<spool::oneshot::Sender<int>> probe_tx;
+  ManualLeaf release;
+
+  spool::Poll<void> poll(spool::Context& cx) {
+    int n = polls->fetch_add(1) + 1;
+    if (n <= self_waking_polls) {
+      for (int i = 0; i < wakes_per_poll; ++i) cx.waker().wake_by_ref();
+      spool::Waker clone = cx.waker();
+      std::move(clone).wake();  // the consuming form too
+      return spool::pending;
+    }
+    if (probe_tx) {
+      spool::spawn(send_unit(std::move(*probe_tx))).id();
+      probe_tx.reset();
+    }
+    return release.poll(cx);
+  }
+};
+
+Task<void> await_self_waking(WakesItselfDuringPoll leaf) { co_await leaf; }
+
+// Spawns the self-waking task, waits for the probe, checks the count, then releases it.
+struct Scenario {
+  int self_waking_polls;
+  int wakes_per_poll;
+  std::atomic<int> polls{0};
+  int polls_at_probe = -1;
+
+  Task<void> run() {
+    auto [tx, rx] = spool::oneshot::channel<int>();
+    ManualLeaf release;
+    auto h = spool::spawn(await_self_waking(
+        WakesItselfDuringPoll{self_waking_polls, wakes_per_poll, &polls, std::move(tx), release}));
+    co_await rx;
+    polls_at_probe = polls.load();
+    release.fire();
+    co_await h;
+  }
+};
+
+TEST(Wake, DuringPollCausesExactlyOneMorePollOnCurrentThreadRuntime) {
+  auto rt = spool::Builder::current_thread().build();
+  Scenario s{5, 3};
+  rt.block_on(s.run());
+  EXPECT_EQ(s.polls_at_probe, 6) << "5 self-waking polls, then exactly one more";
+  EXPECT_EQ(s.polls.load(), 7) << "plus the one after release";
+}
+
+TEST(Wake, DuringPollCausesExactlyOneMorePollOnMultiThreadRuntime) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
+  Scenario s{8, 4};
+  auto h = rt.spawn(s.run());
+  spool::block_on(h);
+  EXPECT_EQ(s.polls_at_probe, 9);
+  EXPECT_EQ(s.polls.load(), 10);
+}
+
+// The wakes come from another thread while the poll is in progress.
+struct WokenFromOutsideDuringPoll {
+  std::atomic<int>* polls;
+  std::latch* in_first_poll;
+  std::latch* woken;
+  std::optional<spool::Waker>* shared_waker;
+  std::optional<spool::oneshot::Sender<int>> probe_tx;
+  ManualLeaf release;
+
+  spool::Poll<void> poll(spool::Context& cx) {
+    int n = polls->fetch_add(1) + 1;
+    if (n == 1) {
+      shared_waker->emplace(cx.waker());
+      in_first_poll->count_down();
+      woken->wait();  // the other thread wakes the task (several times) during this poll
+      return spool::pending;
+    }
+    if (probe_tx) {
+      spool::spawn(send_unit(std::move(*probe_tx))).id();
+      probe_tx.reset();
+    }
+    return release.poll(cx);
+  }
+};
+
+Task<void> await_woken_from_outside(WokenFromOutsideDuringPoll leaf) { co_await leaf; }
+
+TEST(Wake, FromAnotherThreadDuringPollCausesExactlyOneMorePoll) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
+  std::atomic<int> polls{0};
+  std::latch in_first_poll(1), woken(1);
+  std::optional<spool::Waker> shared_waker;
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  ManualLeaf release;
+  auto h = rt.spawn(await_woken_from_outside(WokenFromOutsideDuringPoll{
+      &polls, &in_first_poll, &woken, &shared_waker, std::move(tx), release}));
+  std::thread waker_thread([&] {
+    in_first_poll.wait();
+    for (int i = 0; i < 10; ++i) shared_waker->wake_by_ref();
+    woken.count_down();
+  });
+  spool::block_on(rx);
+  waker_thread.join();
+  EXPECT_EQ(polls.load(), 2) << "ten wakes during one poll: exactly one more poll";
+  release.fire();
+  spool::block_on(h);
+  EXPECT_EQ(polls.load(), 3);
+  shared_waker.reset();
+}
+
+// Pending once after saving a clone of its waker outside, then ready.
+struct SavesWaker {
+  std::optional<spool::Waker>* saved;
+  std::atomic<int>* polls;
+  spool::Poll<int> poll(spool::Context& cx) {
+    if (polls->fetch_add(1) == 0) {
+      saved->emplace(cx.waker());
+      cx.waker().wake_by_ref();
+      return spool::pending;
+    }
+    return 42;
+  }
+};
+
+Task<int> value(int v) { co_return v; }
+
+TEST(Wake, AfterCompletionIsANoOp) {
+  auto rt = spool::Builder::current_thread().build();
+  std::optional<spool::Waker> saved;
+  std::atomic<int> polls{0};
+  struct Root {
+    static Task<int> run(std::optional<spool::Waker>* saved, std::atomic<int>* polls) {
+      int v = co_await spool::spawn(SavesWaker{saved, polls});
+      // The task is complete: wake it every way there is.
+      saved->value().wake_by_ref();
+      spool::Waker clone = saved->value();
+      std::move(clone).wake();
+      co_await spool::spawn(value(0));  // a probe behind anything that was queued
+      co_return v;
+    }
+  };
+  EXPECT_EQ(rt.block_on(Root::run(&saved, &polls)), 42);
+  EXPECT_EQ(polls.load(), 2);
+  // Three polls in all (the task twice, the probe once): the wakes queued nothing.
+  EXPECT_EQ(rt.metrics().workers[0].polls, 3u);
+  EXPECT_EQ(rt.metrics().live_tasks, 0u);
+}
+
+TEST(Wake, AfterCompletionAndAfterTheRuntimeIsGoneIsSafe) {
+  std::optional<spool::Waker> saved;
+  std::atomic<int> polls{0};
+  {
+    auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+    EXPECT_EQ(spool::block_on(rt.spawn(SavesWaker{&saved, &polls})), 42);
+  }
+  ASSERT_TRUE(saved.has_value());
+  // The waker keeps the finished task's memory alive; waking it touches nothing else.
+  saved->wake_by_ref();
+  spool::Waker clone = *saved;
+  EXPECT_TRUE(clone.will_wake(*saved));
+  std::move(clone).wake();
+  saved.reset();  // the last reference: frees the task
+  EXPECT_EQ(polls.load(), 2);
+}
+
+TEST(Wake, OfACancelledTaskIsANoOp) {
+  auto rt = spool::Builder::current_thread().build();
+  ManualLeaf leaf;
+  struct Body {
+    static Task<void> run(ManualLeaf leaf) { co_await leaf; }
+  };
+  auto h = rt.spawn(Body::run(leaf));
+  EXPECT_EQ(rt.block_on(rt.spawn(value(0))), 0);  // the task ran and went pending
+  h.abort();
+  try {
+    rt.block_on(h);
+    FAIL() << "expected JoinError";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled());
+  }
+  std::uint64_t polls = rt.metrics().workers[0].polls;
+  leaf.fire();  // the frame is gone; the leaf's shared state still held its waker
+  EXPECT_EQ(rt.block_on(rt.spawn(value(1))), 1);
+  EXPECT_EQ(rt.metrics().workers[0].polls, polls + 1) << "only the probe was polled";
+}
+
+}  // namespace

@@ -1,0 +1,78 @@
+// Blocking synchronisation helpers for runtime tests (no sleeps anywhere).
+#pragma once
+
+#include <atomic>
+#include <future>
+#include <latch>
+#include <memory>
+#include <thread>
+
+namespace spool_rt_test {
+
+/// A one-time gate that threads block on until it is opened (a std::latch of one).
+/// open() may be called more than once, from any thread.
+class Gate {
+ public:
+  void open() {
+    if (!opened_.exchange(true)) latch_.count_down();
+  }
+  void wait() const { latch_.wait(); }
+  bool is_open() const { return opened_.load(); }
+
+ private:
+  std::atomic<bool> opened_{false};
+  mutable std::latch latch_{1};
+};
+
+/// Blocks until `counter` reaches at least `n`. The counter's writers must call
+/// notify_all() after each change.
+template <class T>
+void wait_at_least(const std::atomic<T>& counter, T n) {
+  for (;;) {
+    T seen = counter.load();
+    if (seen >= n) return;
+    counter.wait(seen);
+  }
+}
+
+/// Increments `counter` and wakes its waiters (the writer side of wait_at_least).
+template <class T>
+void bump(std::atomic<T>& counter) {
+  counter.fetch_add(1);
+  counter.notify_all();
+}
+
+/// Polls `pred` until it holds, yielding the CPU in between. Only for states that the
+/// runtime exposes without any notification (e.g. "this blocking thread is idle now");
+/// never a timed sleep.
+template <class Pred>
+void spin_until(Pred pred) {
+  while (!pred()) std::this_thread::yield();
+}
+
+/// Tells when a runtime's shared state has been freed: wrap one of the Builder's callbacks
+/// with probe(); the returned callback owns a token whose destruction — when the runtime
+/// frees its configuration, i.e. its shared state — fulfils wait(). Call probe() once.
+class RuntimeFreed {
+ public:
+  template <class Fn>
+  auto probe(Fn inner) {
+    return [token = std::make_shared<Token>(&promise_), inner]() { inner(); };
+  }
+  auto probe() {
+    return probe([] {});
+  }
+  void wait() { promise_.get_future().wait(); }
+
+ private:
+  struct Token {
+    explicit Token(std::promise<void>* p) : p_(p) {}
+    Token(const Token&) = delete;
+    Token& operator=(const Token&) = delete;
+    ~Token() { p_->set_value(); }
+    std::promise<void>* p_;
+  };
+  std::promise<void> promise_;
+};
+
+}  // namespace spool_rt_test
