@@ -13,8 +13,21 @@ namespace spool::detail {
 
 namespace {
 
-// Task ids: unique, for dump() and debugging. Relaxed: only uniqueness matters.
-std::atomic<std::uint64_t> next_task_id{1};
+// Task ids: unique, for dump() and debugging. Each thread takes blocks of ids from the
+// global counter (relaxed: only uniqueness matters), so spawning threads do not share a
+// cache line per spawn.
+std::atomic<std::uint64_t> next_id_block{1};
+constexpr std::uint64_t kIdBlock = 1024;
+thread_local std::uint64_t next_id = 0;
+thread_local std::uint64_t id_limit = 0;
+
+std::uint64_t new_task_id() noexcept {
+  if (next_id == id_limit) {
+    next_id = next_id_block.fetch_add(kIdBlock, std::memory_order_relaxed);
+    id_limit = next_id + kIdBlock;
+  }
+  return next_id++;
+}
 
 // The task being polled on this thread, and whether it deferred its own wake-up during the
 // poll. Thread-local: no synchronisation.
@@ -128,7 +141,7 @@ void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
                      std::shared_ptr<void> scheduler_owner, std::uint32_t channel) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
-  std::uint64_t id = next_task_id.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t id = new_task_id();
   prefix->~FramePrefix();
   return ::new (static_cast<void*>(prefix))
       TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);

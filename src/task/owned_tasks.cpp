@@ -54,6 +54,7 @@ TaskHeader* OwnedTasks::pop() noexcept {
 }
 
 void OwnedTasks::for_each(const std::function<void(const TaskHeader&)>& fn) {
+  // dump() only: holding a spin lock while formatting is acceptable for a debugging aid.
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mutex);
     for (TaskHeader* t = s.head; t; t = t->owned_next) fn(*t);

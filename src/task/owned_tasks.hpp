@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "task/header.hpp"
+#include "task/spin_lock.hpp"
 
 namespace spool::detail {
 
@@ -30,8 +31,9 @@ class OwnedTasks {
 
  private:
   static constexpr std::size_t kShards = 16;
+  // The critical sections are a few pointer writes: a spin lock is cheaper than a mutex.
   struct alignas(64) Shard {
-    std::mutex mutex;
+    SpinLock mutex;
     TaskHeader* head = nullptr;  // guarded by mutex
     bool closed = false;         // guarded by mutex
   };
