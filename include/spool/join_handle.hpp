@@ -77,14 +77,7 @@ class [[nodiscard]] JoinHandle {
     if (detail::join_output_cancelled(task)) throw JoinError(true, id);
     auto& promise = static_cast<typename Task<T>::promise_type&>(detail::join_promise(task));
     try {
-      if constexpr (std::is_void_v<T>) {
-        promise.take_result();
-        return Poll<void>::ready();
-      } else if constexpr (std::is_reference_v<T>) {
-        return Poll<T>(promise.take_result());
-      } else {
-        return Poll<T>::ready(promise.take_result());
-      }
+      return promise.take_ready();
     } catch (...) {
       std::throw_with_nested(JoinError(false, id));
     }

@@ -188,6 +188,8 @@ class TaskPromise : public TaskPromiseBase {
     rethrow_if_failed();
     return std::move(*value_);
   }
+  // The result as a ready Poll (or rethrows the body's exception).
+  Poll<T> take_ready() { return Poll<T>::ready(take_result()); }
 
  private:
   std::optional<T> value_;
@@ -202,6 +204,8 @@ class TaskPromise<T&> : public TaskPromiseBase {
     rethrow_if_failed();
     return *value_;
   }
+  // The result as a ready Poll (or rethrows the body's exception).
+  Poll<T&> take_ready() { return Poll<T&>(take_result()); }
 
  private:
   T* value_ = nullptr;
@@ -213,6 +217,11 @@ class TaskPromise<void> : public TaskPromiseBase {
   Task<void> get_return_object() noexcept;
   void return_void() noexcept {}
   void take_result() { rethrow_if_failed(); }
+  // A ready Poll (or rethrows the body's exception).
+  Poll<void> take_ready() {
+    take_result();
+    return Poll<void>::ready();
+  }
 };
 
 // Awaits any Future that is not a Task. F is `X&` when an lvalue was awaited (it is polled
@@ -334,14 +343,7 @@ class [[nodiscard]] Task {
       throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
     }
     if (!detail::run_chain(p, handle_, cx)) return pending;
-    if constexpr (std::is_void_v<T>) {
-      p.take_result();
-      return Poll<void>::ready();
-    } else if constexpr (std::is_reference_v<T>) {
-      return Poll<T>(p.take_result());
-    } else {
-      return Poll<T>::ready(p.take_result());
-    }
+    return p.take_ready();
   }
 
  private:
