@@ -45,6 +45,9 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
                                 std::coroutine_handle<> frame);
 // The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
 std::shared_ptr<RuntimeShared> current_runtime();
+// The same without taking a reference: valid while the calling thread stays in it.
+RuntimeShared* current_runtime_ptr() noexcept;
+[[noreturn]] void throw_no_current_runtime();
 void block_in_place_impl(const std::function<void()>& fn);
 std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
 // Shuts `rt` down. On one of its own threads: throws std::logic_error, or — called from
@@ -96,6 +99,14 @@ template <class Fn>
 Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
+
+// Spawns `fut` on `rt` (what Handle::spawn and spool::spawn share).
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_on(RuntimeShared& rt, F&& fut) {
+  auto task = into_task(std::forward<F>(fut));
+  auto frame = task.release();
+  return JoinHandle<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame));
+}
 }  // namespace detail
 
 /// A cloneable reference to a runtime, usable from any thread, that spawns onto it.
@@ -105,11 +116,7 @@ class Handle {
   /// thread inside Runtime::block_on. Throws std::logic_error outside any runtime.
   static Handle current() {
     auto rt = detail::current_runtime();
-    if (!rt) {
-      throw std::logic_error(
-          "spool: there is no current runtime on this thread: call this from a task, from "
-          "inside Runtime::block_on, or use a Runtime's handle() / spawn() directly");
-    }
+    if (!rt) detail::throw_no_current_runtime();
     return Handle(std::move(rt));
   }
   /// Handle::current(), or nullopt outside a runtime.
@@ -124,9 +131,7 @@ class Handle {
   /// JoinHandle reports it.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    auto task = detail::into_task(std::forward<F>(fut));
-    auto frame = task.release();
-    return JoinHandle<detail::spawn_output_t<F>>(detail::spawn_task(*rt_, frame.promise(), frame));
+    return detail::spawn_on(*rt_, std::forward<F>(fut));
   }
 
   /// Runs `fn()` on the blocking pool (a thread that may block), and gives its result
@@ -319,7 +324,9 @@ class Builder {
 /// std::logic_error outside a runtime.
 template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
-  return Handle::current().spawn(std::forward<F>(fut));
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) detail::throw_no_current_runtime();
+  return detail::spawn_on(*rt, std::forward<F>(fut));
 }
 
 /// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.

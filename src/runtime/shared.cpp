@@ -26,6 +26,14 @@ CurrentRuntimeGuard::CurrentRuntimeGuard(RuntimeShared* rt) noexcept : saved_(cu
 }
 CurrentRuntimeGuard::~CurrentRuntimeGuard() { current = saved_; }
 
+RuntimeShared* current_runtime_ptr() noexcept { return current; }
+
+void throw_no_current_runtime() {
+  throw std::logic_error(
+      "spool: there is no current runtime on this thread: call this from a task, from "
+      "inside Runtime::block_on, or use a Runtime's handle() / spawn() directly");
+}
+
 std::shared_ptr<RuntimeShared> current_runtime() {
   return current ? current->shared_from_this() : nullptr;
 }
