@@ -36,8 +36,9 @@ thread_local bool polling_deferred_self = false;
 
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
+  std::uint32_t size_class = t->size_class;
   t->~TaskHeader();  // may free the scheduler (see scheduler_owner): nothing touches it after
-  ::operator delete(base);
+  deallocate_frame(base, size_class);
 }
 
 void dealloc(TaskHeader* t) noexcept {
@@ -142,9 +143,12 @@ TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Sc
                      std::shared_ptr<void> scheduler_owner, std::uint32_t channel) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
+  std::uint32_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
-  return ::new (static_cast<void*>(prefix))
+  auto* t = ::new (static_cast<void*>(prefix))
       TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);
+  t->size_class = size_class;
+  return t;
 }
 
 void run_task(TaskHeader* t, ReactorSlot* slot) {

@@ -18,6 +18,7 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <new>
@@ -79,9 +80,16 @@ inline constexpr std::size_t kFramePrefixSize = 192;
 // The start of every frame's prefix. `release` is null for a frame that was never spawned:
 // freeing the frame then frees the memory at once. A spawned task's header sets it, and
 // from then on decides when the memory is freed (its header may outlive the frame).
+// `size_class` says which free list the memory returns to (see allocate_frame).
 struct FramePrefix {
   void (*release)(FramePrefix* self) noexcept = nullptr;
+  std::uint32_t size_class = 0;
 };
+
+// Frame memory, recycled through per-thread free lists by size class (src/task/
+// frame_pool.cpp). allocate_frame sets `size_class`, which deallocate_frame needs back.
+void* allocate_frame(std::size_t bytes, std::uint32_t& size_class);
+void deallocate_frame(void* memory, std::uint32_t size_class) noexcept;
 
 // What every Task promise has, whatever T is.
 class TaskPromiseBase {
@@ -89,8 +97,9 @@ class TaskPromiseBase {
   // Not inlined: g++ 12 at -O1 (the tsan preset) otherwise sees the frame pointer come from
   // ::operator new and go to this class's operator delete, and -Wmismatched-new-delete fires.
   [[gnu::noinline]] static void* operator new(std::size_t frame_size) {
-    auto* base = static_cast<std::byte*>(::operator new(kFramePrefixSize + frame_size));
-    ::new (base) FramePrefix{};
+    std::uint32_t size_class;
+    auto* base = static_cast<std::byte*>(allocate_frame(kFramePrefixSize + frame_size, size_class));
+    ::new (base) FramePrefix{nullptr, size_class};
     return base + kFramePrefixSize;
   }
   static void operator delete(void* frame, std::size_t) noexcept {
@@ -98,7 +107,9 @@ class TaskPromiseBase {
     if (prefix->release != nullptr) {
       prefix->release(prefix);  // the spawned task's header frees the memory when done
     } else {
-      ::operator delete(static_cast<void*>(prefix));
+      std::uint32_t size_class = prefix->size_class;
+      prefix->~FramePrefix();
+      deallocate_frame(prefix, size_class);
     }
   }
   // The prefix in front of a frame allocated by operator new above.

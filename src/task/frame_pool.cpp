@@ -1,0 +1,182 @@
+// Recycling of Task frame memory (the allocation behind TaskPromiseBase::operator new).
+//
+// The usual pattern — one thread spawns, other threads finish and free — makes glibc's
+// malloc contend on the spawning thread's arena lock for every task. Instead frames are
+// recycled with magazines (Bonwick's scheme): each thread keeps, per size class, a loaded
+// and a previous magazine of up to kBatch frames (intrusive lists). A thread that frees
+// into two full magazines hands one to a global depot; a thread that allocates from two
+// empty ones takes a full one from the depot. Every hand-off moves a whole list in O(1):
+// one lock per kBatch frames, whichever threads allocate and free. The depot is capped;
+// beyond the cap, and above the largest class, memory goes back to malloc.
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include "spool/core/task.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SPOOL_FRAME_POOL 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPOOL_FRAME_POOL 0
+#endif
+#endif
+#ifndef SPOOL_FRAME_POOL
+// Under AddressSanitizer frames go straight to malloc, so that a use after free of a frame
+// is still caught (recycled memory is not poisoned). ThreadSanitizer builds keep the pool,
+// so that its hand-offs between threads are checked.
+#define SPOOL_FRAME_POOL 1
+#endif
+
+namespace spool::detail {
+
+namespace {
+
+constexpr std::size_t kGranule = 64;
+constexpr std::size_t kClasses = 24;  // frames of up to 24 * 64 = 1536 bytes, prefix included
+constexpr std::size_t kBatch = 64;
+// The depot keeps at most this many bytes of frames per class (a burst of spawns leaves
+// at most this much memory behind, per class, once it is over).
+constexpr std::size_t kDepotBytesPerClass = std::size_t{4} << 20;
+constexpr std::size_t max_batches(std::size_t c) noexcept {
+  return kDepotBytesPerClass / (kBatch * c * kGranule);
+}
+
+struct FreeFrame {
+  FreeFrame* next;
+};
+
+std::size_t class_of(std::size_t bytes) noexcept { return (bytes + kGranule - 1) / kGranule; }
+
+// The depot: full magazines (lists of exactly kBatch frames) per class, shared by all
+// threads.
+class GlobalPool {
+ public:
+  ~GlobalPool() {
+    for (auto& batches : classes_) {
+      for (FreeFrame* b : batches) free_list(b);
+    }
+  }
+  // A batch (a list of kBatch frames) for class `c`, or null.
+  FreeFrame* take(std::size_t c) noexcept {
+    std::lock_guard lock(mutex_);
+    if (classes_[c].empty()) return nullptr;
+    FreeFrame* b = classes_[c].back();
+    classes_[c].pop_back();
+    return b;
+  }
+  // Keeps a batch, or frees it when the pool is full.
+  void give(std::size_t c, FreeFrame* batch) noexcept {
+    {
+      std::lock_guard lock(mutex_);
+      if (classes_[c].size() < max_batches(c)) {
+        try {
+          classes_[c].push_back(batch);  // capacity reserved below: never allocates
+          return;
+        } catch (...) {
+        }
+      }
+    }
+    free_list(batch);
+  }
+  GlobalPool() {
+    for (std::size_t c = 1; c <= kClasses; ++c) classes_[c].reserve(max_batches(c));
+  }
+
+  static void free_list(FreeFrame* f) noexcept {
+    while (f) ::operator delete(static_cast<void*>(std::exchange(f, f->next)));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<FreeFrame*> classes_[kClasses + 1];  // guarded by mutex_
+};
+
+GlobalPool& global_pool() {
+  static GlobalPool pool;  // constructed before any thread cache uses it, destroyed after
+  return pool;
+}
+
+// One thread's magazines. Touched only by its thread.
+class ThreadCache {
+ public:
+  ThreadCache() : pool_(global_pool()) {}
+  ~ThreadCache() {
+    for (Class& k : classes_) {
+      GlobalPool::free_list(k.loaded.head);
+      GlobalPool::free_list(k.previous.head);
+    }
+  }
+
+  void* allocate(std::size_t c) {
+    Class& k = classes_[c];
+    if (k.loaded.count == 0) {
+      if (k.previous.count > 0) {
+        std::swap(k.loaded, k.previous);
+      } else if (FreeFrame* batch = pool_.take(c)) {
+        k.loaded = Magazine{batch, kBatch};
+      } else {
+        return ::operator new(c* kGranule);
+      }
+    }
+    FreeFrame* f = k.loaded.head;
+    k.loaded.head = f->next;
+    --k.loaded.count;
+    return f;
+  }
+
+  void deallocate(void* p, std::size_t c) noexcept {
+    Class& k = classes_[c];
+    if (k.loaded.count == kBatch) {
+      if (k.previous.count == kBatch) {
+        pool_.give(c, k.previous.head);  // a full magazine, exactly kBatch frames
+        k.previous = Magazine{};
+      }
+      std::swap(k.loaded, k.previous);
+    }
+    k.loaded.head = ::new (p) FreeFrame{k.loaded.head};
+    ++k.loaded.count;
+  }
+
+ private:
+  struct Magazine {
+    FreeFrame* head = nullptr;
+    std::size_t count = 0;
+  };
+  struct Class {
+    Magazine loaded;
+    Magazine previous;
+  };
+  GlobalPool& pool_;
+  Class classes_[kClasses + 1];
+};
+
+ThreadCache& thread_cache() {
+  thread_local ThreadCache cache;
+  return cache;
+}
+
+}  // namespace
+
+void* allocate_frame(std::size_t bytes, std::uint32_t& size_class) {
+  std::size_t c = class_of(bytes);
+  if (!SPOOL_FRAME_POOL || c > kClasses) {
+    size_class = 0;
+    return ::operator new(bytes);
+  }
+  size_class = static_cast<std::uint32_t>(c);
+  return thread_cache().allocate(c);
+}
+
+void deallocate_frame(void* p, std::uint32_t size_class) noexcept {
+  if (size_class == 0) {
+    ::operator delete(p);
+    return;
+  }
+  thread_cache().deallocate(p, size_class);
+}
+
+}  // namespace spool::detail
