@@ -90,6 +90,7 @@ void RuntimeShared::BlockingScheduler::schedule(TaskHeader* task, bool) noexcept
   drop_task_refs(task);
 }
 
+// Never called: can_drive() is false unless a flavour overrides both.
 void RuntimeShared::drive_until(std::atomic<bool>&, ReactorSlot&) {}
 
 bool RuntimeShared::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,

@@ -38,6 +38,9 @@ class RuntimeShared : public Scheduler, public std::enable_shared_from_this<Runt
   // Runtime::block_on support. A flavour that runs tasks on the block_on thread lets one
   // such thread at a time drive them: can_drive() claims that role (release_driver() gives
   // it back), and drive_until runs tasks until `root_woken` is set.
+  // `root_woken` is the RootWaker's flag: set by its wake() with release ordering on any
+  // thread, consumed here by exchange(false) with acquire ordering, which pairs with that
+  // release so the root's next poll sees what its waker published.
   virtual bool can_drive() noexcept { return false; }
   virtual void drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
   virtual void release_driver() noexcept {}
