@@ -55,11 +55,6 @@ std::size_t class_of(std::size_t bytes) noexcept { return (bytes + kGranule - 1)
 // threads.
 class GlobalPool {
  public:
-  ~GlobalPool() {
-    for (auto& batches : classes_) {
-      for (FreeFrame* b : batches) free_list(b);
-    }
-  }
   // A batch (a list of kBatch frames) for class `c`, or null.
   FreeFrame* take(std::size_t c) noexcept {
     std::lock_guard lock(mutex_);
@@ -95,16 +90,26 @@ class GlobalPool {
   std::vector<FreeFrame*> classes_[kClasses + 1];  // guarded by mutex_
 };
 
+// Never destroyed: threads still running at exit (or static objects destroyed after a
+// thread's cache) may still hand frames to it. What it holds stays reachable, so leak
+// checkers do not report it.
 GlobalPool& global_pool() {
-  static GlobalPool pool;  // constructed before any thread cache uses it, destroyed after
-  return pool;
+  static GlobalPool* pool = new GlobalPool;
+  return *pool;
 }
+
+// Set when this thread's cache has been destroyed (thread exit); later allocations and
+// frees on the thread go straight to operator new/delete, which is valid for every frame:
+// each pooled frame is its own operator new block. Trivially destructible, so it stays
+// readable to the very end of the thread.
+thread_local bool cache_gone = false;
 
 // One thread's magazines. Touched only by its thread.
 class ThreadCache {
  public:
   ThreadCache() : pool_(global_pool()) {}
   ~ThreadCache() {
+    cache_gone = true;
     for (Class& k : classes_) {
       GlobalPool::free_list(k.loaded.head);
       GlobalPool::free_list(k.previous.head);
@@ -163,7 +168,7 @@ ThreadCache& thread_cache() {
 
 void* allocate_frame(std::size_t bytes, std::uint32_t& size_class) {
   std::size_t c = class_of(bytes);
-  if (!SPOOL_FRAME_POOL || c > kClasses) {
+  if (!SPOOL_FRAME_POOL || c > kClasses || cache_gone) {
     size_class = 0;
     return ::operator new(bytes);
   }
@@ -172,7 +177,7 @@ void* allocate_frame(std::size_t bytes, std::uint32_t& size_class) {
 }
 
 void deallocate_frame(void* p, std::uint32_t size_class) noexcept {
-  if (size_class == 0) {
+  if (size_class == 0 || cache_gone) {
     ::operator delete(p);
     return;
   }
