@@ -21,6 +21,9 @@ using spool_test::EventfdReactor;
 
 // A counter that one thread raises and another waits on (through a leaf future).
 struct Mailbox {
+  // Written by post() (release store, then waker.wake()); read by WaitFor::poll (acquire
+  // load, after register_waker), which pairs with that store; a post the load misses wakes
+  // the registered waker. The test's final seq_cst loads come after join(), which orders them.
   std::atomic<std::uint64_t> count{0};
   spool::AtomicWaker waker;
 
@@ -84,6 +87,8 @@ struct PingPong {
 
   Mailbox to_ping;
   Mailbox to_pong;
+  // Written by run_ping and run_pong on their threads (seq_cst fetch_add); read by the test
+  // (seq_cst load) after join(), which orders the adds before it (relaxed would suffice).
   std::atomic<int> wrong{0};
   std::shared_ptr<EventfdReactor> ping_reactor = std::make_shared<EventfdReactor>();
   std::shared_ptr<EventfdReactor> pong_reactor = std::make_shared<EventfdReactor>();

@@ -60,6 +60,10 @@ class EventfdReactor final : public spool::ReactorHook {
 
  private:
   int fd_;
+  // Counters, all written with seq_cst fetch_add: parks_ and woken_ by park() on the parking
+  // thread, unparks_ by unpark() on any thread; read by parks(), unparks(), woken() (seq_cst).
+  // spin_until(parks() >= 1) pairs with park()'s add to learn a thread is about to block;
+  // other reads follow a join or block_on, which puts the adds in order before them.
   std::atomic<int> parks_{0};
   std::atomic<int> unparks_{0};
   std::atomic<int> woken_{0};

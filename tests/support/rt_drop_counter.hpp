@@ -24,6 +24,8 @@ class DropCounter {
   }
 
  private:
+  // The test's counter: ~DropCounter adds to it (seq_cst fetch_add); the test reads it (seq_cst
+  // load) after a join, a latch or the runtime's destructor, which puts the add in order before it.
   std::atomic<std::int64_t>* count_;
 };
 

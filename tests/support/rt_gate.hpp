@@ -20,6 +20,9 @@ class Gate {
   bool is_open() const { return opened_.load(); }
 
  private:
+  // Written by open() (seq_cst exchange: only the first opener counts the latch down); read by
+  // is_open() (seq_cst load), which pairs with that exchange. wait() relies on latch_ instead,
+  // whose count_down/wait give release/acquire.
   std::atomic<bool> opened_{false};
   mutable std::latch latch_{1};
 };

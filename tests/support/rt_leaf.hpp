@@ -49,7 +49,12 @@ class ManualLeaf {
 
  private:
   struct State {
+    // fired: written by fire() (release store, then wake); read by poll() (acquire load) before
+    // and after register_waker, which pairs with it: a fire the re-check misses wakes the waker.
     std::atomic<bool> fired{false};
+    // pending_polls: written by poll() (release fetch_add, then notify_all) after registering;
+    // read by pending_polls() and wait_pending() (acquire), which pairs with it: a reader that
+    // sees the count also sees the registration (release/acquire).
     std::atomic<int> pending_polls{0};
     spool::AtomicWaker waker;
   };

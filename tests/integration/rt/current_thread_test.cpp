@@ -33,6 +33,9 @@ Task<int> await_leaf_then(ManualLeaf leaf, int v) {
 
 TEST(CurrentThread, SpawnedTasksRunOnlyInsideBlockOnOnThatThread) {
   auto rt = spool::Builder::current_thread().build();
+  // Written by Body::run (seq_cst store), which runs only inside block_on on this thread;
+  // read here (seq_cst load) before block_on (still false) and after it, which pairs with
+  // the store by program order on this one thread.
   std::atomic<bool> ran{false};
   struct Body {
     static Task<std::thread::id> run(std::atomic<bool>* ran) {
@@ -80,6 +83,9 @@ TEST(CurrentThread, HandleCurrentWorksInsideTheRootAndInsideTasks) {
 // The root waits on a oneshot that only a task can fill; that task is spawned from another
 // thread once the block_on thread has parked: the remote spawn must wake it.
 TEST(CurrentThread, RemoteSpawnWakesTheBlockOnThread) {
+  // Written by the driver's on_thread_park hook via bump() (seq_cst fetch_add + notify_all);
+  // read by wait_at_least on the remote thread (seq_cst load/wait), which pairs with that add.
+  // seq_cst is more than enough: it only signals that the driver parked, and publishes no data.
   std::atomic<int> parked{0};
   auto rt =
       spool::Builder::current_thread().on_thread_park([&] { spool_rt_test::bump(parked); }).build();
@@ -98,6 +104,9 @@ TEST(CurrentThread, RemoteSpawnWakesTheBlockOnThread) {
 }
 
 TEST(CurrentThread, RemoteWakeOfAPendingTaskWakesTheBlockOnThread) {
+  // Written by the driver's on_thread_park hook via bump() (seq_cst fetch_add + notify_all);
+  // read by wait_at_least on the firer thread (seq_cst load/wait), which pairs with that add.
+  // seq_cst is more than enough: it only signals that the driver parked, and publishes no data.
   std::atomic<int> parked{0};
   auto rt =
       spool::Builder::current_thread().on_thread_park([&] { spool_rt_test::bump(parked); }).build();
@@ -177,6 +186,8 @@ TEST(CurrentThread, SeveralBlockOnThreadsShareTheTasks) {
   constexpr int kThreads = 3;
   constexpr int kTasksPerThread = 50;
   std::vector<std::thread> threads;
+  // Written by each block_on thread (seq_cst fetch_add, the +=); read by the test (seq_cst
+  // load) after join(), which orders every add before the read (relaxed would suffice).
   std::atomic<long> total{0};
   struct Root {
     static Task<long> run(int base) {

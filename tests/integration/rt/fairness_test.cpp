@@ -99,6 +99,9 @@ class Tokens {
     }
     return false;
   }
+  // Written by give() (seq_cst fetch_add, then wake) and by try_take() (seq_cst CAS); read by
+  // try_take() (seq_cst load/CAS), which pairs with give()'s add. The re-check after
+  // register_waker pairs with give()'s add-then-wake, so a token is never missed.
   std::atomic<std::int64_t> count_{0};
   spool::AtomicWaker waker_;
 };
@@ -134,6 +137,8 @@ spool::Runtime one_worker() { return spool::Builder::multi_thread().worker_threa
 
 TEST(Fairness, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
   auto rt = one_worker();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   std::latch started(1);
   auto busy = rt.spawn(yield_until(&stop, &started));
@@ -145,6 +150,8 @@ TEST(Fairness, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
 
 TEST(Fairness, YieldingTaskDoesNotStarveASiblingItSpawned) {
   auto rt = one_worker();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   auto busy = rt.spawn(yield_and_spawn_sibling(&stop));
   EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
@@ -152,6 +159,8 @@ TEST(Fairness, YieldingTaskDoesNotStarveASiblingItSpawned) {
 
 TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
   auto rt = one_worker();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   std::latch started(1);
   auto busy = rt.spawn(spin_on_budget(&stop, &started));
@@ -163,6 +172,8 @@ TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
 
 TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
   auto rt = one_worker();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   auto busy = rt.spawn(spin_and_spawn_sibling(&stop));
   EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
@@ -170,6 +181,8 @@ TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
 
 TEST(Fairness, TasksWakingEachOtherDoNotStarveASiblingFromOutside) {
   auto rt = one_worker();
+  // Written by the set_flag task (seq_cst store); read by ping and pong (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   Tokens a, b;
   std::latch started(1);
@@ -184,6 +197,8 @@ TEST(Fairness, TasksWakingEachOtherDoNotStarveASiblingFromOutside) {
 
 TEST(Fairness, TasksWakingEachOtherWithoutLifoSlotDoNotStarveASibling) {
   auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
+  // Written by the set_flag task (seq_cst store); read by ping and pong (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   Tokens a, b;
   std::latch started(1);
@@ -198,18 +213,24 @@ TEST(Fairness, TasksWakingEachOtherWithoutLifoSlotDoNotStarveASibling) {
 
 TEST(Fairness, CurrentThreadYieldingTaskDoesNotStarveASibling) {
   auto rt = spool::Builder::current_thread().build();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   EXPECT_EQ(rt.block_on(busy_and_sibling_on_current_thread(false, &stop)), Stop::kByFlag);
 }
 
 TEST(Fairness, CurrentThreadBudgetPreemptsAnAlwaysReadyLoop) {
   auto rt = spool::Builder::current_thread().build();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   EXPECT_EQ(rt.block_on(busy_and_sibling_on_current_thread(true, &stop)), Stop::kByFlag);
 }
 
 TEST(Fairness, CurrentThreadSiblingSpawnedFromOutsideRuns) {
   auto rt = spool::Builder::current_thread().build();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   auto busy = rt.spawn(yield_until(&stop, nullptr));
   auto sibling = rt.spawn(set_flag(&stop));
@@ -221,6 +242,8 @@ TEST(Fairness, CurrentThreadSiblingSpawnedFromOutsideRuns) {
 // (the root is not a task, but it shares the one thread with them).
 TEST(Fairness, CurrentThreadRootThatYieldsLetsSpawnedTasksRun) {
   auto rt = spool::Builder::current_thread().build();
+  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   struct Root {
     static Task<Stop> run(std::atomic<bool>* stop) {

@@ -102,6 +102,9 @@ TEST(Metrics, StealsAreCountedWhenAnotherWorkerTakesQueuedTasks) {
 }
 
 TEST(Metrics, ParksAreCountedAfterIdling) {
+  // Written by the worker's on_thread_park hook via bump() (seq_cst fetch_add + notify_all);
+  // read by wait_at_least on the test thread (seq_cst load/wait), which pairs with that add.
+  // seq_cst is more than enough: it only signals that the worker parked, and publishes no data.
   std::atomic<int> parked{0};
   auto rt = spool::Builder::multi_thread()
                 .worker_threads(1)
@@ -114,6 +117,9 @@ TEST(Metrics, ParksAreCountedAfterIdling) {
 }
 
 TEST(Metrics, CurrentThreadParksAreCounted) {
+  // Written by the driver's on_thread_park hook via bump() (seq_cst fetch_add + notify_all);
+  // read by wait_at_least on the firer thread (seq_cst load/wait), which pairs with that add.
+  // seq_cst is more than enough: it only signals that the driver parked, and publishes no data.
   std::atomic<int> parked{0};
   auto rt =
       spool::Builder::current_thread().on_thread_park([&] { spool_rt_test::bump(parked); }).build();
@@ -179,6 +185,8 @@ TEST(Metrics, BlockingThreadsAreCounted) {
 TEST(Metrics, ReadableWhileTasksRun) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   constexpr int kTasks = 2'000;
+  // Written by the test thread once every task finished (seq_cst store); read by the reader
+  // thread's loop (seq_cst load), which pairs with it. It only ends the loop (relaxed would do).
   std::atomic<bool> stop{false};
   std::thread reader([&] {
     std::uint64_t last = 0;

@@ -75,6 +75,8 @@ TEST(Spawn, FromManyOutsideThreadsAtOnce) {
   spool::Handle handle = rt.handle();
   constexpr int kThreads = 4;
   constexpr int kPerThread = 200;
+  // Written by each spawning thread (seq_cst fetch_add, the +=); read by the test (seq_cst
+  // load) after join(), which orders every add before the read (relaxed would suffice).
   std::atomic<long> total{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {

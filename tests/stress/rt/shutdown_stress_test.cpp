@@ -27,6 +27,10 @@ using spool_rt_test::scaled;
 
 // Frames created (each holds one DropCounter) and frames destroyed.
 struct Frames {
+  // created: written by make() (seq_cst fetch_add) on a spawner thread or on a worker running
+  // keep_spawning. destroyed: written through DropCounter's destructor (seq_cst fetch_add)
+  // wherever a frame dies. Both are read by the test (seq_cst load) only after the runtime's
+  // destructor, join() and handles.clear(), which order every add before the reads.
   std::atomic<std::int64_t> created{0};
   std::atomic<std::int64_t> destroyed{0};
   DropCounter make() {
@@ -163,6 +167,9 @@ TEST(ShutdownStress, ShutdownRacesWithWakesFromOutside) {
   constexpr int kTasks = 256;
   constexpr int kFirers = 2;
   for (int round = 0; round < kRounds; ++round) {
+    // Written by DropCounter's destructor (seq_cst fetch_add) wherever a task frame dies; read by
+    // the test (seq_cst load) after the runtime's destructor, the firers' join() and hs.clear(),
+    // which order every destruction before the read (relaxed would suffice).
     std::atomic<std::int64_t> drops{0};
     std::vector<ManualLeaf> leaves(kTasks);
     std::vector<spool::JoinHandle<int>> hs;
@@ -203,6 +210,9 @@ TEST(ShutdownStress, ShutdownRacesWithAbortsAndDrops) {
   constexpr int kRounds = scaled(100, 100);
   constexpr int kTasks = 256;
   for (int round = 0; round < kRounds; ++round) {
+    // Written by DropCounter's destructor (seq_cst fetch_add) wherever a task frame dies; read by
+    // the test (seq_cst load) after the runtime's destructor, both join()s and first_half.clear(),
+    // which order every destruction before the read (relaxed would suffice).
     std::atomic<std::int64_t> drops{0};
     std::vector<ManualLeaf> leaves(kTasks);
     std::vector<spool::JoinHandle<int>> first_half, second_half;

@@ -23,6 +23,9 @@ struct Completions {
     if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == target) all.fire();
   }
   const std::int64_t target;
+  // Written by hit() in each counted task (acq_rel fetch_add: acquire + release); the add that
+  // reaches `target` has seen every earlier one and fires `all` (release). Read by the test
+  // (seq_cst load) after block_on(all), whose acquire pairs with that fire: it sees the total.
   std::atomic<std::int64_t> done{0};
   spool_rt_test::ManualLeaf all;
 };
@@ -72,6 +75,9 @@ TEST(SpawnStress, SpawnTreesFromInsideTasks) {
   std::int64_t expected = 0;
   for (std::int64_t d = 0, level = 1; d <= depth; ++d, level *= kFanout) expected += level;
   for (bool lifo : {true, false}) {
+    // Written by every tree() task (relaxed fetch_add); read by the test (seq_cst load) after
+    // block_on of the root, which awaited every descendant: those joins order all the adds
+    // before the read, so relaxed suffices.
     std::atomic<std::int64_t> ran{0};
     auto rt = spool::Builder::multi_thread().worker_threads(3).lifo_slot(lifo).build();
     EXPECT_EQ(spool::block_on(rt.spawn(tree(depth, kFanout, &ran))), expected);

@@ -47,6 +47,9 @@ TEST(StealStress, BlockedSpawnerIsStolenFromByRacingWorkers) {
   constexpr int kChildren = 200;
   // Four workers on two cores: up to three of them race to steal from the blocked one.
   auto rt = spool::Builder::multi_thread().worker_threads(4).lifo_slot(false).build();
+  // Written by each child task on whichever worker ran it (relaxed fetch_add); read by the
+  // test (seq_cst load) after the last block_on: each add precedes its count_down on the latch
+  // spawn_and_block waits on, and that task's join orders it, so relaxed suffices.
   std::atomic<std::int64_t> ran{0};
   std::uint64_t steals_before = 0;
   for (int r = 0; r < kRounds; ++r) {

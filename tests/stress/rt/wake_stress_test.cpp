@@ -44,6 +44,9 @@ class Tokens {
     }
     return false;
   }
+  // Written by give() (release fetch_add, then wake) and by try_take() (acq_rel CAS); read by
+  // try_take() (acquire load/CAS), which pairs with give()'s release. The re-check after
+  // register_waker pairs with give()'s add-then-wake, so no wake-up is lost.
   std::atomic<std::int64_t> count_{0};
   spool::AtomicWaker waker_;
 };
@@ -135,10 +138,18 @@ TEST(WakeStress, PingPongPairsAcrossWorkers) {
 // plain counter is a data race (reported by TSan) if two threads ever poll at once.
 struct ExclusiveLeaf {
   struct Shared {
+    // Written by poll(): acq_rel exchange to true on entry (acquire pairs with the previous
+    // poll's release store of false on exit); two overlapping polls would see true.
     std::atomic<bool> in_poll{false};
+    // Written by poll() on an overlap (seq_cst fetch_add); read by the test (seq_cst load) after
+    // block_on of the target: its completion (release/acquire) follows every poll.
     std::atomic<int> violations{0};
+    // Written by poll() (relaxed fetch_add); read by the test (seq_cst load) after block_on of
+    // the target, whose completion orders every poll before it, so relaxed suffices.
     std::atomic<std::int64_t> polls{0};
     std::int64_t plain_polls = 0;  // touched only inside poll, without synchronisation
+    // Written by the test (release store) before the final wake; read by poll() (acquire load),
+    // which pairs with that store, so the poll that the wake causes sees true.
     std::atomic<bool> stop{false};
     std::promise<spool::Waker> first_waker;
     bool published = false;  // inside poll only

@@ -125,6 +125,8 @@ TEST(LostWakeup, ALeafAbandonedByOneBlockOnIsFinishedByAnotherOnAnotherThread) {
   // Phase 2: block_on #2 on another thread finishes the same leaf object. A third thread
   // fires the signal only after block_on #2's first poll completed (that poll registered
   // block_on #2's waker and found the signal not fired), so only that waker can end it.
+  // Written by the `second` thread after its block_on returns (seq_cst store); read by the test
+  // (seq_cst load) after second.join(), which orders the store (relaxed would suffice).
   std::atomic<bool> finished{false};
   std::thread second([&] {
     spool::block_on(leaf);
