@@ -95,6 +95,7 @@ void RuntimeShared::drive_until(std::atomic<bool>&, ReactorSlot&) {}
 
 bool RuntimeShared::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
                                   ReactorSlot& slot) {
+  // Acquire pairs with the release in RootWaker::wake (see shared.hpp).
   while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
   return false;
 }
