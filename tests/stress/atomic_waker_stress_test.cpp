@@ -88,6 +88,12 @@ TEST(AtomicWakerStress, WakerHandlesStayBalancedUnderConcurrentRegisterAndTake) 
   {
     AtomicWaker aw;
     const Waker wakers[2] = {task_a.waker(), task_b.waker()};
+    // Before the race, the slot certainly clones (no taker yet): the race then starts with
+    // a stored handle that the taker or the final drop must release.
+    aw.register_waker(wakers[0]);
+    ASSERT_EQ(task_a.counts().clones, 2);  // the `wakers` handle and the slot's clone
+    // Written by the main thread (release) after its last register; read by the taker
+    // (acquire), which pairs with it to stop.
     std::atomic<bool> stop{false};
     std::thread taker([&] {
       for (unsigned i = 0; !stop.load(std::memory_order_acquire); ++i) {
@@ -98,9 +104,11 @@ TEST(AtomicWakerStress, WakerHandlesStayBalancedUnderConcurrentRegisterAndTake) 
     stop.store(true, std::memory_order_release);
     taker.join();
   }  // the AtomicWaker drops whatever it still holds
+  // How often the registering side cloned during the race depends on scheduling (while
+  // the taker holds WAKING, a register wakes its own waker instead of storing it), so only
+  // the balance is asserted.
   EXPECT_EQ(task_a.counts().live(), 0);
   EXPECT_EQ(task_b.counts().live(), 0);
-  EXPECT_GT(task_a.counts().clones + task_b.counts().clones, 2);  // the slot did clone
 }
 
 }  // namespace
