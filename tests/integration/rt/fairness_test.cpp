@@ -11,8 +11,10 @@
 #include <atomic>
 #include <cstdint>
 #include <latch>
+#include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_tokens.hpp"
 
 namespace {
 
@@ -73,38 +75,7 @@ Task<Stop> busy_and_sibling_on_current_thread(bool budget_loop, std::atomic<bool
   co_return co_await busy;
 }
 
-// A token counter that one task awaits and another fills (a reusable wake-up).
-class Tokens {
- public:
-  struct Take {
-    Tokens* t;
-    spool::Poll<void> poll(spool::Context& cx) {
-      if (t->try_take()) return spool::Poll<void>::ready();
-      t->waker_.register_waker(cx.waker());
-      if (t->try_take()) return spool::Poll<void>::ready();
-      return spool::pending;
-    }
-  };
-  void give() {
-    count_.fetch_add(1);
-    waker_.wake();
-  }
-  Take take() { return Take{this}; }
-
- private:
-  bool try_take() {
-    std::int64_t c = count_.load();
-    while (c > 0) {
-      if (count_.compare_exchange_weak(c, c - 1)) return true;
-    }
-    return false;
-  }
-  // Written by give() (seq_cst fetch_add, then wake) and by try_take() (seq_cst CAS); read by
-  // try_take() (seq_cst load/CAS), which pairs with give()'s add. The re-check after
-  // register_waker pairs with give()'s add-then-wake, so a token is never missed.
-  std::atomic<std::int64_t> count_{0};
-  spool::AtomicWaker waker_;
-};
+using spool_rt_test::Tokens;
 
 // Two tasks that wake each other forever (each wake-up lands in the LIFO slot) until `stop`.
 Task<Stop> ping(Tokens* mine, Tokens* other, const std::atomic<bool>* stop, std::latch* started) {
@@ -135,17 +106,37 @@ Task<Stop> pong(Tokens* mine, Tokens* other, const std::atomic<bool>* stop) {
 
 spool::Runtime one_worker() { return spool::Builder::multi_thread().worker_threads(1).build(); }
 
+// Once the busy tasks run (`started`), a sibling spawned from outside sets `stop`: every busy
+// task must end because of the flag, i.e. the sibling was not starved.
+void expect_outside_sibling_stops(spool::Runtime& rt, std::atomic<bool>* stop, std::latch& started,
+                                  std::vector<spool::JoinHandle<Stop>> busy) {
+  started.wait();
+  spool::block_on(rt.spawn(set_flag(stop)));
+  for (auto& h : busy) EXPECT_EQ(spool::block_on(h), Stop::kByFlag);
+}
+
+// Two tasks that wake each other forever must not starve a sibling spawned from outside.
+void expect_ping_pong_does_not_starve_a_sibling(spool::Runtime& rt) {
+  // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
+  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
+  std::atomic<bool> stop{false};
+  Tokens a, b;
+  std::latch started(1);
+  std::vector<spool::JoinHandle<Stop>> busy;
+  busy.push_back(rt.spawn(ping(&a, &b, &stop, &started)));
+  busy.push_back(rt.spawn(pong(&b, &a, &stop)));
+  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
+}
+
 TEST(Fairness, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
   auto rt = one_worker();
-  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   std::latch started(1);
-  auto busy = rt.spawn(yield_until(&stop, &started));
-  started.wait();  // the only worker is now busy yielding
-  auto sibling = rt.spawn(set_flag(&stop));
-  spool::block_on(sibling);
-  EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
+  std::vector<spool::JoinHandle<Stop>> busy;
+  busy.push_back(rt.spawn(yield_until(&stop, &started)));
+  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
 }
 
 TEST(Fairness, YieldingTaskDoesNotStarveASiblingItSpawned) {
@@ -159,15 +150,13 @@ TEST(Fairness, YieldingTaskDoesNotStarveASiblingItSpawned) {
 
 TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
   auto rt = one_worker();
-  // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
+  // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   std::latch started(1);
-  auto busy = rt.spawn(spin_on_budget(&stop, &started));
-  started.wait();
-  auto sibling = rt.spawn(set_flag(&stop));
-  spool::block_on(sibling);
-  EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
+  std::vector<spool::JoinHandle<Stop>> busy;
+  busy.push_back(rt.spawn(spin_on_budget(&stop, &started)));
+  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
 }
 
 TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
@@ -181,34 +170,12 @@ TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
 
 TEST(Fairness, TasksWakingEachOtherDoNotStarveASiblingFromOutside) {
   auto rt = one_worker();
-  // Written by the set_flag task (seq_cst store); read by ping and pong (seq_cst load),
-  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
-  std::atomic<bool> stop{false};
-  Tokens a, b;
-  std::latch started(1);
-  auto p1 = rt.spawn(ping(&a, &b, &stop, &started));
-  auto p2 = rt.spawn(pong(&b, &a, &stop));
-  started.wait();
-  auto sibling = rt.spawn(set_flag(&stop));
-  spool::block_on(sibling);
-  EXPECT_EQ(spool::block_on(p1), Stop::kByFlag);
-  EXPECT_EQ(spool::block_on(p2), Stop::kByFlag);
+  expect_ping_pong_does_not_starve_a_sibling(rt);
 }
 
 TEST(Fairness, TasksWakingEachOtherWithoutLifoSlotDoNotStarveASibling) {
   auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
-  // Written by the set_flag task (seq_cst store); read by ping and pong (seq_cst load),
-  // which pairs with it. The flag publishes no other data, so relaxed would do as well.
-  std::atomic<bool> stop{false};
-  Tokens a, b;
-  std::latch started(1);
-  auto p1 = rt.spawn(ping(&a, &b, &stop, &started));
-  auto p2 = rt.spawn(pong(&b, &a, &stop));
-  started.wait();
-  auto sibling = rt.spawn(set_flag(&stop));
-  spool::block_on(sibling);
-  EXPECT_EQ(spool::block_on(p1), Stop::kByFlag);
-  EXPECT_EQ(spool::block_on(p2), Stop::kByFlag);
+  expect_ping_pong_does_not_starve_a_sibling(rt);
 }
 
 TEST(Fairness, CurrentThreadYieldingTaskDoesNotStarveASibling) {

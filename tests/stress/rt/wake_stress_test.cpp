@@ -12,44 +12,14 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_sanitizer.hpp"
+#include "support/rt_tokens.hpp"
 
 namespace {
 
 using spool::Task;
 using spool_rt_test::scaled;
 
-// A counter of tokens: givers add one and wake the taker; the one taking task awaits take().
-class Tokens {
- public:
-  struct Take {
-    Tokens* t;
-    spool::Poll<void> poll(spool::Context& cx) {
-      if (t->try_take()) return spool::Poll<void>::ready();
-      t->waker_.register_waker(cx.waker());
-      if (t->try_take()) return spool::Poll<void>::ready();
-      return spool::pending;
-    }
-  };
-  void give() {
-    count_.fetch_add(1, std::memory_order_release);
-    waker_.wake();
-  }
-  Take take() { return Take{this}; }
-
- private:
-  bool try_take() {
-    std::int64_t c = count_.load(std::memory_order_acquire);
-    while (c > 0) {
-      if (count_.compare_exchange_weak(c, c - 1, std::memory_order_acq_rel)) return true;
-    }
-    return false;
-  }
-  // Written by give() (release fetch_add, then wake) and by try_take() (acq_rel CAS); read by
-  // try_take() (acquire load/CAS), which pairs with give()'s release. The re-check after
-  // register_waker pairs with give()'s add-then-wake, so no wake-up is lost.
-  std::atomic<std::int64_t> count_{0};
-  spool::AtomicWaker waker_;
-};
+using spool_rt_test::Tokens;
 
 Task<std::int64_t> take_n(Tokens* tokens, std::int64_t n) {
   std::int64_t taken = 0;
