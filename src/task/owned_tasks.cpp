@@ -12,7 +12,7 @@ bool OwnedTasks::bind(TaskHeader* t) noexcept {
   t->owned_prev = t;  // head marker
   if (s.head) s.head->owned_prev = t;
   s.head = t;
-  size_.fetch_add(1, std::memory_order_relaxed);
+  s.count.store(s.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return true;
 }
 
@@ -28,8 +28,14 @@ bool OwnedTasks::remove(TaskHeader* t) noexcept {
     if (t->owned_next) t->owned_next->owned_prev = t->owned_prev;
   }
   t->owned_prev = t->owned_next = nullptr;
-  size_.fetch_sub(1, std::memory_order_relaxed);
+  s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   return true;
+}
+
+std::size_t OwnedTasks::size() const noexcept {
+  std::size_t n = 0;
+  for (const Shard& s : shards_) n += s.count.load(std::memory_order_relaxed);
+  return n;
 }
 
 void OwnedTasks::close() noexcept {
@@ -46,7 +52,7 @@ TaskHeader* OwnedTasks::pop() noexcept {
       s.head = t->owned_next;
       if (s.head) s.head->owned_prev = s.head;
       t->owned_prev = t->owned_next = nullptr;
-      size_.fetch_sub(1, std::memory_order_relaxed);
+      s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
       return t;
     }
   }

@@ -27,7 +27,7 @@ class OwnedTasks {
   // Calls `fn` on each task, under the shard locks (fn must not touch the list).
   void for_each(const std::function<void(const TaskHeader&)>& fn);
   // The number of tasks in the list (approximate while tasks come and go).
-  std::size_t size() const noexcept { return size_.load(std::memory_order_relaxed); }
+  std::size_t size() const noexcept;
 
  private:
   static constexpr std::size_t kShards = 16;
@@ -36,12 +36,14 @@ class OwnedTasks {
     SpinLock mutex;
     TaskHeader* head = nullptr;  // guarded by mutex
     bool closed = false;         // guarded by mutex
+    // Tasks in this shard's list. Written under mutex (relaxed), read relaxed by size():
+    // a per-shard count, so that binds and removes on different threads do not share
+    // one counter's cache line.
+    std::atomic<std::size_t> count{0};
   };
   Shard& shard_of(const TaskHeader* task) noexcept { return shards_[task->id % kShards]; }
 
   std::array<Shard, kShards> shards_;
-  // Statistics: incremented/decremented under a shard lock, read anywhere; relaxed.
-  std::atomic<std::size_t> size_{0};
 };
 
 }  // namespace spool::detail
