@@ -116,8 +116,11 @@ void MultiThread::run_task_on(TaskHeader* t) {
     if (t == nullptr) return;
     if (++lifo_polls >= kMaxLifoPolls) {
       // The LIFO task has had its turns: put it behind the queue so others get theirs.
+      // Into an empty queue it is this worker's very next task, as if it had stayed in
+      // the slot: waking a parked worker to steal it would only move it.
+      const bool others_waiting = !w.queue.is_empty();
       w.queue.push_back_or_overflow(t, inject_, drop_ref);
-      notify_parked();
+      if (others_waiting) notify_parked();
       return;
     }
   }
