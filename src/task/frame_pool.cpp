@@ -130,6 +130,10 @@ class ThreadCache {
     FreeFrame* f = k.loaded.head;
     k.loaded.head = f->next;
     --k.loaded.count;
+    // Frames come back from the threads that ran them: the next one is likely in another
+    // core's cache. Start fetching it (for writing) now, so that the next spawn does not
+    // stall on it.
+    if (k.loaded.head) __builtin_prefetch(k.loaded.head, 1);
     return f;
   }
 
