@@ -170,15 +170,20 @@ TaskHeader* MultiThread::steal_work(Core& core) {
 void MultiThread::transition_from_searching(Core& core) noexcept {
   if (!core.is_searching) return;
   core.is_searching = false;
-  // The last searcher found work: wake another worker to look for the rest.
-  if (idle_.transition_from_searching()) notify_parked();
+  // The last searcher found work: wake another worker to look for the rest, if there is
+  // a rest. Pushers that saw this worker searching skipped their wake-up; their tasks are
+  // visible here (the seq_cst pairing of the park re-check), and a task pushed after this
+  // worker stopped searching is the pusher's to notify for.
+  if (idle_.transition_from_searching() && work_pending()) notify_parked();
 }
 
 void MultiThread::park(Core& core) {
   if (config_.on_thread_park) config_.on_thread_park();
   // The last searcher to park re-checks every queue: pushers skipped waking anyone
   // because it was searching.
-  if (idle_.transition_to_parked(core.index, core.is_searching)) notify_if_work_pending();
+  if (idle_.transition_to_parked(core.index, core.is_searching) && work_pending()) {
+    notify_parked();
+  }
   core.is_searching = false;
   WorkerShared& w = *workers_[core.index];
   while (!is_shutdown()) {
@@ -197,14 +202,11 @@ void MultiThread::notify_parked() noexcept {
   if (auto w = idle_.worker_to_notify()) workers_[*w]->parker.unpark();
 }
 
-void MultiThread::notify_if_work_pending() noexcept {
-  for (auto& w : workers_) {
-    if (!w->queue.is_empty()) {
-      notify_parked();
-      return;
-    }
+bool MultiThread::work_pending() const noexcept {
+  for (const auto& w : workers_) {
+    if (!w->queue.is_empty()) return true;
   }
-  if (!inject_.is_empty()) notify_parked();
+  return !inject_.is_empty();
 }
 
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {

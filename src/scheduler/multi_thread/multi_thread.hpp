@@ -61,7 +61,8 @@ class MultiThread final : public RuntimeShared {
   TaskHeader* steal_work(Core& core);
   void park(Core& core);
   void notify_parked() noexcept;
-  void notify_if_work_pending() noexcept;
+  // True if a task waits in some local queue or in the inject queue.
+  bool work_pending() const noexcept;
   void push_local(Core& core, TaskHeader* task) noexcept;
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
