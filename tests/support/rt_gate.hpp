@@ -5,7 +5,8 @@
 #include <future>
 #include <latch>
 #include <memory>
-#include <thread>
+
+#include "support/sync.hpp"
 
 namespace spool_rt_test {
 
@@ -45,13 +46,9 @@ void bump(std::atomic<T>& counter) {
   counter.notify_all();
 }
 
-/// Polls `pred` until it holds, yielding the CPU in between. Only for states that the
-/// runtime exposes without any notification (e.g. "this blocking thread is idle now");
-/// never a timed sleep.
-template <class Pred>
-void spin_until(Pred pred) {
-  while (!pred()) std::this_thread::yield();
-}
+/// Polls a condition until it holds (support/sync.hpp). Only for states that the runtime
+/// exposes without any notification (e.g. "this blocking thread is idle now").
+using spool_test::spin_until;
 
 /// Tells when a runtime's shared state has been freed: wrap one of the Builder's callbacks
 /// with probe(); the returned callback owns a token whose destruction — when the runtime
