@@ -27,8 +27,8 @@ class JoinError : public std::runtime_error, public std::nested_exception {
         cancelled_(cancelled) {}
   /// True when the task was cancelled.
   bool is_cancelled() const noexcept { return cancelled_; }
-  /// True when the task threw (the exception is nested).
-  bool is_panic() const noexcept { return !cancelled_; }
+  /// True when the task threw an exception (it is nested: exception() returns it).
+  bool is_exception() const noexcept { return !cancelled_; }
   /// The task's exception (null when cancelled).
   std::exception_ptr exception() const noexcept { return nested_ptr(); }
 

@@ -140,7 +140,7 @@ TEST(SpawnBlocking, AnExceptionIsAPanicWithTheOriginalNested) {
     spool::block_on(h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
-    EXPECT_TRUE(e.is_panic());
+    EXPECT_TRUE(e.is_exception());
     EXPECT_THROW(std::rethrow_if_nested(e), std::invalid_argument);
   }
 }

@@ -137,7 +137,7 @@ TEST(JoinHandle, ExceptionIsAPanicWithTheOriginalNested) {
     spool::block_on(h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
-    EXPECT_TRUE(e.is_panic());
+    EXPECT_TRUE(e.is_exception());
     EXPECT_FALSE(e.is_cancelled());
     ASSERT_TRUE(e.exception() != nullptr);
     // Through exception():
@@ -166,7 +166,7 @@ TEST(JoinHandle, ExceptionAfterASuspensionKeepsItsType) {
     spool::block_on(h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
-    EXPECT_TRUE(e.is_panic());
+    EXPECT_TRUE(e.is_exception());
     EXPECT_THROW(std::rethrow_if_nested(e), std::out_of_range);
   }
 }
@@ -182,7 +182,7 @@ TEST(JoinHandle, AbortBeforeFirstPollCancelsOnCurrentThreadRuntime) {
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_cancelled());
-    EXPECT_FALSE(e.is_panic());
+    EXPECT_FALSE(e.is_exception());
     EXPECT_TRUE(e.exception() == nullptr);
   }
   EXPECT_FALSE(ran.load()) << "an aborted task must never be polled";
@@ -316,7 +316,7 @@ TEST(JoinHandle, AwaitedFromAPlainThreadWithBlockOn) {
       spool::block_on(h);
       s += ", no error";
     } catch (const spool::JoinError& e) {
-      s += e.is_panic() ? ", panic" : ", cancelled";
+      s += e.is_exception() ? ", panic" : ", cancelled";
     }
     outcome.set_value(s);
   });

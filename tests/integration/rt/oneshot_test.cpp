@@ -130,7 +130,7 @@ TEST(Oneshot, SenderDroppedByACancelledTaskGivesRecvError) {
     rt.block_on(r);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
-    EXPECT_TRUE(e.is_panic());
+    EXPECT_TRUE(e.is_exception());
     EXPECT_THROW(std::rethrow_if_nested(e), spool::oneshot::RecvError);
   }
 }

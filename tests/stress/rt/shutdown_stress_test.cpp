@@ -72,7 +72,7 @@ bool resolved(spool::JoinHandle<std::int64_t>& h, std::int64_t expected, bool* c
     return true;
   } catch (const spool::JoinError& e) {
     *cancelled = true;
-    if (e.is_panic()) {
+    if (e.is_exception()) {
       EXPECT_EQ(expected % 4, 3) << "only a parent can fail";
       try {
         std::rethrow_if_nested(e);
