@@ -15,6 +15,19 @@
 
 namespace spool {
 
+template <class T>
+class JoinHandle;
+
+namespace detail {
+// How spawn builds a JoinHandle (its constructor takes an internal type, so it is private).
+struct JoinHandleAccess {
+  template <class T>
+  static JoinHandle<T> make(TaskHeader* task) noexcept {
+    return JoinHandle<T>(task);
+  }
+};
+}  // namespace detail
+
 /// Why a JoinHandle has no value: the task was cancelled (abort() or runtime shutdown),
 /// or it threw — then the exception is nested inside (std::rethrow_if_nested, or
 /// exception()).
@@ -46,8 +59,6 @@ class [[nodiscard]] JoinHandle {
   /// The task's result type.
   using value_type = T;
 
-  /// Wraps a task header (called by spawn).
-  explicit JoinHandle(detail::TaskHeader* task) noexcept : task_(task) {}
   JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)) {}
   JoinHandle& operator=(JoinHandle&& other) noexcept {
     if (this != &other) {
@@ -84,16 +95,21 @@ class [[nodiscard]] JoinHandle {
   }
 
   /// Asks the task to stop: it is cancelled (its frame destroyed, the destructors of its
-  /// locals run) before its next poll, or at once if idle. No effect once it finished.
+  /// locals run) before its next poll, or at once if idle. No effect once it finished, nor
+  /// on a handle that gave its result or was moved from.
   void abort() const noexcept {
     if (task_) detail::join_abort(task_);
   }
-  /// True once the task completed (with a value, an exception, or by cancellation).
+  /// True once the task completed (with a value, an exception, or by cancellation); true
+  /// also for a handle that gave its result or was moved from.
   bool is_finished() const noexcept { return task_ == nullptr || detail::join_is_finished(task_); }
-  /// The task's unique id.
+  /// The task's unique id (0 for a handle that gave its result or was moved from).
   std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
 
  private:
+  friend struct detail::JoinHandleAccess;
+  explicit JoinHandle(detail::TaskHeader* task) noexcept : task_(task) {}
+
   void reset() noexcept {
     if (task_) detail::join_drop(std::exchange(task_, nullptr));
   }

@@ -39,7 +39,10 @@ struct RuntimeConfig {
   std::string thread_name = "spool-worker";
 };
 
-// Spawns the frame of a Task that has not run on `rt`; returns its header (JoinHandle).
+// The most worker threads a runtime may have (the idle word counts them in 16 bits).
+inline constexpr std::size_t kMaxWorkerThreads = 0xffff;
+
+// Spawns a Task frame taken over by take_for_spawn; returns its header (JoinHandle).
 TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
                                 std::coroutine_handle<> frame);
@@ -104,8 +107,19 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
 template <Future F>
 JoinHandle<spawn_output_t<F>> spawn_on(RuntimeShared& rt, F&& fut) {
   auto task = into_task(std::forward<F>(fut));
-  auto frame = task.release();
-  return JoinHandle<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame));
+  auto frame = take_for_spawn(task);
+  return JoinHandleAccess::make<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame));
+}
+
+// The shared state behind a Runtime or Handle; throws std::logic_error naming `who` when it
+// was moved from.
+inline RuntimeShared& checked(const std::shared_ptr<RuntimeShared>& rt, const char* who) {
+  if (!rt) {
+    throw std::logic_error(std::string("spool::") + who +
+                           " used after it was moved from: it no longer refers to a runtime; "
+                           "use the object it was moved into");
+  }
+  return *rt;
 }
 }  // namespace detail
 
@@ -128,27 +142,31 @@ class Handle {
 
   /// Spawns `fut` (a Task or any Future, moved in) as a new task; it starts running at
   /// once on the runtime's threads. After shutdown the task is cancelled at once and its
-  /// JoinHandle reports it.
+  /// JoinHandle reports it. A Task already polled by hand goes on from where it stopped
+  /// (its pending leaf gets the task's waker at the next poll). Throws
+  /// std::invalid_argument for an empty or finished Task (which is left as it was).
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    return detail::spawn_on(*rt_, std::forward<F>(fut));
+    return detail::spawn_on(rt(), std::forward<F>(fut));
   }
 
   /// Runs `fn()` on the blocking pool (a thread that may block), and gives its result
   /// through the JoinHandle. Queued while all max_blocking_threads are busy. At shutdown,
   /// queued calls are cancelled; running ones finish (bounded by shutdown_timeout).
+  /// Throws std::system_error when the pool has no thread and cannot start one.
   template <class Fn>
   JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
     auto task = detail::blocking_body(std::forward<Fn>(fn));
-    auto frame = task.release();
-    return JoinHandle<std::invoke_result_t<Fn&>>(
-        detail::spawn_blocking_task(*rt_, frame.promise(), frame));
+    auto frame = detail::take_for_spawn(task);
+    return detail::JoinHandleAccess::make<std::invoke_result_t<Fn&>>(
+        detail::spawn_blocking_task(rt(), frame.promise(), frame));
   }
 
   /// Runs `fut` to completion on the calling thread, inside this runtime (see
   /// Runtime::block_on).
   template <Future F>
   future_output_t<std::remove_reference_t<F>> block_on(F&& fut) const {
+    rt();  // a moved-from Handle throws here
     detail::RuntimeBlockOn executor(rt_);
     for (;;) {
       auto poll = fut.poll(executor.context());
@@ -158,14 +176,17 @@ class Handle {
   }
 
   /// A snapshot of the runtime's counters.
-  RuntimeMetrics metrics() const { return detail::runtime_metrics(*rt_); }
+  RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
   /// A human-readable list of live tasks and what each waits on.
-  std::string dump() const { return detail::runtime_dump(*rt_); }
+  std::string dump() const { return detail::runtime_dump(rt()); }
 
-  /// For the library: wraps a runtime's shared state.
-  explicit Handle(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {}
+  // Every member throws std::logic_error on a moved-from Handle.
 
  private:
+  friend class Runtime;
+  explicit Handle(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {}
+  detail::RuntimeShared& rt() const { return detail::checked(rt_, "Handle"); }
+
   std::shared_ptr<detail::RuntimeShared> rt_;
 };
 
@@ -209,7 +230,10 @@ class Runtime {
   }
 
   /// A handle to this runtime.
-  Handle handle() const { return Handle(rt_); }
+  Handle handle() const {
+    detail::checked(rt_, "Runtime");
+    return Handle(rt_);
+  }
 
   /// Shuts down as the destructor does, but waits at most `timeout` for threads still
   /// busy (blocking-pool calls, or a task stuck in a poll): they are left to finish on
@@ -217,13 +241,16 @@ class Runtime {
   /// If the destructor runs on one of them (the Runtime was owned by a task), the
   /// shutdown is finished on a background thread instead.
   void shutdown_timeout(std::chrono::nanoseconds timeout) {
-    if (rt_) detail::shutdown_runtime(*rt_, timeout, false);
+    detail::shutdown_runtime(detail::checked(rt_, "Runtime"), timeout, false);
   }
 
   /// A snapshot of the runtime's counters.
-  RuntimeMetrics metrics() const { return detail::runtime_metrics(*rt_); }
+  RuntimeMetrics metrics() const { return detail::runtime_metrics(detail::checked(rt_, "Runtime")); }
   /// A human-readable list of live tasks and what each waits on.
-  std::string dump() const { return detail::runtime_dump(*rt_); }
+  std::string dump() const { return detail::runtime_dump(detail::checked(rt_, "Runtime")); }
+
+  // Every member but the destructor and the move assignment throws std::logic_error on a
+  // moved-from Runtime.
 
  private:
   friend class Builder;
@@ -292,6 +319,12 @@ class Builder {
     config_.on_thread_unpark = std::move(fn);
     return *this;
   }
+  /// The name of the runtime's threads, workers and blocking-pool threads alike, as `top -H`,
+  /// `ps -L` and gdb show it (default "spool-worker"). Linux keeps the first 15 bytes.
+  Builder& thread_name(std::string name) {
+    config_.thread_name = std::move(name);
+    return *this;
+  }
   /// Seed of the scheduler's random choices (which worker to steal from first), so that
   /// tests can make them repeatable.
   Builder& rng_seed(std::uint64_t seed) {
@@ -310,6 +343,12 @@ class Builder {
       throw std::invalid_argument(
           "spool::Builder: worker_threads(0): a multi-thread runtime needs at least one worker "
           "thread (leave it unset for one per CPU)");
+    }
+    if (config_.worker_threads > detail::kMaxWorkerThreads) {
+      throw std::invalid_argument("spool::Builder: worker_threads(" +
+                                  std::to_string(config_.worker_threads) +
+                                  "): a runtime has at most " +
+                                  std::to_string(detail::kMaxWorkerThreads) + " worker threads");
     }
     return Runtime(detail::build_runtime(config_));
   }

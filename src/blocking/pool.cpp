@@ -1,5 +1,7 @@
 #include "blocking/pool.hpp"
 
+#include "context/current.hpp"
+#include "sync/thread.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -29,14 +31,31 @@ bool BlockingPool::spawn(Job job) {
       ++num_notify_;
       work_cv_.notify_one();
     } else if (num_threads_ < config_.max_threads) {
-      std::size_t id = next_id_++;
-      ++num_threads_;
-      threads_.emplace(id, std::thread([this, id, pin = config_.owner.lock()] { run_thread(id); }));
+      start_thread_locked();
     }
     join_finished_locked(to_join);
   }
   for (std::thread& t : to_join) t.join();
   return true;
+}
+
+void BlockingPool::start_thread_locked() {
+  std::size_t id = next_id_;
+  try {
+    std::thread t = start_thread(config_.thread_name,
+                                 [this, id, pin = owner_.lock()] { run_thread(id); });
+    threads_.emplace(id, std::move(t));
+  } catch (...) {
+    // Nothing is counted for a thread that does not exist. The job stays queued only if a
+    // thread is there to run it later; otherwise it is taken back and the caller is told.
+    if (num_threads_ == 0) {
+      queue_.pop_back();
+      throw;
+    }
+    return;
+  }
+  ++next_id_;
+  ++num_threads_;
 }
 
 void BlockingPool::join_finished_locked(std::vector<std::thread>& out) {
@@ -45,6 +64,7 @@ void BlockingPool::join_finished_locked(std::vector<std::thread>& out) {
 }
 
 void BlockingPool::run_thread(std::size_t id) {
+  RuntimeThreadScope own_thread(config_.runtime);
   if (config_.on_thread_start) config_.on_thread_start();
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -100,6 +120,15 @@ void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   for (Job& job : dropped) {
     if (job.task) drop_task_refs(job.task);
   }
+}
+
+void BlockingScheduler::schedule(TaskHeader* task, bool) noexcept {
+  try {
+    if (pool_.spawn(BlockingPool::Job{task, {}})) return;
+  } catch (...) {
+    // No thread could start and none exists: the notification is dropped below.
+  }
+  drop_task_refs(task);  // shut down: the task is (being) cancelled anyway
 }
 
 std::size_t BlockingPool::num_threads() {

@@ -9,24 +9,30 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "task/header.hpp"
+#include "task/owned_tasks.hpp"
+#include "task/scheduler_api.hpp"
 
 namespace spool::detail {
+
+class RuntimeShared;
 
 class BlockingPool {
  public:
   struct Config {
     std::size_t max_threads;
     std::chrono::nanoseconds keep_alive;
+    std::string thread_name;
     std::function<void()> on_thread_start;
     std::function<void()> on_thread_stop;
-    // Each thread keeps its owner (the runtime's shared state) alive while it runs, so that
-    // a thread left running by a shutdown timeout never outlives what it uses.
-    std::weak_ptr<void> owner;
+    // The runtime the pool's threads belong to: each is marked as its thread (context/
+    // current.hpp), so that a shutdown started there does not wait for itself.
+    RuntimeShared* runtime;
   };
 
   // A job: a blocking task to run (its notification reference comes with it), or a plain
@@ -39,8 +45,15 @@ class BlockingPool {
   explicit BlockingPool(Config config);
   ~BlockingPool();
 
+  // Each thread keeps `owner` (the runtime's shared state) alive while it runs, so that a
+  // thread left running by a shutdown timeout never outlives what it uses. Set once, before
+  // the first spawn.
+  void set_owner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
+
   // Queues `job`, starting a thread if none is idle and fewer than max_threads run.
-  // False after shutdown (the job is not run; the caller keeps what it owns).
+  // False after shutdown (the job is not run; the caller keeps what it owns). When a new
+  // thread is needed but cannot be started, the job stays queued if another thread exists
+  // to run it later; if none does, nothing changes and std::system_error is thrown.
   bool spawn(Job job);
 
   // Refuses new jobs, drops queued tasks (their references are released), and waits for
@@ -54,9 +67,12 @@ class BlockingPool {
 
  private:
   void run_thread(std::size_t id);
+  // Starts one more thread (mutex_ held); see spawn for what happens when it cannot.
+  void start_thread_locked();
   void join_finished_locked(std::vector<std::thread>& out);
 
   const Config config_;
+  std::weak_ptr<void> owner_;
   std::mutex mutex_;
   std::condition_variable work_cv_;      // a job arrived, or shutdown
   std::condition_variable finished_cv_;  // a thread exited (shutdown waits on it)
@@ -69,6 +85,24 @@ class BlockingPool {
   bool shutdown_ = false;
   std::unordered_map<std::size_t, std::thread> threads_;
   std::vector<std::thread> finished_;  // exited threads waiting to be joined
+};
+
+// Schedules blocking tasks (spawn_blocking) on the pool instead of on the workers.
+class BlockingScheduler final : public Scheduler {
+ public:
+  BlockingScheduler(BlockingPool& pool, OwnedTasks& owned) noexcept : pool_(pool), owned_(owned) {}
+  // Queues the task on the pool; on failure (shut down, or no thread could start) the
+  // notification is dropped: shutdown cancels the task (spawn_blocking submits through
+  // submit() instead, which reports a failure to its caller).
+  void schedule(TaskHeader* task, bool is_yield) noexcept override;
+  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
+  // The first submission of a new blocking task: false after shutdown; throws
+  // std::system_error when no thread could be started to run it.
+  bool submit(TaskHeader* task) { return pool_.spawn(BlockingPool::Job{task, {}}); }
+
+ private:
+  BlockingPool& pool_;
+  OwnedTasks& owned_;
 };
 
 }  // namespace spool::detail

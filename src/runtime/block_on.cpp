@@ -1,6 +1,7 @@
 #include "spool/block_on.hpp"
 
-#include "runtime/enter.hpp"
+#include "context/current.hpp"
+#include "context/enter.hpp"
 #include "runtime/root_waker.hpp"
 #include "runtime/shared.hpp"
 
@@ -13,10 +14,7 @@ BlockOnExecutor::BlockOnExecutor()
 
 BlockOnExecutor::~BlockOnExecutor() { exit_executor(); }
 
-void BlockOnExecutor::park() {
-  while (!root_->woken.exchange(false, std::memory_order_acquire))
-    root_->parker().park(slot_.hook());
-}
+void BlockOnExecutor::park() { root_->wait(slot_); }
 
 // --- Runtime::block_on ---
 
@@ -25,19 +23,24 @@ struct RuntimeBlockOn::State {
       : rt(std::move(runtime)),
         enter("spool::Runtime::block_on"),
         in_runtime(rt.get()),
-        driving(rt->can_drive()),
-        root(std::make_shared<RootWaker>(rt->driver_parker())),
+        current_thread(rt->current_thread()),
+        driving(current_thread && current_thread->try_drive()),
+        root(std::make_shared<RootWaker>(current_thread ? current_thread->driver_parker()
+                                                        : nullptr)),
         waker(Waker::from(root)),
         cx(waker, &slot) {}
   ~State() {
-    if (driving) rt->release_driver();
+    if (driving) current_thread->release_driver();
   }
 
   std::shared_ptr<RuntimeShared> rt;
   EnterGuard enter;
-  CurrentRuntimeGuard in_runtime;
-  bool driving;  // this thread runs the (current-thread) runtime's tasks meanwhile (it may
-                 // start to mid-way, when the thread that drove them leaves)
+  CurrentRuntimeScope in_runtime;
+  // The current-thread scheduler this thread may drive, or null (multi-thread: the root
+  // just waits, the workers run the tasks).
+  CurrentThread* current_thread;
+  bool driving;  // this thread holds the driver role (it may take it mid-way, when the
+                 // thread that drove leaves, and gives it up when the runtime shuts down)
   std::shared_ptr<RootWaker> root;
   Waker waker;
   ReactorSlot slot;
@@ -52,11 +55,19 @@ Context& RuntimeBlockOn::context() noexcept { return state_->cx; }
 
 void RuntimeBlockOn::park() {
   State& s = *state_;
+  if (s.current_thread == nullptr) {
+    s.root->wait(s.slot);
+    return;
+  }
   if (!s.driving) {
-    if (!s.rt->wait_for_root(s.root->woken, s.root->parker(), s.slot)) return;
+    if (!s.current_thread->wait_for_root(s.root->woken, s.root->parker(), s.slot)) return;
     s.driving = true;  // the driver left: this thread took over
   }
-  s.rt->drive_until(s.root->woken, s.slot);
+  if (!s.current_thread->drive_until(s.root->woken, s.slot)) {
+    // Shut down: the shutdown takes the role; this thread waits for its root alone.
+    s.driving = false;
+    s.current_thread->release_driver();
+  }
 }
 
 }  // namespace spool::detail

@@ -1,6 +1,4 @@
 #include "runtime/shared.hpp"
-#include "scheduler/current_thread/current_thread.hpp"
-#include "scheduler/multi_thread/multi_thread.hpp"
 
 namespace spool::detail {
 
@@ -20,12 +18,7 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
   if (config.blocking_keep_alive.count() < 0) {
     throw std::invalid_argument("spool::Builder: thread_keep_alive must not be negative");
   }
-  std::shared_ptr<RuntimeShared> rt;
-  if (config.flavor == RuntimeConfig::Flavor::kMultiThread) {
-    rt = std::make_shared<MultiThread>(std::move(config));
-  } else {
-    rt = std::make_shared<CurrentThread>(std::move(config));
-  }
+  auto rt = std::make_shared<RuntimeShared>(std::move(config));
   rt->start();
   return rt;
 }

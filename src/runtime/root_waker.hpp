@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "driver/thread_parker.hpp"
+#include "spool/core/context.hpp"
 
 namespace spool::detail {
 
@@ -28,6 +29,11 @@ class RootWaker {
   }
   // Where the block_on thread parks while it does not drive a runtime.
   ThreadParker& parker() noexcept { return own_; }
+  // Parks the block_on thread (in the slot's reactor, if a future installed one) until
+  // wake() was called; returns at once if it already was.
+  void wait(ReactorSlot& slot) {
+    while (!woken.exchange(false, std::memory_order_acquire)) own_.park(slot.hook());
+  }
 
   // Set by wake(), consumed (exchange false, acquire) by the block_on thread before each
   // park (the first poll needs no wake).

@@ -4,58 +4,43 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
+#include "context/current.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
 
 namespace spool::detail {
 
-namespace {
-// The runtime whose handle Handle::current() returns on this thread, or null.
-thread_local RuntimeShared* current = nullptr;
-// The runtime this thread is a worker or blocking-pool thread of, or null.
-thread_local RuntimeShared* runtime_of_thread = nullptr;
-}  // namespace
-
-RuntimeThreadGuard::RuntimeThreadGuard(RuntimeShared* rt) noexcept { runtime_of_thread = rt; }
-RuntimeThreadGuard::~RuntimeThreadGuard() { runtime_of_thread = nullptr; }
-
-CurrentRuntimeGuard::CurrentRuntimeGuard(RuntimeShared* rt) noexcept : saved_(current) {
-  current = rt;
-}
-CurrentRuntimeGuard::~CurrentRuntimeGuard() { current = saved_; }
-
-RuntimeShared* current_runtime_ptr() noexcept { return current; }
-
-void throw_no_current_runtime() {
-  throw std::logic_error(
-      "spool: there is no current runtime on this thread: call this from a task, from "
-      "inside Runtime::block_on, or use a Runtime's handle() / spawn() directly");
+RuntimeShared::RuntimeShared(RuntimeConfig config)
+    : config_(std::move(config)),
+      blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
+                                     config_.thread_name, config_.on_thread_start,
+                                     config_.on_thread_stop, this}) {
+  if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
+    multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_);
+    scheduler_ = multi_thread_.get();
+  } else {
+    current_thread_ = std::make_unique<CurrentThread>(config_, owned_);
+    scheduler_ = current_thread_.get();
+  }
 }
 
-std::shared_ptr<RuntimeShared> current_runtime() {
-  return current ? current->shared_from_this() : nullptr;
-}
-
-RuntimeShared::RuntimeShared(RuntimeConfig config) : config_(std::move(config)) {}
-
-RuntimeShared::~RuntimeShared() = default;
+RuntimeShared::~RuntimeShared() { shutdown(std::nullopt); }
 
 void RuntimeShared::start() {
-  blocking_ = std::make_unique<BlockingPool>(BlockingPool::Config{config_.max_blocking_threads,
-                                                                  config_.blocking_keep_alive,
-                                                                  [this] {
-                                                                    current = this;
-                                                                    if (config_.on_thread_start)
-                                                                      config_.on_thread_start();
-                                                                  },
-                                                                  [this] {
-                                                                    if (config_.on_thread_stop)
-                                                                      config_.on_thread_stop();
-                                                                    current = nullptr;
-                                                                  },
-                                                                  weak_from_this()});
+  blocking_.set_owner(weak_from_this());
+  if (!multi_thread_) return;  // a current-thread runtime runs on its block_on callers
+  try {
+    multi_thread_->start(weak_from_this());
+  } catch (const std::system_error& e) {
+    shutdown(std::nullopt);  // stops the workers that did start
+    throw std::system_error(e.code(),
+                            "spool::Builder::build: could not start the runtime's worker threads "
+                            "(ask for fewer with worker_threads(), or raise the process's thread "
+                            "limit)");
+  }
 }
 
 TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
@@ -68,66 +53,63 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
 }
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, this, shared_from_this(), 0);
-  if (bind_new(t)) schedule(t, false);
+  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+  if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this(), 0);
-  if (bind_new(t)) blocking_scheduler_.schedule(t, false);
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this());
+  if (!bind_new(t)) return t;
+  bool queued;
+  try {
+    queued = blocking_scheduler_.submit(t);
+  } catch (...) {
+    // No blocking thread exists and none could start: the call will never run. Cancel the
+    // task with its first notification as the claim (its frame's destructors run), drop
+    // the JoinHandle's share, and tell the caller.
+    transition_to_notified_and_cancel(*t);  // NOTIFIED already: only sets CANCELLED
+    run_task(t, nullptr);
+    join_drop(t);
+    throw;
+  }
+  if (!queued) drop_task_refs(t);  // shut down meanwhile: the shutdown cancels the task
   return t;
 }
 
-void RuntimeShared::BlockingScheduler::schedule(TaskHeader* task, bool) noexcept {
-  // On failure (shut down) the notification is dropped; shutdown cancels the task.
-  try {
-    if (rt_.blocking_->spawn(BlockingPool::Job{task, {}})) return;
-  } catch (...) {
-    // Could not queue (no memory, or no thread could start): the task will be cancelled
-    // by shutdown, or stays pending; drop the notification either way.
-  }
-  drop_task_refs(task);
-}
-
-// Never called: can_drive() is false unless a flavour overrides both.
-void RuntimeShared::drive_until(std::atomic<bool>&, ReactorSlot&) {}
-
-bool RuntimeShared::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
-                                  ReactorSlot& slot) {
-  // Acquire pairs with the release in RootWaker::wake (see shared.hpp).
-  while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
-  return false;
+void RuntimeShared::block_in_place(const std::function<void()>& fn) {
+  with_scheduler([&](auto& s) { s.block_in_place(fn); });
 }
 
 void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   std::lock_guard lock(shutdown_mutex_);
-  if (shutdown_.load(std::memory_order_relaxed)) return;
+  if (shut_down_) return;
+  shut_down_ = true;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
   // 1. No new task can slip in.
   owned_.close();
-  shutdown_.store(true, std::memory_order_release);
-  // 2. Stop the schedulers' threads.
-  close_and_stop(deadline);
+  // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
+  //    (a current-thread runtime's shutdown takes the driver role instead).
+  with_scheduler([&](auto& s) { s.close_and_stop(deadline); });
   // 3. The blocking pool: queued calls are dropped, running ones waited for.
   std::optional<std::chrono::nanoseconds> left;
   if (deadline)
     left = std::max(std::chrono::nanoseconds(0), *deadline - std::chrono::steady_clock::now());
-  blocking_->shutdown(left);
+  blocking_.shutdown(left);
   // 4. Cancel every task still alive (destructors of their locals run here).
   while (TaskHeader* t = owned_.pop()) shutdown_task(t);
   // 5. Queue entries still hold references to the (now cancelled) tasks.
-  drain_queues();
+  with_scheduler([&](auto& s) { s.drain_queues(); });
 }
 
 RuntimeMetrics RuntimeShared::metrics() {
   RuntimeMetrics m;
-  fill_metrics(m);
+  with_scheduler([&](auto& s) { s.fill_metrics(m); });
   m.live_tasks = owned_.size();
-  m.blocking_threads = blocking_->num_threads();
-  m.idle_blocking_threads = blocking_->num_idle_threads();
-  m.blocking_queue_depth = blocking_->queue_depth();
+  m.blocking_threads = blocking_.num_threads();
+  m.idle_blocking_threads = blocking_.num_idle_threads();
+  m.blocking_queue_depth = blocking_.queue_depth();
   return m;
 }
 
@@ -155,20 +137,29 @@ std::string RuntimeShared::dump() {
 
 // --- The free functions behind the public headers ---
 
+void throw_no_current_runtime() {
+  throw std::logic_error(
+      "spool: there is no current runtime on this thread: call this from a task, from "
+      "inside Runtime::block_on, or use a Runtime's handle() / spawn() directly");
+}
+
+std::shared_ptr<RuntimeShared> current_runtime() {
+  RuntimeShared* rt = current_runtime_ptr();
+  return rt ? rt->shared_from_this() : nullptr;
+}
+
 TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  promise.start_as_outermost(frame);
   return rt.spawn(promise, frame);
 }
 
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
                                 std::coroutine_handle<> frame) {
-  promise.start_as_outermost(frame);
   return rt.spawn_blocking(promise, frame);
 }
 
 void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
                       bool from_destructor) {
-  if (runtime_of_thread != &rt) {
+  if (runtime_of_thread() != &rt) {
     rt.shutdown(timeout);
     return;
   }
@@ -179,19 +170,20 @@ void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds>
         "or a blocking call): shutdown waits for those threads, so it would wait for itself; "
         "shut the runtime down from outside it");
   }
-  // The Runtime was dropped inside one of its own tasks: finish the shutdown on a
-  // separate thread, which keeps the shared state alive until it is done.
+  // The Runtime was dropped inside one of its own tasks or blocking calls: finish the
+  // shutdown on a separate thread, which keeps the shared state alive until it is done.
   std::thread([keep = rt.shared_from_this()] { keep->shutdown(std::nullopt); }).detach();
 }
 RuntimeMetrics runtime_metrics(RuntimeShared& rt) { return rt.metrics(); }
 std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }
 
 void block_in_place_impl(const std::function<void()>& fn) {
-  if (current == nullptr) {
+  RuntimeShared* rt = current_runtime_ptr();
+  if (rt == nullptr) {
     fn();
     return;
   }
-  current->block_in_place(fn);
+  rt->block_in_place(fn);
 }
 
 }  // namespace spool::detail

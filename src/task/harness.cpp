@@ -1,11 +1,12 @@
 #include "task/harness.hpp"
 
 #include <atomic>
+#include <cassert>
 #include <new>
 #include <utility>
 
-#include "runtime/coop.hpp"
-#include "runtime/defer.hpp"
+#include "context/budget.hpp"
+#include "context/deferred.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
 
@@ -29,11 +30,6 @@ std::uint64_t new_task_id() noexcept {
   return next_id++;
 }
 
-// The task being polled on this thread, and whether it deferred its own wake-up during the
-// poll. Thread-local: no synchronisation.
-thread_local TaskHeader* polling = nullptr;
-thread_local bool polling_deferred_self = false;
-
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
   std::uint32_t size_class = t->size_class;
@@ -41,13 +37,13 @@ void free_memory(TaskHeader* t) noexcept {
   deallocate_frame(base, size_class);
 }
 
+// The last reference is gone. The frame always went first: a task leaves the owned-task
+// list (whose reference it holds until then) only by completing or being cancelled, and
+// both destroy the frame unless a JoinHandle still wants the output, which it holds a
+// reference for (see destroy_finished_frame).
 void dealloc(TaskHeader* t) noexcept {
-  if (t->frame_destroyed) {
-    free_memory(t);
-  } else {
-    t->freeing = true;
-    t->frame.destroy();  // the frame's operator delete calls on_frame_freed, which frees
-  }
+  assert(t->frame_destroyed);
+  free_memory(t);
 }
 
 void wake_by_ref(TaskHeader* t) noexcept {
@@ -116,37 +112,41 @@ class BorrowedWaker {
   alignas(Waker) unsigned char storage_[sizeof(Waker)];
 };
 
+// Puts a task that yielded itself on the thread's deferred list; false if the list could
+// not grow (the caller requeues the task at once instead).
+bool push_deferred(TaskHeader* t) noexcept {
+  try {
+    current_deferred()->push_task(t);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
 
 TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
-                       std::shared_ptr<void> owner, std::uint64_t task_id,
-                       std::uint32_t ch) noexcept
+                       std::shared_ptr<void> owner, std::uint64_t task_id) noexcept
     : FramePrefix{&TaskHeader::on_frame_freed},
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       frame(f),
       scheduler(s),
       scheduler_owner(std::move(owner)),
-      id(task_id),
-      channel(ch) {}
+      id(task_id) {}
 
 void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
-  auto* t = static_cast<TaskHeader*>(prefix);
-  if (t->freeing) {
-    free_memory(t);
-  } else {
-    t->frame_destroyed = true;
-  }
+  static_cast<TaskHeader*>(prefix)->frame_destroyed = true;  // the memory stays (dealloc)
 }
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner, std::uint32_t channel) {
+                     std::shared_ptr<void> scheduler_owner) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
   std::uint32_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
   auto* t = ::new (static_cast<void*>(prefix))
-      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);
+      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id);
   t->size_class = size_class;
   return t;
 }
@@ -167,24 +167,26 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   BorrowedWaker waker(t);
   Context cx(waker.get(), slot);
   bool done;
+  bool deferred_self;
   {
     BudgetScope budget;
-    TaskHeader* outer = std::exchange(polling, t);
+    PollScope poll(waker.get().as_raw());
     done = run_chain(*t->promise, t->frame, cx);
-    polling = outer;
+    deferred_self = poll.deferred_self();
   }
   if (done) {
-    polling_deferred_self = false;
     t->waiting_on.store(nullptr, std::memory_order_relaxed);
     complete(t);
     return;
   }
   t->waiting_on.store(t->promise->waiting_on(), std::memory_order_relaxed);
-  if (std::exchange(polling_deferred_self, false)) {
-    if (transition_to_idle_deferred(*t)) {
-      current_deferred()->push_task(t);
-    } else {
+  if (deferred_self) {
+    // The task yielded itself: idle and NOTIFIED at once, its run reference now owned by
+    // its entry in the deferred list.
+    if (!transition_to_idle_deferred(*t)) {
       cancel(t);
+    } else if (!push_deferred(t)) {
+      t->scheduler->schedule(t, true);  // no room in the list: requeue it now instead
     }
     return;
   }
@@ -220,24 +222,19 @@ Waker task_waker(TaskHeader* t) {
   return Waker::from_raw({t, &task_waker_vtable});
 }
 
-void wake_yielded(Waker&& waker) {
-  const RawWaker& raw = waker.as_raw();
-  if (raw.vtable != &task_waker_vtable) {
-    std::move(waker).wake();
-    return;
-  }
-  auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
-  if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) t->scheduler->schedule(t, true);
-  // `waker` drops its own reference when it goes out of scope.
-}
-
-void schedule_yielded(TaskHeader* t) noexcept { t->scheduler->schedule(t, true); }
-
-bool defer_own_wake(const Waker& waker) noexcept {
-  const RawWaker& raw = waker.as_raw();
-  if (polling == nullptr || raw.data != polling || raw.vtable != &task_waker_vtable) return false;
-  polling_deferred_self = true;
-  return true;
+bool wake_deferred(DeferredWakes& list) {
+  return list.drain([](TaskHeader* t) { t->scheduler->schedule(t, true); },
+                    [](Waker&& w) {
+                      const RawWaker& raw = w.as_raw();
+                      if (raw.vtable != &task_waker_vtable) {
+                        std::move(w).wake();
+                        return;
+                      }
+                      auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
+                      if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit)
+                        t->scheduler->schedule(t, true);
+                      // `w` keeps its reference: dropped when it goes out of scope.
+                    });
 }
 
 // --- JoinHandle operations (spool/detail/join.hpp) ---

@@ -4,16 +4,18 @@
 #include <cstdint>
 #include <memory>
 
+#include "context/deferred.hpp"
 #include "spool/core/context.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
 
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
-// JOIN_INTEREST, 3 references). The Task must not have run yet.
-// `scheduler_owner` keeps `scheduler` alive while the task exists.
+// JOIN_INTEREST, 3 references). The frame's prefix must not hold a header yet (the Task
+// may have been polled by hand before). `scheduler_owner` keeps `scheduler` alive while the
+// task exists.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner, std::uint32_t channel);
+                     std::shared_ptr<void> scheduler_owner);
 
 // Polls a task taken from a run queue (consumes that entry's reference). `slot` is the
 // running thread's reactor slot (may be null).
@@ -28,13 +30,8 @@ void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;
 // A waker for `task` that holds one new reference.
 Waker task_waker(TaskHeader* task);
 
-// Wakes a task that yielded: a spool task goes to the back of its run queue (never the
-// LIFO slot); any other waker is simply woken.
-void wake_yielded(Waker&& waker);
-// Queues a task taken from a deferred list (it is NOTIFIED; the entry's reference moves on).
-void schedule_yielded(TaskHeader* task) noexcept;
-// True when `waker` belongs to the task being polled on this thread: the poll's end then
-// puts the task itself on the deferred list, keeping its run reference (no clone).
-bool defer_own_wake(const Waker& waker) noexcept;
+// Drains a deferred-wake list (context/deferred.hpp): each spool task goes to the back of its
+// run queue (never the LIFO slot); any other waker is woken. True if there was any.
+bool wake_deferred(DeferredWakes& list);
 
 }  // namespace spool::detail

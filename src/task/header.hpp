@@ -46,8 +46,7 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::shared_ptr<void> scheduler_owner, std::uint64_t id,
-             std::uint32_t channel) noexcept;
+             std::shared_ptr<void> scheduler_owner, std::uint64_t id) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -67,7 +66,6 @@ class TaskHeader : public FramePrefix {
   // released when the header is freed; never touched in between.
   const std::shared_ptr<void> scheduler_owner;
   const std::uint64_t id;
-  const std::uint32_t channel;  // the scheduler channel (priority level + queue) it runs on
 
   // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
   AtomicWaker join_waker;
@@ -76,14 +74,13 @@ class TaskHeader : public FramePrefix {
   // it saw COMPLETE (acquire).
   bool output_cancelled = false;
 
-  // Memory management. frame_destroyed is set when the frame is destroyed before the
-  // memory is freed: by the claimer (cancel, before COMPLETE is set), or once the task is
-  // complete by whoever saw its JoinHandle gone (complete() or join_drop, see
-  // destroy_finished_frame); each such write is ordered before the later readers by the
-  // acq_rel state-word RMWs (COMPLETE, JOIN_INTEREST, the reference count). freeing is
-  // touched only by the last reference holder.
-  bool frame_destroyed = false;  // the frame (locals, parameters, output) is gone; memory remains
-  bool freeing = false;          // refcount reached zero: free the memory with the frame
+  // Set when the frame (locals, parameters, output) is destroyed; the memory stays until the
+  // last reference goes (dealloc frees it then; the frame always goes first). Written by
+  // the claimer when it cancels (before COMPLETE is set), or once the task is complete by
+  // whoever saw its JoinHandle gone (complete() or join_drop, see destroy_finished_frame);
+  // each write is ordered before the later readers by the acq_rel state-word RMWs
+  // (COMPLETE, JOIN_INTEREST, the reference count).
+  bool frame_destroyed = false;
 
   // What the task's chain last waited on (for dump()); written by the poller, read by
   // dump() from any thread; relaxed, since it is for display only.

@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "task/header.hpp"
-#include "task/spin_lock.hpp"
+#include "sync/spin_lock.hpp"
 
 namespace spool::detail {
 

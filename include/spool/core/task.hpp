@@ -66,6 +66,10 @@ class FutureAwaiter;
 template <class T>
 class TaskAwaiter;
 class TaskPromiseBase;
+template <class T>
+class TaskPromise;
+template <class T>
+std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task);
 
 // Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
 // pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
@@ -170,6 +174,8 @@ class TaskPromiseBase {
   }
   // True when this Task runs as the outermost of its own chain.
   bool is_outermost() const noexcept { return chain_ == &own_chain_; }
+  // True once the Task runs in a chain (it was polled or awaited).
+  bool started() const noexcept { return chain_ != nullptr; }
   // The exception the body threw, if any.
   const std::exception_ptr& exception() const noexcept { return exception_; }
   // The type of the leaf future the chain waits on, or null.
@@ -361,6 +367,8 @@ class [[nodiscard]] Task {
   friend promise_type;
   template <class>
   friend class detail::TaskAwaiter;
+  template <class U>
+  friend std::coroutine_handle<detail::TaskPromise<U>> detail::take_for_spawn(Task<U>& task);
 
   explicit Task(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
 
@@ -389,6 +397,33 @@ class [[nodiscard]] Task {
 };
 
 namespace detail {
+// Takes a Task over for an executor that runs it to completion (spawn). The Task may be
+// fresh, or already polled by hand: it goes on from where it stopped, and its pending leaf
+// gets the new executor's waker at the next poll (a future half-polled under one executor
+// and finished under another). Throws, leaving the Task as it was (so nothing leaks):
+// std::invalid_argument when it is empty or has finished, std::logic_error when another
+// Task is awaiting it.
+template <class T>
+std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task) {
+  if (!task.handle_) {
+    throw std::invalid_argument(
+        "spool::spawn: the Task is empty (default-constructed or moved from), so there is "
+        "nothing to run; spawn the Task that a coroutine call returned");
+  }
+  if (task.handle_.done()) {
+    throw std::invalid_argument(
+        "spool::spawn: the Task has already finished (it was polled until it returned ready "
+        "or threw); only an unfinished Task can be spawned");
+  }
+  TaskPromise<T>& p = task.handle_.promise();
+  if (!p.started()) {
+    p.start_as_outermost(task.handle_);
+  } else if (!p.is_outermost()) {
+    throw std::logic_error("spool::spawn: the Task is being awaited by another Task");
+  }
+  return task.release();
+}
+
 inline bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx) {
   TaskChain& chain = p.own_chain_;
   chain.cx = &cx;

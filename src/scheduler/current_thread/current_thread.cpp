@@ -1,21 +1,24 @@
 #include "scheduler/current_thread/current_thread.hpp"
 
 #include <stdexcept>
-#include <thread>
 
-#include "runtime/defer.hpp"
+#include "context/deferred.hpp"
+#include "scheduler/pick.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
 
-CurrentThread::CurrentThread(RuntimeConfig config) : RuntimeShared(std::move(config)) {}
-
-CurrentThread::~CurrentThread() { shutdown(std::nullopt); }
+CurrentThread::CurrentThread(const RuntimeConfig& config, OwnedTasks& owned)
+    : config_(config), owned_(owned) {}
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
-  if (driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+  if (is_driver_thread()) {
+    if (local_closed_) {
+      drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
+      return;
+    }
     local_.push_back(t);
-    local_len_.store(local_.size(), std::memory_order_relaxed);
+    local_len_.store(local_.len(), std::memory_order_relaxed);
     return;
   }
   if (!inject_.push(t)) {
@@ -26,7 +29,7 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {
-  if (driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+  if (is_driver_thread()) {
     throw std::logic_error(
         "spool::block_in_place called on a current_thread runtime: its one thread runs every "
         "task and cannot be handed over; use spawn_blocking, or a multi_thread runtime");
@@ -34,8 +37,10 @@ void CurrentThread::block_in_place(const std::function<void()>& fn) {
   fn();
 }
 
-bool CurrentThread::can_drive() noexcept {
+bool CurrentThread::try_drive() noexcept {
+  if (is_shutdown()) return false;
   if (driver_taken_.exchange(true, std::memory_order_acquire)) return false;
+  // A shutdown that began meanwhile waits for this role: drive_until gives it back at once.
   driver_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   return true;
 }
@@ -45,22 +50,27 @@ void CurrentThread::release_driver() noexcept {
   driver_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
   // registers after it sees driver_taken_ false (the lock orders the two) and does not park.
-  std::lock_guard lock(waiters_mutex_);
-  for (ThreadParker* p : waiters_) p->unpark();
+  // The shutdown waits on role_released_ under the same lock.
+  {
+    std::lock_guard lock(waiters_mutex_);
+    for (ThreadParker* p : waiters_) p->unpark();
+  }
+  role_released_.notify_all();
 }
 
 bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
                                   ReactorSlot& slot) {
   for (;;) {
     if (root_woken.exchange(false, std::memory_order_acquire)) return false;
-    if (can_drive()) return true;
+    if (try_drive()) return true;
     {
       std::lock_guard lock(waiters_mutex_);
       waiters_.push_back(&parker);
     }
-    // Re-check once registered: the driver may have left before it could see us.
+    // Re-check once registered: the driver may have left before it could see us. Once shut
+    // down, no thread drives again: wait for the root alone.
     if (!root_woken.load(std::memory_order_acquire) &&
-        driver_taken_.load(std::memory_order_acquire)) {
+        (driver_taken_.load(std::memory_order_acquire) || is_shutdown())) {
       parker.park(slot.hook());
     }
     std::lock_guard lock(waiters_mutex_);
@@ -68,17 +78,18 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
   }
 }
 
+TaskHeader* CurrentThread::pop_local() noexcept {
+  TaskHeader* t = local_.pop_front();
+  if (t) local_len_.store(local_.len(), std::memory_order_relaxed);
+  return t;
+}
+
 bool CurrentThread::run_batch(ReactorSlot& slot) {
   bool ran = false;
   for (std::uint32_t i = 0; i < config_.event_interval; ++i) {
-    TaskHeader* t = nullptr;
-    if (++tick_ % config_.global_queue_interval == 0) t = inject_.pop();
-    if (t == nullptr && !local_.empty()) {
-      t = local_.front();
-      local_.pop_front();
-      local_len_.store(local_.size(), std::memory_order_relaxed);
-    }
-    if (t == nullptr) t = inject_.pop();
+    TaskHeader* t = pick_next_task(
+        ++tick_, config_.global_queue_interval, [&] { return inject_.pop(); },
+        [&] { return pop_local(); }, [&] { return inject_.pop(); });
     if (t == nullptr) break;
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     run_task(t, &slot);
@@ -87,23 +98,23 @@ bool CurrentThread::run_batch(ReactorSlot& slot) {
   return ran;
 }
 
-void CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
+bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
   // The driver parks on the runtime's parker: remote schedules unpark it, and so does the
   // driver's root waker (which also unparks the thread's own parker; see RootWaker).
   ThreadParker& parker = *parker_;
   DeferredWakes deferred;
+  bool shut_down = false;
   {
-    DeferScope defer_here(&deferred);
+    DeferredWakesScope defer_here(&deferred);
     for (;;) {
       if (is_shutdown()) {
-        // No tasks any more: wait for the root alone.
-        while (!root_woken.exchange(false, std::memory_order_acquire)) parker.park(slot.hook());
+        shut_down = true;  // the shutdown waits for this role: give it back
         break;
       }
       // A batch of tasks first, then the root if it was woken: a root that wakes itself
       // (yield_now, a spent budget) must not starve the tasks that share its thread.
       bool ran = run_batch(slot);
-      bool requeued = deferred.wake_all();  // tasks that yielded rejoin after each batch
+      bool requeued = wake_deferred(deferred);  // tasks that yielded rejoin after each batch
       if (root_woken.exchange(false, std::memory_order_acquire)) break;
       if (!ran && !requeued) {
         if (config_.on_thread_park) config_.on_thread_park();
@@ -113,18 +124,40 @@ void CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       }
     }
   }
-  deferred.wake_all();  // into the local queue: this thread still drives
+  // Into the local queue, while this thread still holds the role: the next driver runs
+  // them, or the shutdown drains them (dropped at once if it already did).
+  wake_deferred(deferred);
+  return !shut_down;
 }
 
-void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point>) {
+void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  shutdown_.store(true, std::memory_order_release);
   inject_.close();
+  parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
+  if (is_driver_thread()) {
+    // Shut down from inside a task this thread polls: it holds the role already.
+    shutdown_holds_role_ = true;
+    return;
+  }
+  std::unique_lock lock(waiters_mutex_);
+  // Acquire pairs with release_driver's release store: the queue as the driver left it.
+  auto take_role = [&] { return !driver_taken_.exchange(true, std::memory_order_acquire); };
+  if (deadline) {
+    shutdown_holds_role_ = role_released_.wait_until(lock, *deadline, take_role);
+  } else {
+    role_released_.wait(lock, take_role);
+    shutdown_holds_role_ = true;
+  }
 }
 
 void CurrentThread::drain_queues() noexcept {
-  // Shutdown runs after every block_on returned (Runtime is being destroyed) or on a
-  // thread that is not driving; either way no driver touches local_ now.
-  for (TaskHeader* t : local_) drop_task_refs(t);
-  local_.clear();
+  // Without the role (a driver stuck in a poll past the deadline), the local queue is the
+  // driver's: leave it.
+  if (shutdown_holds_role_) {
+    while (TaskHeader* t = local_.pop_front()) drop_task_refs(t);
+    local_closed_ = true;
+    local_len_.store(0, std::memory_order_relaxed);
+  }
   while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
 }
 

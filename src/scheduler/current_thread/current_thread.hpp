@@ -1,61 +1,108 @@
-// The current-thread scheduler: tasks run on the thread inside Runtime::block_on.
+// The current-thread scheduler: tasks run on a thread inside Runtime::block_on.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "driver/thread_parker.hpp"
-#include "runtime/shared.hpp"
 #include "scheduler/inject_queue.hpp"
+#include "scheduler/task_fifo.hpp"
+#include "spool/core/context.hpp"
+#include "spool/metrics.hpp"
+#include "spool/runtime.hpp"
+#include "task/owned_tasks.hpp"
+#include "task/scheduler_api.hpp"
 
 namespace spool::detail {
 
-class CurrentThread final : public RuntimeShared {
+// One block_on thread at a time drives the tasks: it holds the driver role (tokio's "core")
+// and runs tasks while its own root future waits. The other block_on threads wait for their
+// roots, and one of them takes the role over when the driver's block_on returns. Shutdown
+// takes the role too, before it drains the queues, and keeps it: from then on no thread
+// drives.
+class CurrentThread final : public Scheduler {
  public:
-  explicit CurrentThread(RuntimeConfig config);
-  ~CurrentThread() override;
+  CurrentThread(const RuntimeConfig& config, OwnedTasks& owned);
+  CurrentThread(const CurrentThread&) = delete;
+  CurrentThread& operator=(const CurrentThread&) = delete;
 
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  void block_in_place(const std::function<void()>& fn) override;
+  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
+  // Runs fn on a thread that is not driving; throws std::logic_error on the driving thread
+  // (its one thread runs every task and cannot be handed over).
+  void block_in_place(const std::function<void()>& fn);
 
-  // One block_on thread at a time drives the tasks (holds the "core"); the others wait, and
-  // one of them takes over when the driver's block_on returns.
-  bool can_drive() noexcept override;
-  void drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) override;
-  void release_driver() noexcept override;
-  bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
-                     ReactorSlot& slot) override;
-  std::shared_ptr<ThreadParker> driver_parker() noexcept override { return parker_; }
+  // --- The driver role (for Runtime::block_on) ---
+  // Claims the role for the calling thread; false if another thread drives or the runtime
+  // is shut down.
+  bool try_drive() noexcept;
+  // Runs tasks until `root_woken` is set (returns true) or the runtime shuts down (returns
+  // false: the caller must release the role and wait for its root alone). `root_woken` is
+  // the RootWaker's flag: set with release ordering by its wake(), consumed here by
+  // exchange(false, acquire), which pairs with it.
+  bool drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
+  // Gives the role back and wakes the threads waiting for it.
+  void release_driver() noexcept;
+  // A block_on thread that does not drive parks on its own `parker` until its root is woken
+  // (returns false), or until it could claim the role (returns true: it now drives).
+  bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot);
+  // The parker the driving thread parks on: root wakers unpark it too. Shared with them,
+  // since a waker may outlive the runtime.
+  const std::shared_ptr<ThreadParker>& driver_parker() const noexcept { return parker_; }
 
- protected:
-  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) override;
-  void drain_queues() noexcept override;
-  void fill_metrics(RuntimeMetrics& m) override;
+  // --- Shutdown steps (runtime/shared.cpp runs them in order) ---
+  // Refuses remote schedules, stops the driving thread from driving, and takes the driver
+  // role for the shutdown (waiting for the driver's current poll at most until `deadline`).
+  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // Drops every queued notification; the local queue only if the role was taken.
+  void drain_queues() noexcept;
+  void fill_metrics(RuntimeMetrics& m);
 
  private:
+  bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
+  bool is_driver_thread() const noexcept {
+    return driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
+  TaskHeader* pop_local() noexcept;
   // Runs up to event_interval tasks; false when there was none.
   bool run_batch(ReactorSlot& slot);
 
-  InjectQueue inject_;             // schedules from other threads
-  std::deque<TaskHeader*> local_;  // schedules from the driving thread; touched only by it
+  const RuntimeConfig& config_;
+  OwnedTasks& owned_;
+  InjectQueue inject_;  // schedules from other threads
+  // Schedules from the driving thread; touched only by the thread holding the role (the
+  // driver_taken_ acquire/release pair hands it over, with tick_ and local_closed_).
+  TaskFifo local_;
+  std::uint32_t tick_ = 0;
+  // Set by the shutdown's drain: later local schedules drop their notification at once.
+  bool local_closed_ = false;
   // The driving thread parks here; remote schedules unpark it. Shared with the root wakers
   // of block_on calls, which may outlive the runtime.
   std::shared_ptr<ThreadParker> parker_ = std::make_shared<ThreadParker>();
-  // Exchange(true, acquire) by the thread that wants to drive; store(false, release) when
-  // it stops. The acquire/release pair hands over local_ and tick_ between drivers.
+  // Exchange(true, acquire) by the thread that claims the role; store(false, release) when
+  // it gives it back (under waiters_mutex_, see release_driver).
   std::atomic<bool> driver_taken_{false};
   // The thread that drives now (for schedule's local/remote choice); written by the driver
   // (relaxed: each thread only compares it with itself).
   std::atomic<std::thread::id> driver_thread_{};
-  std::uint32_t tick_ = 0;
-  // The parkers of block_on threads waiting in wait_for_root while another thread drives;
-  // release_driver unparks them so that one takes over. Guarded by waiters_mutex_.
+  // Set once by close_and_stop (release) before it unparks the driver; read (acquire) by the
+  // driver's loop and by try_drive / wait_for_root, which then no longer claim the role.
+  std::atomic<bool> shutdown_{false};
+  // True once close_and_stop holds the role (it keeps it); touched only by the shutdown.
+  bool shutdown_holds_role_ = false;
+  // The parkers of block_on threads waiting in wait_for_root while another thread drives,
+  // and the shutdown waiting for the role on role_released_: release_driver wakes both.
   std::mutex waiters_mutex_;
-  std::vector<ThreadParker*> waiters_;
+  std::condition_variable role_released_;
+  std::vector<ThreadParker*> waiters_;  // guarded by waiters_mutex_
   // Counters: written by the driver, read by metrics(); relaxed.
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
-#include "runtime/defer.hpp"
-#include "runtime/enter.hpp"
+#include "context/deferred.hpp"
+#include "context/current.hpp"
+#include "context/enter.hpp"
+#include "scheduler/pick.hpp"
+#include "sync/thread.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -18,9 +21,10 @@ struct WorkerContext {
 };
 thread_local WorkerContext* current_worker = nullptr;
 
-// Polls in a row from the LIFO slot before the slot's task goes to the back of the queue,
-// so that two tasks waking each other cannot starve the queue.
-constexpr int kMaxLifoPolls = 3;
+// Tasks polled in a row from the LIFO slot (after the task that filled it) before the
+// slot's task goes to the back of the queue, so that two tasks waking each other cannot
+// starve the queue. (tokio allows 3; 2 measured the same on W5 and W6.)
+constexpr int kMaxLifoPolls = 2;
 
 std::uint64_t next_random(std::uint64_t& s) noexcept {
   s ^= s << 13;
@@ -33,8 +37,12 @@ auto drop_ref = [](TaskHeader* t) noexcept { drop_task_refs(t); };
 
 }  // namespace
 
-MultiThread::MultiThread(RuntimeConfig config)
-    : RuntimeShared(std::move(config)),
+MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
+                         BlockingPool& blocking)
+    : runtime_(runtime),
+      config_(config),
+      owned_(owned),
+      blocking_(blocking),
       num_workers_(static_cast<std::uint32_t>(
           config_.worker_threads ? config_.worker_threads
                                  : std::max(1u, std::thread::hardware_concurrency()))),
@@ -48,25 +56,29 @@ MultiThread::MultiThread(RuntimeConfig config)
   }
 }
 
-MultiThread::~MultiThread() { shutdown(std::nullopt); }
+// The runtime joins (or, past a shutdown deadline, detaches) every thread before it
+// destroys the scheduler.
+MultiThread::~MultiThread() = default;
 
-void MultiThread::start() {
-  RuntimeShared::start();
-  running_ = num_workers_;
-  core_left_.assign(num_workers_, false);
+void MultiThread::start(const std::weak_ptr<void>& owner) {
+  // A core whose thread never started has nothing to wait for at shutdown.
+  core_left_.assign(num_workers_, true);
+  threads_.reserve(num_workers_);
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     Core* core = cores_[i].get();
-    threads_.emplace_back([this, core, pin = shared_from_this()] { worker_thread_main(core); });
+    std::lock_guard lock(exit_mutex_);  // the thread's exit takes it too
+    threads_.push_back(start_thread(config_.thread_name, [this, core, pin = owner.lock()] {
+      worker_thread_main(core);
+    }));
+    ++running_;
+    core_left_[i] = false;
   }
 }
 
 void MultiThread::worker_thread_main(Core* core) {
+  RuntimeThreadScope own_thread(runtime_);
   if (config_.on_thread_start) config_.on_thread_start();
-  {
-    RuntimeThreadGuard own_thread(this);
-    CurrentRuntimeGuard in_runtime(this);
-    run_worker(core);
-  }
+  run_worker(core);
   if (config_.on_thread_stop) config_.on_thread_stop();
 }
 
@@ -76,22 +88,24 @@ void MultiThread::run_worker(Core* core) {
   WorkerContext* saved = std::exchange(current_worker, &ctx);
   DeferredWakes deferred;
   {
-    DeferScope defer_here(&deferred);
+    DeferredWakesScope defer_here(&deferred);
     while (ctx.core != nullptr && !is_shutdown()) {
       Core& c = *ctx.core;
       // Maintenance: tasks that yielded rejoin the queue at least every event_interval.
-      if (++c.tick % config_.event_interval == 0) deferred.wake_all();
+      if (++c.tick % config_.event_interval == 0) wake_deferred(deferred);
       TaskHeader* t = next_task(c);
       if (t == nullptr) t = steal_work(c);
       if (t != nullptr) {
         run_task_on(t);
         continue;
       }
-      if (deferred.wake_all()) continue;  // only yielded tasks are left: run them
+      if (wake_deferred(deferred)) continue;  // only yielded tasks are left: run them
       park(c);
     }
   }
-  deferred.wake_all();  // to the inject queue (no core), or dropped if shut down
+  // Into the core's queue (drained at shutdown), or the inject queue when block_in_place
+  // took the core (dropped there if shut down).
+  wake_deferred(deferred);
   current_worker = saved;
   {
     std::lock_guard lock(exit_mutex_);
@@ -114,7 +128,7 @@ void MultiThread::run_task_on(TaskHeader* t) {
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(ctx.core->lifo, nullptr);
     if (t == nullptr) return;
-    if (++lifo_polls >= kMaxLifoPolls) {
+    if (lifo_polls++ == kMaxLifoPolls) {
       // The LIFO task has had its turns: put it behind the queue so others get theirs.
       // Into an empty queue it is this worker's very next task, as if it had stayed in
       // the slot: waking a parked worker to steal it would only move it.
@@ -127,12 +141,13 @@ void MultiThread::run_task_on(TaskHeader* t) {
 }
 
 TaskHeader* MultiThread::next_task(Core& core) {
-  if (core.tick % config_.global_queue_interval == 0) {
-    if (TaskHeader* t = inject_.pop()) return t;
-  }
-  if (TaskHeader* t = std::exchange(core.lifo, nullptr)) return t;
-  if (TaskHeader* t = workers_[core.index]->queue.pop()) return t;
-  return next_from_inject(core);
+  return pick_next_task(
+      core.tick, config_.global_queue_interval, [&] { return inject_.pop(); },
+      [&] {
+        if (TaskHeader* t = std::exchange(core.lifo, nullptr)) return t;
+        return workers_[core.index]->queue.pop();
+      },
+      [&] { return next_from_inject(core); });
 }
 
 // Takes a share of the inject queue: one task to run now and a batch for the local queue.
@@ -246,21 +261,20 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   }
   // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
   // while this thread blocks. This thread finishes the current poll without a core.
+  // (The pool thread keeps the runtime alive, and is marked as its thread.)
   Core* core = std::exchange(ctx->core, nullptr);
-  auto pin = shared_from_this();
-  bool handed = blocking().spawn(BlockingPool::Job{nullptr, [this, core, pin] {
-                                                     CurrentRuntimeGuard in_runtime(this);
-                                                     run_worker(core);
-                                                   }});
-  if (!handed) {
-    ctx->core = core;  // shutting down: keep the core, just run fn here
-    fn();
-    return;
+  bool handed = false;
+  try {
+    handed = blocking_.spawn(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
+  } catch (...) {
+    // No thread could start to take the core over: keep it, and block here after all.
   }
+  if (!handed) ctx->core = core;  // (or shutting down)
   fn();
 }
 
 void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  shutdown_.store(true, std::memory_order_release);
   inject_.close();
   for (auto& w : workers_) w->parker.unpark();
   bool all_left;

@@ -6,16 +6,23 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "blocking/pool.hpp"
 #include "driver/thread_parker.hpp"
-#include "runtime/shared.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
+#include "spool/metrics.hpp"
+#include "spool/runtime.hpp"
+#include "task/owned_tasks.hpp"
+#include "task/scheduler_api.hpp"
 
 namespace spool::detail {
+
+class RuntimeShared;
 
 // A worker's state that moves with it: block_in_place hands a Core to a new thread.
 // Touched only by the thread that holds it.
@@ -37,19 +44,32 @@ struct alignas(64) WorkerShared {
   std::atomic<std::uint64_t> parks{0};
 };
 
-class MultiThread final : public RuntimeShared {
+// The multi-thread scheduler. Owned by its runtime (runtime/shared.hpp), which hands it the
+// configuration, the owned-task list (release) and the blocking pool (block_in_place).
+class MultiThread final : public Scheduler {
  public:
-  explicit MultiThread(RuntimeConfig config);
-  ~MultiThread() override;
+  MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
+              BlockingPool& blocking);
+  ~MultiThread();
+  MultiThread(const MultiThread&) = delete;
+  MultiThread& operator=(const MultiThread&) = delete;
 
-  void start() override;
+  // Starts the worker threads; each keeps `owner` (the runtime) alive while it runs. Throws
+  // std::system_error if one cannot start: the ones that did keep running until
+  // close_and_stop, which the caller must then call.
+  void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  void block_in_place(const std::function<void()>& fn) override;
+  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
+  // block_in_place on a thread of this runtime: a worker hands its core to a new thread.
+  void block_in_place(const std::function<void()>& fn);
 
- protected:
-  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) override;
-  void drain_queues() noexcept override;
-  void fill_metrics(RuntimeMetrics& m) override;
+  // Shutdown steps (runtime/shared.cpp runs them in order). close_and_stop closes the
+  // inject queue and stops the worker threads (joins them, waiting at most until
+  // `deadline` when given; a thread stuck in a poll then is detached). drain_queues drops
+  // every queued notification of the cores whose threads left.
+  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
+  void drain_queues() noexcept;
+  void fill_metrics(RuntimeMetrics& m);
 
  private:
   // Runs the worker loop with `core` on the calling thread until shutdown, or until
@@ -67,16 +87,24 @@ class MultiThread final : public RuntimeShared {
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
   void worker_thread_main(Core* core);
+  bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
 
+  RuntimeShared* const runtime_;  // what its threads are marked as belonging to
+  const RuntimeConfig& config_;
+  OwnedTasks& owned_;
+  BlockingPool& blocking_;
   const std::uint32_t num_workers_;
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
   InjectQueue inject_;
   Idle idle_;
   std::vector<std::thread> threads_;
+  // Set once by close_and_stop (release); read by the workers in their loop and park
+  // (acquire), so that a worker that sees it also sees the closed inject queue.
+  std::atomic<bool> shutdown_{false};
   // Worker threads still in their loop (a block_in_place hand-off counts as one thread).
-  // Decremented by each thread as it leaves (release, under exit_mutex_); shutdown waits
-  // for zero under exit_mutex_.
+  // Incremented by start for each thread started and decremented by each thread as it
+  // leaves, under exit_mutex_; shutdown waits for zero under exit_mutex_.
   std::mutex exit_mutex_;
   std::condition_variable exit_cv_;
   std::uint32_t running_ = 0;    // guarded by exit_mutex_

@@ -1,4 +1,4 @@
-#include "runtime/enter.hpp"
+#include "context/enter.hpp"
 
 #include <string>
 

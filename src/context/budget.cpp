@@ -1,4 +1,4 @@
-#include "runtime/coop.hpp"
+#include "context/budget.hpp"
 
 #include "spool/coop.hpp"
 

@@ -1,0 +1,84 @@
+// Deferred wakes: the one mechanism behind yield_now on a runtime thread.
+//
+// A task that yields is not requeued at once. Its wake-up is deferred: kept in the thread's
+// DeferredWakes list until the thread's scheduler runs out of other work or reaches its next
+// maintenance tick, so that the rest of the queue, and the inject queue, get their turn.
+// This layer only keeps the list; task/ drains it (wake_deferred in task/harness.hpp), since
+// only it knows how to requeue a spool task.
+#pragma once
+
+#include <vector>
+
+#include "spool/core/waker.hpp"
+
+namespace spool::detail {
+
+class TaskHeader;
+
+// The wake-ups deferred on one thread. Touched only by that thread.
+class DeferredWakes {
+ public:
+  // A foreign (non-task) waker, cloned: woken when the list is drained.
+  void push(const Waker& waker) { wakers_.push_back(waker); }
+  // A spool task that deferred its own wake-up: it is NOTIFIED, and the list's entry owns
+  // its run reference (no Waker clone).
+  void push_task(TaskHeader* task) { tasks_.push_back(task); }
+  bool empty() const noexcept { return wakers_.empty() && tasks_.empty(); }
+
+  // Hands every entry out: on_task(TaskHeader*) for each task (scheduling only queues a
+  // task, so the list cannot grow meanwhile; it keeps its capacity, so steady-state yields
+  // allocate nothing), then on_waker(Waker&&) for each foreign waker, taken out of the list
+  // first since it runs arbitrary code. True if there was any entry.
+  template <class OnTask, class OnWaker>
+  bool drain(OnTask on_task, OnWaker on_waker) {
+    if (empty()) return false;
+    for (TaskHeader* t : tasks_) on_task(t);
+    tasks_.clear();
+    std::vector<Waker> wakers;
+    wakers.swap(wakers_);
+    for (Waker& w : wakers) on_waker(std::move(w));
+    return true;
+  }
+
+ private:
+  std::vector<Waker> wakers_;
+  std::vector<TaskHeader*> tasks_;
+};
+
+// Installs `list` as the calling thread's deferred-wake list for the scope's lifetime
+// (a scheduler's run loop does this); restores the previous one afterwards.
+class DeferredWakesScope {
+ public:
+  explicit DeferredWakesScope(DeferredWakes* list) noexcept;
+  ~DeferredWakesScope();
+  DeferredWakesScope(const DeferredWakesScope&) = delete;
+  DeferredWakesScope& operator=(const DeferredWakesScope&) = delete;
+
+ private:
+  DeferredWakes* saved_;
+};
+
+// Marks the poll of a spool task whose waker is `own` on this thread. While it lasts, a
+// deferred wake of `own` (the task yielding itself) only sets a flag: the poll's end then
+// puts the task itself on the list (DeferredWakes::push_task), which costs no clone.
+class PollScope {
+ public:
+  explicit PollScope(const RawWaker& own) noexcept;
+  ~PollScope();
+  PollScope(const PollScope&) = delete;
+  PollScope& operator=(const PollScope&) = delete;
+
+  // True if the task deferred its own wake-up during the poll (read once the poll is over).
+  bool deferred_self() const noexcept { return deferred_self_; }
+
+ private:
+  friend void defer_wake(const Waker& waker);
+  RawWaker own_;
+  bool deferred_self_ = false;
+  PollScope* saved_;
+};
+
+// The calling thread's deferred-wake list, or null off runtime threads.
+DeferredWakes* current_deferred() noexcept;
+
+}  // namespace spool::detail

@@ -1,0 +1,19 @@
+// Starting the runtime's threads: one place that names them and that tests can make fail.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace spool::detail {
+
+// Starts a thread named `name` (truncated to the 15 bytes Linux keeps: what `top -H`, `ps -L`
+// and gdb show) that runs `body`. Throws std::system_error when the thread cannot be
+// started, exactly as std::thread does; callers undo what they prepared for it.
+std::thread start_thread(const std::string& name, std::function<void()> body);
+
+// For tests: the next `n` calls of start_thread throw std::system_error (EAGAIN, as when the
+// process is out of threads) instead of starting a thread.
+void fail_next_thread_starts(int n) noexcept;
+
+}  // namespace spool::detail
