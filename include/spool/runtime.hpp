@@ -245,7 +245,9 @@ class Runtime {
   }
 
   /// A snapshot of the runtime's counters.
-  RuntimeMetrics metrics() const { return detail::runtime_metrics(detail::checked(rt_, "Runtime")); }
+  RuntimeMetrics metrics() const {
+    return detail::runtime_metrics(detail::checked(rt_, "Runtime"));
+  }
   /// A human-readable list of live tasks and what each waits on.
   std::string dump() const { return detail::runtime_dump(detail::checked(rt_, "Runtime")); }
 

@@ -42,8 +42,8 @@ bool BlockingPool::spawn(Job job) {
 void BlockingPool::start_thread_locked() {
   std::size_t id = next_id_;
   try {
-    std::thread t = start_thread(config_.thread_name,
-                                 [this, id, pin = owner_.lock()] { run_thread(id); });
+    std::thread t =
+        start_thread(config_.thread_name, [this, id, pin = owner_.lock()] { run_thread(id); });
     threads_.emplace(id, std::move(t));
   } catch (...) {
     // Nothing is counted for a thread that does not exist. The job stays queued only if a

@@ -62,9 +62,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Exactly one of the two is set, for the runtime's whole life.
   std::unique_ptr<MultiThread> multi_thread_;
   std::unique_ptr<CurrentThread> current_thread_;
-  Scheduler* scheduler_;           // whichever of the two is set
-  std::mutex shutdown_mutex_;      // serialises shutdown()
-  bool shut_down_ = false;         // guarded by shutdown_mutex_
+  Scheduler* scheduler_;       // whichever of the two is set
+  std::mutex shutdown_mutex_;  // serialises shutdown()
+  bool shut_down_ = false;     // guarded by shutdown_mutex_
 };
 
 }  // namespace spool::detail

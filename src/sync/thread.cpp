@@ -2,25 +2,35 @@
 
 #include <pthread.h>
 
-#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <system_error>
 #include <utility>
 
 namespace spool::detail {
 
 namespace {
-// Injected failures still to come. Written by tests (fail_next_thread_starts) and consumed
-// by start_thread with relaxed RMWs: only the count matters, and a test arms it before it
-// triggers the thread starts it wants to fail (ordered by that thread's own program order).
-std::atomic<int> failures_to_inject{0};
+// Injected failures (tests only; start_thread is never on a hot path, so a mutex will do).
+struct InjectedFailures {
+  std::mutex mutex;
+  int skip = 0;  // guarded by mutex
+  int fail = 0;  // guarded by mutex
+};
+InjectedFailures& injected() {
+  static InjectedFailures f;
+  return f;
+}
 
-bool take_injected_failure() noexcept {
-  int n = failures_to_inject.load(std::memory_order_relaxed);
-  while (n > 0) {
-    if (failures_to_inject.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) return true;
+bool take_injected_failure() {
+  InjectedFailures& f = injected();
+  std::lock_guard lock(f.mutex);
+  if (f.fail == 0) return false;
+  if (f.skip > 0) {
+    --f.skip;
+    return false;
   }
-  return false;
+  --f.fail;
+  return true;
 }
 }  // namespace
 
@@ -35,8 +45,11 @@ std::thread start_thread(const std::string& name, std::function<void()> body) {
   });
 }
 
-void fail_next_thread_starts(int n) noexcept {
-  failures_to_inject.store(n, std::memory_order_relaxed);
+void fail_thread_starts(int skip, int n) {
+  InjectedFailures& f = injected();
+  std::lock_guard lock(f.mutex);
+  f.skip = skip;
+  f.fail = n;
 }
 
 }  // namespace spool::detail

@@ -12,8 +12,8 @@ namespace spool::detail {
 // started, exactly as std::thread does; callers undo what they prepared for it.
 std::thread start_thread(const std::string& name, std::function<void()> body);
 
-// For tests: the next `n` calls of start_thread throw std::system_error (EAGAIN, as when the
-// process is out of threads) instead of starting a thread.
-void fail_next_thread_starts(int n) noexcept;
+// For tests: after `skip` more successful calls, the next `n` calls of start_thread throw
+// std::system_error (EAGAIN, as when the process is out of threads) instead of starting one.
+void fail_thread_starts(int skip, int n);
 
 }  // namespace spool::detail

@@ -7,8 +7,8 @@
 #include <functional>
 #include <mutex>
 
-#include "task/header.hpp"
 #include "sync/spin_lock.hpp"
+#include "task/header.hpp"
 
 namespace spool::detail {
 

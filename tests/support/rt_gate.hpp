@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <latch>
 #include <memory>
@@ -62,7 +63,11 @@ class RuntimeFreed {
   auto probe() {
     return probe([] {});
   }
-  void wait() { promise_.get_future().wait(); }
+  void wait() { freed_.wait(); }
+  /// True if the runtime has been freed already (no waiting).
+  bool is_freed() const {
+    return freed_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
 
  private:
   struct Token {
@@ -73,6 +78,7 @@ class RuntimeFreed {
     std::promise<void>* p_;
   };
   std::promise<void> promise_;
+  std::shared_future<void> freed_ = promise_.get_future().share();
 };
 
 }  // namespace spool_rt_test

@@ -48,6 +48,11 @@ class Context {
   /// a hook installed through either context is seen through both.
   Context(const Waker& waker, const Context& parent) noexcept
       : waker_(&waker), slot_(parent.slot_) {}
+  // A Context keeps a pointer to its Waker: a temporary Waker (`Context cx(Waker::noop());`)
+  // would be gone by the first poll. Name the Waker first.
+  explicit Context(Waker&&) = delete;
+  Context(Waker&&, ReactorSlot*) = delete;
+  Context(Waker&&, const Context&) = delete;
 
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;

@@ -24,9 +24,13 @@ class RecvError : public std::runtime_error {
 namespace detail {
 template <class T>
 struct Shared {
-  // Bits: kValue (a value is stored; set once by send, release) and kClosed (the sender
-  // is gone or the receiver is gone; set once, acq_rel). The receiver reads with acquire
-  // after registering its waker, so a send between the two still wakes it.
+  // The state word, each bit set once and never cleared, by one fetch_or (acq_rel):
+  //   kValue         a value is stored: set by send after writing `value` (the release half
+  //                  publishes it).
+  //   kSenderGone    the Sender was dropped (after sending or not).
+  //   kReceiverGone  the Receiver was dropped: send() then reports that no one will receive.
+  // The receiver loads it with acquire after registering its waker, which pairs with the
+  // sender's release: a send (or drop) between the register and the load still wakes it.
   static constexpr unsigned kValue = 1;
   static constexpr unsigned kSenderGone = 2;
   static constexpr unsigned kReceiverGone = 4;

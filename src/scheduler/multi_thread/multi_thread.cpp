@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "context/deferred.hpp"
 #include "context/current.hpp"
+#include "context/deferred.hpp"
 #include "context/enter.hpp"
 #include "scheduler/pick.hpp"
 #include "sync/thread.hpp"
@@ -67,9 +67,8 @@ void MultiThread::start(const std::weak_ptr<void>& owner) {
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     Core* core = cores_[i].get();
     std::lock_guard lock(exit_mutex_);  // the thread's exit takes it too
-    threads_.push_back(start_thread(config_.thread_name, [this, core, pin = owner.lock()] {
-      worker_thread_main(core);
-    }));
+    threads_.push_back(start_thread(
+        config_.thread_name, [this, core, pin = owner.lock()] { worker_thread_main(core); }));
     ++running_;
     core_left_[i] = false;
   }

@@ -1,0 +1,104 @@
+// Shutting down a current-thread runtime while a thread drives it: the shutdown takes the
+// driver role before it drains the queues, and nothing scheduled after the drain is lost
+// or leaked.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include "spool/spool.hpp"
+#include "support/rt_drop_counter.hpp"
+#include "support/rt_gate.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+
+using spool::Builder;
+using spool::JoinError;
+using spool::Runtime;
+using spool::Task;
+using spool_rt_test::DropCounter;
+using spool_rt_test::NeverReady;
+using spool_rt_test::RuntimeFreed;
+
+Task<void> yield_forever(DropCounter, std::atomic<int>* yields) {
+  for (;;) {
+    co_await spool::yield_now();
+    spool_rt_test::bump(*yields);
+  }
+}
+
+Task<void> wait_forever(DropCounter) { co_await NeverReady{}; }
+
+// The driving thread's root: keeps the local queue busy with yielding tasks, then waits for
+// a task that only the shutdown ends. True if that task's JoinHandle reported cancellation.
+Task<bool> drive_until_cancelled(std::atomic<std::int64_t>* drops, std::atomic<int>* yields) {
+  for (int i = 0; i < 4; ++i) {
+    auto yielder = spool::spawn(yield_forever(DropCounter(*drops), yields));
+  }
+  auto waiter = spool::spawn(wait_forever(DropCounter(*drops)));
+  try {
+    co_await waiter;
+  } catch (const JoinError& e) {
+    co_return e.is_cancelled();
+  }
+  co_return false;
+}
+
+TEST(CurrentThreadShutdown, ShutdownTakesTheDriverRoleFromAThreadInsideBlockOn) {
+  RuntimeFreed freed;
+  auto rt =
+      std::make_unique<Runtime>(Builder::current_thread().on_thread_park(freed.probe()).build());
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<int> yields{0};
+  bool cancelled = false;
+  std::thread driver([&, handle = rt->handle()] {
+    cancelled = handle.block_on(drive_until_cancelled(&drops, &yields));
+  });
+  spool_rt_test::wait_at_least(yields, 100);  // the driver is busy with its local queue
+  rt.reset();                                 // shut down from this thread, while `driver` drives
+  driver.join();
+  EXPECT_TRUE(cancelled);
+  EXPECT_EQ(drops.load(), 5);  // every task's frame was destroyed
+  // The shutdown drained what the driver left in its queues: no notification keeps the
+  // runtime alive once the driver's Handle is gone.
+  EXPECT_TRUE(freed.is_freed());
+}
+
+// Drops the runtime from inside a task, on the driving thread, while another task sits in
+// the thread's deferred-wake list.
+Task<int> drop_runtime(std::unique_ptr<Runtime>* holder) {
+  co_await spool::yield_now();
+  holder->reset();
+  co_return 1;
+}
+
+Task<void> drop_while_a_task_yields(std::unique_ptr<Runtime>* holder,
+                                    std::atomic<std::int64_t>* drops, std::atomic<int>* yields) {
+  { auto yielder = spool::spawn(yield_forever(DropCounter(*drops), yields)); }
+  auto dropper = spool::spawn(drop_runtime(holder));
+  try {
+    co_await dropper;
+  } catch (const JoinError&) {
+  }
+}
+
+TEST(CurrentThreadShutdown, WakesDeferredPastTheDrainAreDroppedAndTheRuntimeIsFreed) {
+  RuntimeFreed freed;
+  auto holder =
+      std::make_unique<Runtime>(Builder::current_thread().on_thread_park(freed.probe()).build());
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<int> yields{0};
+  {
+    spool::Handle handle = holder->handle();
+    handle.block_on(drop_while_a_task_yields(&holder, &drops, &yields));
+  }
+  EXPECT_EQ(holder, nullptr);
+  EXPECT_EQ(drops.load(), 1);  // the yielding task was cancelled
+  // Nothing keeps the runtime alive: no notification was left in a queue no one drains.
+  EXPECT_TRUE(freed.is_freed());
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+// A runtime thread that cannot start (injected through sync/thread.hpp's test hook) is
+// undone: nothing counts a thread that does not exist, no job waits for one, and every
+// caller hears of it or carries on without it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <system_error>
+
+#include "spool/spool.hpp"
+#include "support/rt_drop_counter.hpp"
+#include "support/rt_gate.hpp"
+#include "sync/thread.hpp"
+
+namespace {
+
+using spool::Builder;
+using spool::Task;
+using spool::detail::fail_thread_starts;
+using spool_rt_test::DropCounter;
+using spool_rt_test::Gate;
+
+class ThreadStartFailure : public ::testing::Test {
+ protected:
+  ~ThreadStartFailure() override { fail_thread_starts(0, 0); }
+};
+
+TEST_F(ThreadStartFailure, BuildThrowsAndStopsTheWorkersThatDidStart) {
+  fail_thread_starts(1, 1);  // the first worker starts, the second does not
+  std::string what;
+  try {
+    (void)Builder::multi_thread().worker_threads(2).build();
+  } catch (const std::system_error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("could not start the runtime's worker threads"), std::string::npos) << what;
+  auto rt = Builder::multi_thread().worker_threads(2).build();  // all well again
+  EXPECT_EQ(rt.block_on(rt.spawn_blocking([] { return 4; })), 4);
+}
+
+TEST_F(ThreadStartFailure, SpawnBlockingWithNoThreadThrowsAndCancelsTheCall) {
+  auto rt = Builder::multi_thread().worker_threads(1).build();
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<bool> ran{false};
+  fail_thread_starts(0, 1);
+  EXPECT_THROW((void)rt.spawn_blocking([d = DropCounter(drops), &ran] { ran = true; }),
+               std::system_error);
+  EXPECT_FALSE(ran.load());
+  EXPECT_EQ(drops.load(), 1);  // the closure was destroyed, not leaked
+  EXPECT_EQ(rt.metrics().blocking_threads, 0u);
+  EXPECT_EQ(rt.metrics().blocking_queue_depth, 0u);
+  EXPECT_EQ(rt.block_on(rt.spawn_blocking([] { return 5; })), 5);  // the pool still works
+}
+
+TEST_F(ThreadStartFailure, AJobWaitsForABusyThreadWhenNoNewOneCanStart) {
+  auto rt = Builder::multi_thread().worker_threads(1).build();
+  Gate release;
+  auto first = rt.spawn_blocking([&release] {
+    release.wait();
+    return 1;
+  });
+  spool_rt_test::spin_until([&] { return rt.metrics().blocking_threads == 1; });
+  fail_thread_starts(0, 1);
+  auto second = rt.spawn_blocking([] { return 2; });  // queued for the busy thread
+  EXPECT_EQ(rt.metrics().blocking_threads, 1u);
+  release.open();
+  EXPECT_EQ(rt.block_on(std::move(first)), 1);
+  EXPECT_EQ(rt.block_on(std::move(second)), 2);
+}
+
+Task<int> block_here() {
+  int v = spool::block_in_place([] { return 6; });
+  co_return v;
+}
+
+TEST_F(ThreadStartFailure, BlockInPlaceKeepsTheCoreWhenNoThreadCanTakeIt) {
+  auto rt = Builder::multi_thread().worker_threads(1).build();
+  fail_thread_starts(0, 1);
+  EXPECT_EQ(rt.block_on(rt.spawn(block_here())), 6);
+  EXPECT_EQ(rt.block_on(rt.spawn(block_here())), 6);  // the worker still runs tasks
+}
+
+}  // namespace
