@@ -75,20 +75,20 @@ class RtFlavorTest : public ::testing::TestWithParam<Flavor> {
   /// the runtime (rt.block_on of a root that yields until then), since nothing else does.
   void until_pending(spool::Runtime& rt, const ManualLeaf& leaf, int n = 1) const {
     if (is_multi_thread()) return leaf.wait_pending(n);
-    rt.block_on(yield_until([&leaf, n] { return leaf.pending_polls() >= n; }));
+    rt.block_on(root_yielding_until([&leaf, n] { return leaf.pending_polls() >= n; }));
   }
 
   /// Returns once `latch` reached zero (its tasks counted it down). Multi-thread: waits on
   /// it. Current-thread: drives the runtime until then, as until_pending does.
   void until_done(spool::Runtime& rt, std::latch& latch) const {
     if (is_multi_thread()) return latch.wait();
-    rt.block_on(yield_until([&latch] { return latch.try_wait(); }));
+    rt.block_on(root_yielding_until([&latch] { return latch.try_wait(); }));
   }
 
  private:
   // A root future that yields (letting the current-thread runtime's tasks run) until `done()`.
   template <class Pred>
-  static spool::Task<void> yield_until(Pred done) {
+  static spool::Task<void> root_yielding_until(Pred done) {
     while (!done()) co_await spool::yield_now();
   }
 };
