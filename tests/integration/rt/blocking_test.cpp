@@ -1,5 +1,7 @@
 // block_in_place (hands the worker's core to another thread; refused on a current-thread
-// runtime) and spawn_blocking (bounded pool, queueing, keep-alive, thread reuse).
+// runtime) and spawn_blocking (bounded pool, queueing, keep-alive, thread reuse). Both
+// flavours have a blocking pool: the spawn_blocking tests, and block_in_place on a pool
+// thread, run on each (SpawnBlockingAnyFlavor.<test>/MultiThread and .../CurrentThread).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 
 namespace {
@@ -121,23 +124,30 @@ TEST(BlockInPlace, OutsideAnyRuntimeJustCallsTheFunction) {
   EXPECT_EQ(spool::block_in_place([] { return 11; }), 11);
 }
 
-TEST(BlockInPlace, OnABlockingPoolThreadJustCallsTheFunction) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+class BlockInPlaceAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(BlockInPlaceAnyFlavor);
+
+// A blocking-pool thread is no worker, whatever the runtime's flavour.
+TEST_P(BlockInPlaceAnyFlavor, OnABlockingPoolThreadJustCallsTheFunction) {
+  auto rt = build(1);
   auto h = rt.spawn_blocking([] { return spool::block_in_place([] { return 12; }); });
-  EXPECT_EQ(spool::block_on(h), 12);
+  EXPECT_EQ(wait(rt, h), 12);
 }
 
-TEST(SpawnBlocking, ReturnsTheValueFromAnotherThread) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+class SpawnBlockingAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(SpawnBlockingAnyFlavor);
+
+TEST_P(SpawnBlockingAnyFlavor, ReturnsTheValueFromAnotherThread) {
+  auto rt = build(1);
   auto h = rt.spawn_blocking([] { return std::this_thread::get_id(); });
-  EXPECT_NE(spool::block_on(h), std::this_thread::get_id());
+  EXPECT_NE(wait(rt, h), std::this_thread::get_id());
 }
 
-TEST(SpawnBlocking, AnExceptionIsAPanicWithTheOriginalNested) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(SpawnBlockingAnyFlavor, AnExceptionIsAPanicWithTheOriginalNested) {
+  auto rt = build(1);
   auto h = rt.spawn_blocking([]() -> int { throw std::invalid_argument("bad input"); });
   try {
-    spool::block_on(h);
+    wait(rt, h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_exception());
@@ -145,34 +155,30 @@ TEST(SpawnBlocking, AnExceptionIsAPanicWithTheOriginalNested) {
   }
 }
 
-TEST(SpawnBlocking, FromInsideATaskWithTheFreeFunction) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(SpawnBlockingAnyFlavor, FromInsideATaskWithTheFreeFunction) {
+  auto rt = build(2);
   struct Body {
     static Task<int> run() {
       auto h = spool::spawn_blocking([] { return 21; });
       co_return 2 * co_await h;
     }
   };
-  EXPECT_EQ(spool::block_on(rt.spawn(Body::run())), 42);
+  EXPECT_EQ(wait(rt, rt.spawn(Body::run())), 42);
 }
 
-TEST(SpawnBlocking, ABlockingThreadIsInTheRuntimeAndMayUseBlockOn) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(SpawnBlockingAnyFlavor, ABlockingThreadIsInTheRuntimeAndMayUseBlockOn) {
+  auto rt = build(1);
   auto h = rt.spawn_blocking([] {
     // Handle::current works on a blocking-pool thread, and this thread is no event loop,
     // so blocking on a task's result here is allowed.
     auto child = spool::spawn(six());
     return spool::block_on(child) * 7;
   });
-  EXPECT_EQ(spool::block_on(h), 42);
+  EXPECT_EQ(wait(rt, h), 42);
 }
 
-TEST(SpawnBlocking, RespectsTheMaximumThreadCountAndQueuesTheRest) {
-  auto rt = spool::Builder::multi_thread()
-                .worker_threads(1)
-                .max_blocking_threads(2)
-                .thread_keep_alive(1h)
-                .build();
+TEST_P(SpawnBlockingAnyFlavor, RespectsTheMaximumThreadCountAndQueuesTheRest) {
+  auto rt = builder(1).max_blocking_threads(2).thread_keep_alive(1h).build();
   Gate gate;
   std::latch two_running(2);
   std::atomic<int> running{0}, max_running{0};
@@ -204,38 +210,35 @@ TEST(SpawnBlocking, RespectsTheMaximumThreadCountAndQueuesTheRest) {
   EXPECT_EQ(m.blocking_queue_depth, 2u);
   EXPECT_EQ(running.load(), 2);
   gate.open();
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(spool::block_on(hs[static_cast<std::size_t>(i)]), i);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(wait(rt, hs[static_cast<std::size_t>(i)]), i);
   EXPECT_LE(max_running.load(), 2);
   EXPECT_EQ(ids.size(), 2u) << "four calls, two threads kept alive: each thread ran two";
   EXPECT_LE(rt.metrics().blocking_threads, 2u);
 }
 
-TEST(SpawnBlocking, AnIdleThreadExitsAfterTheKeepAlive) {
+TEST_P(SpawnBlockingAnyFlavor, AnIdleThreadExitsAfterTheKeepAlive) {
   std::atomic<int> stops{0};
-  auto rt = spool::Builder::multi_thread()
-                .worker_threads(1)
-                .thread_keep_alive(1ms)
-                .on_thread_stop([&] { spool_rt_test::bump(stops); })
-                .build();
+  auto rt =
+      builder(1).thread_keep_alive(1ms).on_thread_stop([&] { spool_rt_test::bump(stops); }).build();
   auto h = rt.spawn_blocking([] { return 1; });
-  EXPECT_EQ(spool::block_on(h), 1);
-  // Workers stop only at shutdown, so the first stop is the idle blocking thread retiring.
+  EXPECT_EQ(wait(rt, h), 1);
+  // Workers stop only at shutdown (a current-thread runtime has none), so the first stop is
+  // the idle blocking thread retiring.
   spool_rt_test::wait_at_least(stops, 1);
   spool::RuntimeMetrics m = rt.metrics();
   EXPECT_EQ(m.blocking_threads, 0u);
   EXPECT_EQ(m.idle_blocking_threads, 0u);
   // The pool starts a new thread for the next call.
   auto again = rt.spawn_blocking([] { return 2; });
-  EXPECT_EQ(spool::block_on(again), 2);
+  EXPECT_EQ(wait(rt, again), 2);
 }
 
-TEST(SpawnBlocking, ALongKeepAliveReusesTheIdleThread) {
+TEST_P(SpawnBlockingAnyFlavor, ALongKeepAliveReusesTheIdleThread) {
   std::mutex m;
   std::vector<std::thread::id> started;
   std::atomic<int> stops_while_running{0};
   {
-    auto rt = spool::Builder::multi_thread()
-                  .worker_threads(1)
+    auto rt = builder(1)
                   .thread_keep_alive(1h)
                   .on_thread_start([&] {
                     std::lock_guard lock(m);
@@ -243,18 +246,20 @@ TEST(SpawnBlocking, ALongKeepAliveReusesTheIdleThread) {
                   })
                   .on_thread_stop([&] { stops_while_running.fetch_add(1); })
                   .build();
-    auto first = spool::block_on(rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+    auto first = wait(rt, rt.spawn_blocking([] { return std::this_thread::get_id(); }));
     // Wait until that thread is back in the pool, idle (no notification exists for it).
     spool_rt_test::spin_until([&] { return rt.metrics().idle_blocking_threads == 1; });
-    auto second = spool::block_on(rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+    auto second = wait(rt, rt.spawn_blocking([] { return std::this_thread::get_id(); }));
     EXPECT_EQ(first, second);
     EXPECT_EQ(rt.metrics().blocking_threads, 1u);
     EXPECT_EQ(stops_while_running.load(), 0);
   }
-  // Shut down: every thread has started and stopped. One worker + one blocking thread;
-  // a third start would mean the second call did not reuse the first thread.
-  EXPECT_EQ(started.size(), 2u);
-  EXPECT_EQ(stops_while_running.load(), 2);
+  // Shut down: every thread has started and stopped. One worker (multi-thread; a
+  // current-thread runtime has none) + one blocking thread; one more start would mean the
+  // second call did not reuse the first thread.
+  const std::size_t threads = is_multi_thread() ? 2 : 1;
+  EXPECT_EQ(started.size(), threads);
+  EXPECT_EQ(stops_while_running.load(), static_cast<int>(threads));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Current-thread runtime: tasks run inside block_on on the calling thread; a spawn or a
-// wake from another thread wakes the block_on thread; Handle::current works inside.
+// wake from another thread wakes the block_on thread; another block_on thread takes over
+// driving. The promises both flavours make are parameterised over both in their areas'
+// files (spawn_test, wake_test, ...: <Area>AnyFlavor.<test>/CurrentThread).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -62,22 +64,6 @@ TEST(CurrentThread, TasksSpawnedInsideTheRootRunOnTheBlockOnThread) {
     }
   };
   EXPECT_TRUE(rt.block_on(Root::run()));
-}
-
-TEST(CurrentThread, HandleCurrentWorksInsideTheRootAndInsideTasks) {
-  auto rt = spool::Builder::current_thread().build();
-  struct Root {
-    static Task<int> inner() {
-      spool::Handle h = spool::Handle::current();
-      co_return co_await h.spawn(value(20));
-    }
-    static Task<int> run() {
-      spool::Handle h = spool::Handle::current();
-      int a = co_await h.spawn(inner());
-      co_return a + 1;
-    }
-  };
-  EXPECT_EQ(rt.block_on(Root::run()), 21);
 }
 
 // The root waits on a oneshot that only a task can fill; that task is spawned from another
@@ -179,82 +165,6 @@ TEST(CurrentThread, ABlockOnThreadTakesOverWhenTheDriverLeaves) {
   t_leaf.fire();  // only B is left to run the task
   EXPECT_EQ(b_result.get_future().get(), 5);
   b.join();
-}
-
-TEST(CurrentThread, SeveralBlockOnThreadsShareTheTasks) {
-  auto rt = spool::Builder::current_thread().build();
-  constexpr int kThreads = 3;
-  constexpr int kTasksPerThread = 50;
-  std::vector<std::thread> threads;
-  // Written by each block_on thread (seq_cst fetch_add, the +=); read by the test (seq_cst
-  // load) after join(), which orders every add before the read (relaxed would suffice).
-  std::atomic<long> total{0};
-  struct Root {
-    static Task<long> run(int base) {
-      std::vector<spool::JoinHandle<int>> hs;
-      for (int i = 0; i < kTasksPerThread; ++i) hs.push_back(spool::spawn(value(base + i)));
-      long sum = 0;
-      for (auto& h : hs) sum += co_await h;
-      co_return sum;
-    }
-  };
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&rt, &total, t] { total += rt.block_on(Root::run(t * 1000)); });
-  }
-  for (auto& th : threads) th.join();
-  long expected = 0;
-  for (int t = 0; t < kThreads; ++t) {
-    for (int i = 0; i < kTasksPerThread; ++i) expected += t * 1000 + i;
-  }
-  EXPECT_EQ(total.load(), expected);
-}
-
-// The root registers its waker with two receivers and finishes through the first; the
-// second still holds the root's waker, and wakes it after the runtime is gone.
-struct FirstOfTwo {
-  spool::oneshot::Receiver<int>* first;
-  spool::oneshot::Receiver<int>* second;
-  spool::Poll<int> poll(spool::Context& cx) {
-    spool::Poll<int> p = second->poll(cx);
-    if (p.is_ready()) return p;
-    return first->poll(cx);
-  }
-};
-
-TEST(CurrentThread, RootWakerOutlivingTheRuntimeIsSafe) {
-  auto [tx1, rx1] = spool::oneshot::channel<int>();
-  auto [tx2, rx2] = spool::oneshot::channel<int>();
-  EXPECT_TRUE(tx1.send(1));
-  {
-    auto rt = spool::Builder::current_thread().build();
-    EXPECT_EQ(rt.block_on(FirstOfTwo{&rx1, &rx2}), 1);
-  }
-  EXPECT_TRUE(tx2.send(2));  // wakes the root waker of the finished block_on (ASan checks)
-  EXPECT_EQ(spool::block_on(rx2), 2);
-}
-
-TEST(CurrentThread, ManyTasksAndWakesFromOtherThreads) {
-  auto rt = spool::Builder::current_thread().build();
-  constexpr int kTasks = 200;
-  std::vector<ManualLeaf> leaves(kTasks);
-  std::vector<spool::JoinHandle<int>> hs;
-  for (int i = 0; i < kTasks; ++i)
-    hs.push_back(rt.spawn(await_leaf_then(leaves[static_cast<std::size_t>(i)], i)));
-  std::thread firer([&leaves] {
-    for (auto& l : leaves) {
-      l.wait_pending();
-      l.fire();
-    }
-  });
-  struct Root {
-    static Task<long> run(std::vector<spool::JoinHandle<int>>* hs) {
-      long sum = 0;
-      for (auto& h : *hs) sum += co_await h;
-      co_return sum;
-    }
-  };
-  EXPECT_EQ(rt.block_on(Root::run(&hs)), static_cast<long>(kTasks) * (kTasks - 1) / 2);
-  firer.join();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Fairness: a task that yields forever, an always-ready loop that only spends its budget,
 // and two tasks that keep waking each other cannot starve a sibling, on a one-worker
-// multi-thread runtime and on a current-thread runtime.
+// multi-thread runtime and on a current-thread runtime: FairnessAnyFlavor.<test>/MultiThread
+// and .../CurrentThread run the same test on both.
 //
 // Every loop below also stops after a generous number of iterations (far more than the
 // runtime needs: a sibling in the inject queue is looked at every global_queue_interval
@@ -11,9 +12,12 @@
 #include <atomic>
 #include <cstdint>
 #include <latch>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_tokens.hpp"
 
 namespace {
@@ -104,19 +108,33 @@ Task<Stop> pong(Tokens* mine, Tokens* other, const std::atomic<bool>* stop) {
   co_return Stop::kByCap;
 }
 
-spool::Runtime one_worker() { return spool::Builder::multi_thread().worker_threads(1).build(); }
+using spool_rt_test::Flavor;
 
 // Once the busy tasks run (`started`), a sibling spawned from outside sets `stop`: every busy
 // task must end because of the flag, i.e. the sibling was not starved.
-void expect_outside_sibling_stops(spool::Runtime& rt, std::atomic<bool>* stop, std::latch& started,
-                                  std::vector<spool::JoinHandle<Stop>> busy) {
-  started.wait();
-  spool::block_on(rt.spawn(set_flag(stop)));
-  for (auto& h : busy) EXPECT_EQ(spool::block_on(h), Stop::kByFlag);
+void expect_outside_sibling_stops(spool::Runtime& rt, Flavor flavor, std::atomic<bool>* stop,
+                                  std::latch& started, std::vector<spool::JoinHandle<Stop>> busy) {
+  if (flavor == Flavor::kMultiThread) {
+    started.wait();
+    spool::block_on(rt.spawn(set_flag(stop)));
+    for (auto& h : busy) EXPECT_EQ(spool::block_on(h), Stop::kByFlag);
+    return;
+  }
+  // Current-thread: the busy tasks run only while this thread is in block_on, so another
+  // thread spawns the sibling once they started (a remote spawn into a busy runtime).
+  spool::Handle handle = rt.handle();
+  std::optional<spool::JoinHandle<void>> sibling;
+  std::thread spawner([&] {
+    started.wait();
+    sibling.emplace(handle.spawn(set_flag(stop)));
+  });
+  for (auto& h : busy) EXPECT_EQ(rt.block_on(h), Stop::kByFlag);
+  spawner.join();
+  rt.block_on(*sibling);
 }
 
 // Two tasks that wake each other forever must not starve a sibling spawned from outside.
-void expect_ping_pong_does_not_starve_a_sibling(spool::Runtime& rt) {
+void expect_ping_pong_does_not_starve_a_sibling(spool::Runtime& rt, Flavor flavor) {
   // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
@@ -125,10 +143,18 @@ void expect_ping_pong_does_not_starve_a_sibling(spool::Runtime& rt) {
   std::vector<spool::JoinHandle<Stop>> busy;
   busy.push_back(rt.spawn(ping(&a, &b, &stop, &started)));
   busy.push_back(rt.spawn(pong(&b, &a, &stop)));
-  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
+  expect_outside_sibling_stops(rt, flavor, &stop, started, std::move(busy));
 }
 
-TEST(Fairness, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
+class FairnessAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  // One worker on a multi-thread runtime: the busy tasks and the sibling share one thread,
+  // as on a current-thread runtime.
+  spool::Runtime one_worker() const { return build(1); }
+};
+SPOOL_RT_INSTANTIATE_FLAVORS(FairnessAnyFlavor);
+
+TEST_P(FairnessAnyFlavor, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
   auto rt = one_worker();
   // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
@@ -136,19 +162,19 @@ TEST(Fairness, YieldingTaskDoesNotStarveASiblingSpawnedFromOutside) {
   std::latch started(1);
   std::vector<spool::JoinHandle<Stop>> busy;
   busy.push_back(rt.spawn(yield_until(&stop, &started)));
-  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
+  expect_outside_sibling_stops(rt, flavor(), &stop, started, std::move(busy));
 }
 
-TEST(Fairness, YieldingTaskDoesNotStarveASiblingItSpawned) {
+TEST_P(FairnessAnyFlavor, YieldingTaskDoesNotStarveASiblingItSpawned) {
   auto rt = one_worker();
   // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   auto busy = rt.spawn(yield_and_spawn_sibling(&stop));
-  EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
+  EXPECT_EQ(wait(rt, busy), Stop::kByFlag);
 }
 
-TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
+TEST_P(FairnessAnyFlavor, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
   auto rt = one_worker();
   // Written by the set_flag task (seq_cst store); read by the busy tasks (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
@@ -156,26 +182,27 @@ TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingFromOutside) {
   std::latch started(1);
   std::vector<spool::JoinHandle<Stop>> busy;
   busy.push_back(rt.spawn(spin_on_budget(&stop, &started)));
-  expect_outside_sibling_stops(rt, &stop, started, std::move(busy));
+  expect_outside_sibling_stops(rt, flavor(), &stop, started, std::move(busy));
 }
 
-TEST(Fairness, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
+TEST_P(FairnessAnyFlavor, BudgetPreemptsAnAlwaysReadyLoopForASiblingItSpawned) {
   auto rt = one_worker();
   // Written by the set_flag task (seq_cst store); read by the busy task's loop (seq_cst load),
   // which pairs with it. The flag publishes no other data, so relaxed would do as well.
   std::atomic<bool> stop{false};
   auto busy = rt.spawn(spin_and_spawn_sibling(&stop));
-  EXPECT_EQ(spool::block_on(busy), Stop::kByFlag);
+  EXPECT_EQ(wait(rt, busy), Stop::kByFlag);
 }
 
-TEST(Fairness, TasksWakingEachOtherDoNotStarveASiblingFromOutside) {
+TEST_P(FairnessAnyFlavor, TasksWakingEachOtherDoNotStarveASiblingFromOutside) {
   auto rt = one_worker();
-  expect_ping_pong_does_not_starve_a_sibling(rt);
+  expect_ping_pong_does_not_starve_a_sibling(rt, flavor());
 }
 
+// The LIFO slot is a multi-thread setting.
 TEST(Fairness, TasksWakingEachOtherWithoutLifoSlotDoNotStarveASibling) {
   auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
-  expect_ping_pong_does_not_starve_a_sibling(rt);
+  expect_ping_pong_does_not_starve_a_sibling(rt, Flavor::kMultiThread);
 }
 
 TEST(Fairness, CurrentThreadYieldingTaskDoesNotStarveASibling) {

@@ -1,8 +1,11 @@
 // JoinHandle: the value, the task's exception (nested in JoinError), abort before the first
 // poll, while pending and after completion, detaching, and awaiting from a plain thread.
+// All but the frame-lifetime tests (which rely on a current-thread runtime's order) run on
+// both runtime flavours: JoinHandleAnyFlavor.<test>/MultiThread and .../CurrentThread.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <latch>
@@ -14,6 +17,7 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_drop_counter.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
 
@@ -108,33 +112,36 @@ Task<int> owns_its_own_waker(std::shared_ptr<KeepsAWaker> keeper) {
   co_return 3;
 }
 
-TEST(JoinHandle, DeliversTheValue) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+class JoinHandleAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(JoinHandleAnyFlavor);
+
+TEST_P(JoinHandleAnyFlavor, DeliversTheValue) {
+  auto rt = build();
   auto h = rt.spawn(value(99));
-  EXPECT_EQ(spool::block_on(h), 99);
+  EXPECT_EQ(wait(rt, h), 99);
 }
 
-TEST(JoinHandle, DeliversAMoveOnlyValue) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, DeliversAMoveOnlyValue) {
+  auto rt = build();
   auto h = rt.spawn(move_only("payload"));
-  std::unique_ptr<std::string> p = spool::block_on(h);
+  std::unique_ptr<std::string> p = wait(rt, h);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(*p, "payload");
 }
 
-TEST(JoinHandle, VoidTaskCompletes) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, VoidTaskCompletes) {
+  auto rt = build();
   std::atomic<bool> flag{false};
   auto h = rt.spawn(set_flag(&flag));
-  spool::block_on(h);
+  wait(rt, h);
   EXPECT_TRUE(flag.load());
 }
 
-TEST(JoinHandle, ExceptionIsAPanicWithTheOriginalNested) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, ExceptionIsAPanicWithTheOriginalNested) {
+  auto rt = build();
   auto h = rt.spawn(throws_runtime_error("boom"));
   try {
-    spool::block_on(h);
+    wait(rt, h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_exception());
@@ -156,14 +163,14 @@ TEST(JoinHandle, ExceptionIsAPanicWithTheOriginalNested) {
   }
 }
 
-TEST(JoinHandle, ExceptionAfterASuspensionKeepsItsType) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, ExceptionAfterASuspensionKeepsItsType) {
+  auto rt = build();
   ManualLeaf leaf;
   auto h = rt.spawn(throws_after_wait(leaf));
-  leaf.wait_pending();
+  until_pending(rt, leaf);
   leaf.fire();
   try {
-    spool::block_on(h);
+    wait(rt, h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_exception());
@@ -171,61 +178,45 @@ TEST(JoinHandle, ExceptionAfterASuspensionKeepsItsType) {
   }
 }
 
-// A current-thread runtime polls nothing until block_on, so abort() certainly comes first.
-TEST(JoinHandle, AbortBeforeFirstPollCancelsOnCurrentThreadRuntime) {
-  auto rt = spool::Builder::current_thread().build();
+// The task cannot be polled before abort(): a current-thread runtime polls nothing until
+// block_on; a multi-thread runtime's only worker is kept busy until then.
+TEST_P(JoinHandleAnyFlavor, AbortBeforeFirstPollCancels) {
+  auto rt = build(1);
+  std::latch started(1);
+  Gate gate;
+  std::optional<spool::JoinHandle<void>> blocker;
+  if (is_multi_thread()) {
+    blocker.emplace(rt.spawn(occupy_worker(&started, &gate)));
+    started.wait();
+  }
   std::atomic<bool> ran{false};
   auto h = rt.spawn(records_run(&ran, 1));
   h.abort();
+  gate.open();
   try {
-    rt.block_on(h);
+    wait(rt, h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_cancelled());
     EXPECT_FALSE(e.is_exception());
     EXPECT_TRUE(e.exception() == nullptr);
   }
+  if (blocker) wait(rt, *blocker);
   EXPECT_FALSE(ran.load()) << "an aborted task must never be polled";
 }
 
-// On a multi-thread runtime whose only worker is kept busy, the spawned task cannot be
-// polled before abort().
-TEST(JoinHandle, AbortBeforeFirstPollCancelsOnMultiThreadRuntime) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
-  std::latch started(1);
-  Gate gate;
-  auto blocker = rt.spawn(occupy_worker(&started, &gate));
-  started.wait();
-  std::atomic<bool> ran{false};
-  auto h = rt.spawn(records_run(&ran, 1));
-  h.abort();
-  gate.open();
-  EXPECT_THROW(
-      {
-        try {
-          spool::block_on(h);
-        } catch (const spool::JoinError& e) {
-          EXPECT_TRUE(e.is_cancelled());
-          throw;
-        }
-      },
-      spool::JoinError);
-  spool::block_on(blocker);
-  EXPECT_FALSE(ran.load());
-}
-
-TEST(JoinHandle, AbortWhilePendingRunsLocalDestructorsAndReportsCancelled) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, AbortWhilePendingRunsLocalDestructorsAndReportsCancelled) {
+  auto rt = build();
   std::atomic<std::int64_t> drops{0};
   std::atomic<bool> resumed{false};
   ManualLeaf leaf;
   auto h = rt.spawn(pending_with_local(&drops, leaf, &resumed));
-  leaf.wait_pending();  // the local exists and the task waits on the leaf
+  until_pending(rt, leaf);  // the local exists and the task waits on the leaf
   EXPECT_EQ(drops.load(), 0);
   EXPECT_FALSE(h.is_finished());
   h.abort();
   try {
-    spool::block_on(h);
+    wait(rt, h);
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_cancelled());
@@ -236,13 +227,13 @@ TEST(JoinHandle, AbortWhilePendingRunsLocalDestructorsAndReportsCancelled) {
   EXPECT_FALSE(resumed.load());
 }
 
-TEST(JoinHandle, AbortWhilePendingFromInsideAnotherTask) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, AbortWhilePendingFromInsideAnotherTask) {
+  auto rt = build();
   std::atomic<std::int64_t> drops{0};
   std::atomic<bool> resumed{false};
   ManualLeaf leaf;
   auto h = rt.spawn(pending_with_local(&drops, leaf, &resumed));
-  leaf.wait_pending();
+  until_pending(rt, leaf);
   struct AbortThenAwait {
     static Task<std::string> run(spool::JoinHandle<int> h) {
       h.abort();
@@ -250,47 +241,50 @@ TEST(JoinHandle, AbortWhilePendingFromInsideAnotherTask) {
     }
   };
   auto outer = rt.spawn(AbortThenAwait::run(std::move(h)));
-  EXPECT_EQ(spool::block_on(outer), "cancelled");
+  EXPECT_EQ(wait(rt, outer), "cancelled");
   EXPECT_EQ(drops.load(), 1);
 }
 
 // The task finished before abort(): its value is still delivered.
-TEST(JoinHandle, AbortAfterCompletionIsANoOp) {
-  auto rt = spool::Builder::current_thread().build();
+TEST_P(JoinHandleAnyFlavor, AbortAfterCompletionIsANoOp) {
+  auto rt = build();
   auto h = rt.spawn(value(5));
-  // A current-thread runtime runs tasks in spawn order on one thread: once `later` is
-  // done, `h`'s task (which completes in its first poll) has completed too.
-  auto later = rt.spawn(value(6));
-  EXPECT_EQ(rt.block_on(later), 6);
+  if (is_multi_thread()) {
+    // is_finished() is the only observable sign of completion that leaves the handle
+    // unconsumed; it changes once, false -> true.
+    spool_rt_test::spin_until([&] { return h.is_finished(); });
+  } else {
+    // A current-thread runtime runs tasks in spawn order on one thread: once `later` is
+    // done, `h`'s task (which completes in its first poll) has completed too.
+    auto later = rt.spawn(value(6));
+    EXPECT_EQ(rt.block_on(later), 6);
+  }
   ASSERT_TRUE(h.is_finished());
   h.abort();
   h.abort();
-  EXPECT_EQ(rt.block_on(h), 5);
+  EXPECT_EQ(wait(rt, h), 5);
 }
 
-TEST(JoinHandle, AbortAfterCompletionIsANoOpOnMultiThreadRuntime) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-  auto h = rt.spawn(value(8));
-  // is_finished() is the only observable sign of completion that leaves the handle
-  // unconsumed; it changes once, false -> true.
-  spool_rt_test::spin_until([&] { return h.is_finished(); });
-  h.abort();
-  EXPECT_EQ(spool::block_on(h), 8);
-}
-
-TEST(JoinHandle, DroppingTheHandleDetachesAndTheTaskStillCompletes) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, DroppingTheHandleDetachesAndTheTaskStillCompletes) {
+  auto rt = build();
   ManualLeaf leaf;
   std::promise<int> done;
   auto result = done.get_future();
   {
     auto h = rt.spawn(report_when_fired(leaf, &done, 31));
-    leaf.wait_pending();  // certainly still running when the handle goes
+    until_pending(rt, leaf);  // certainly still running when the handle goes
   }
   leaf.fire();
+  if (!is_multi_thread()) {
+    // Nothing runs a current-thread runtime's tasks outside block_on: drive it until a probe,
+    // queued after the woken task, ran. The detached task must have completed by then.
+    EXPECT_EQ(rt.block_on(rt.spawn(value(0))), 0);
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  }
   EXPECT_EQ(result.get(), 31);
 }
 
+// Dropped before its first poll (which only a current-thread runtime can promise).
 TEST(JoinHandle, DetachedTaskCompletesOnCurrentThreadRuntime) {
   auto rt = spool::Builder::current_thread().build();
   ManualLeaf leaf;
@@ -304,16 +298,17 @@ TEST(JoinHandle, DetachedTaskCompletesOnCurrentThreadRuntime) {
   EXPECT_EQ(result.get(), 4);
 }
 
-TEST(JoinHandle, AwaitedFromAPlainThreadWithBlockOn) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+// On a current-thread runtime the waiting thread, inside rt.block_on, is the one that drives.
+TEST_P(JoinHandleAnyFlavor, AwaitedFromAPlainThreadWithBlockOn) {
+  auto rt = build();
   ManualLeaf leaf;
   auto h = rt.spawn(throws_after_wait(leaf));
   auto v = rt.spawn(value(3));
   std::promise<std::string> outcome;
   std::thread waiter([&] {
-    std::string s = "value " + std::to_string(spool::block_on(v));
+    std::string s = "value " + std::to_string(wait(rt, v));
     try {
-      spool::block_on(h);
+      wait(rt, h);
       s += ", no error";
     } catch (const spool::JoinError& e) {
       s += e.is_exception() ? ", panic" : ", cancelled";
@@ -326,31 +321,33 @@ TEST(JoinHandle, AwaitedFromAPlainThreadWithBlockOn) {
   EXPECT_EQ(outcome.get_future().get(), "value 3, panic");
 }
 
-TEST(JoinHandle, AwaitedInsideAnotherTask) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, AwaitedInsideAnotherTask) {
+  auto rt = build();
   auto inner = rt.spawn(value(12));
   auto outer = rt.spawn(await_other(std::move(inner)));
-  EXPECT_EQ(spool::block_on(outer), "value 12");
+  EXPECT_EQ(wait(rt, outer), "value 12");
 }
 
-TEST(JoinHandle, IsFinishedTurnsTrueOnlyAfterCompletion) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(JoinHandleAnyFlavor, IsFinishedTurnsTrueOnlyAfterCompletion) {
+  auto rt = build();
   ManualLeaf leaf;
   auto h = rt.spawn(await_leaf(leaf));
-  leaf.wait_pending();
+  until_pending(rt, leaf);
   EXPECT_FALSE(h.is_finished());
   leaf.fire();
-  spool::block_on(h);
+  wait(rt, h);
   EXPECT_TRUE(h.is_finished());  // a handle that gave its result counts as finished
 }
 
-TEST(JoinHandle, PollingAfterTheResultWasTakenThrowsLogicError) {
-  auto rt = spool::Builder::current_thread().build();
+TEST_P(JoinHandleAnyFlavor, PollingAfterTheResultWasTakenThrowsLogicError) {
+  auto rt = build();
   auto h = rt.spawn(value(1));
-  EXPECT_EQ(rt.block_on(h), 1);
-  EXPECT_THROW(rt.block_on(h), std::logic_error);
+  EXPECT_EQ(wait(rt, h), 1);
+  EXPECT_THROW(wait(rt, h), std::logic_error);
 }
 
+// The frame-lifetime tests rely on a current-thread runtime's order (a multi-thread worker
+// may still hold its reference to a completed task for a moment).
 TEST(JoinHandle, FrameIsDestroyedOnceTheResultIsTaken) {
   auto rt = spool::Builder::current_thread().build();
   auto keeper = std::make_shared<KeepsAWaker>();

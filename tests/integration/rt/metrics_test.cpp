@@ -1,5 +1,6 @@
 // Metrics: per-worker polls, steals and parks, inject-queue depth, blocking threads, live
-// tasks, and dump() naming what a pending task waits on.
+// tasks, and dump() naming what a pending task waits on. What both runtime flavours count
+// alike runs on both (MetricsAnyFlavor.<test>/MultiThread and .../CurrentThread).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
 
@@ -49,31 +51,39 @@ std::uint64_t total_polls(const spool::RuntimeMetrics& m) {
   return n;
 }
 
-TEST(Metrics, OneEntryPerWorker) {
-  auto rt = spool::Builder::multi_thread().worker_threads(3).build();
-  EXPECT_EQ(rt.metrics().workers.size(), 3u);
-  auto ct = spool::Builder::current_thread().build();
-  EXPECT_EQ(ct.metrics().workers.size(), 1u);
+class MetricsAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  // Entries in RuntimeMetrics::workers: one per worker, or the one driver of a current-thread
+  // runtime.
+  std::size_t workers(std::size_t multi_thread_workers) const {
+    return is_multi_thread() ? multi_thread_workers : 1;
+  }
+};
+SPOOL_RT_INSTANTIATE_FLAVORS(MetricsAnyFlavor);
+
+TEST_P(MetricsAnyFlavor, OneEntryPerWorker) {
+  auto rt = build(3);
+  EXPECT_EQ(rt.metrics().workers.size(), workers(3));
 }
 
-TEST(Metrics, PollsIncreaseAsTasksRun) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+TEST_P(MetricsAnyFlavor, PollsIncreaseAsTasksRun) {
+  auto rt = build(2);
   std::uint64_t before = total_polls(rt.metrics());
   constexpr int kTasks = 100;
   std::vector<spool::JoinHandle<int>> hs;
   for (int i = 0; i < kTasks; ++i) hs.push_back(rt.spawn(value(i)));
-  for (auto& h : hs) (void)spool::block_on(h);
+  for (auto& h : hs) (void)wait(rt, h);
   // Each task was polled at least once; its poll was counted before it ran.
   EXPECT_GE(total_polls(rt.metrics()), before + kTasks);
 }
 
-TEST(Metrics, PollsCountEachPollOfOneWorker) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(MetricsAnyFlavor, PollsCountEachPollOfOneWorker) {
+  auto rt = build(1);
   ManualLeaf leaf;
   auto h = rt.spawn(await_leaf(leaf));
-  leaf.wait_pending();
+  until_pending(rt, leaf);
   leaf.fire();
-  spool::block_on(h);
+  wait(rt, h);
   EXPECT_GE(rt.metrics().workers[0].polls, 2u);  // the pending poll and the completing one
 }
 
@@ -163,8 +173,8 @@ TEST(Metrics, InjectQueueDepthOfABusyMultiThreadRuntime) {
   EXPECT_EQ(rt.metrics().inject_queue_depth, 0u);
 }
 
-TEST(Metrics, BlockingThreadsAreCounted) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(MetricsAnyFlavor, BlockingThreadsAreCounted) {
+  auto rt = build(1);
   EXPECT_EQ(rt.metrics().blocking_threads, 0u);
   Gate gate;
   std::latch entered(1);
@@ -179,42 +189,45 @@ TEST(Metrics, BlockingThreadsAreCounted) {
   EXPECT_EQ(m.idle_blocking_threads, 0u);
   EXPECT_EQ(m.blocking_queue_depth, 0u);
   gate.open();
-  EXPECT_EQ(spool::block_on(h), 1);
+  EXPECT_EQ(wait(rt, h), 1);
 }
 
-TEST(Metrics, ReadableWhileTasksRun) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+// On a current-thread runtime the test thread drives the tasks (inside wait) while the
+// reader thread reads.
+TEST_P(MetricsAnyFlavor, ReadableWhileTasksRun) {
+  auto rt = build(2);
+  const std::size_t entries = workers(2);
   constexpr int kTasks = 2'000;
   // Written by the test thread once every task finished (seq_cst store); read by the reader
   // thread's loop (seq_cst load), which pairs with it. It only ends the loop (relaxed would do).
   std::atomic<bool> stop{false};
-  std::thread reader([&] {
+  std::thread reader([&rt, &stop, entries] {
     std::uint64_t last = 0;
     while (!stop.load()) {
       spool::RuntimeMetrics m = rt.metrics();
       std::uint64_t polls = total_polls(m);
       EXPECT_GE(polls, last) << "poll counters only grow";
       last = polls;
-      EXPECT_EQ(m.workers.size(), 2u);
+      EXPECT_EQ(m.workers.size(), entries);
     }
   });
   std::vector<spool::JoinHandle<int>> hs;
   for (int i = 0; i < kTasks; ++i) hs.push_back(rt.spawn(value(i)));
   long sum = 0;
-  for (auto& h : hs) sum += spool::block_on(h);
+  for (auto& h : hs) sum += wait(rt, h);
   stop.store(true);
   reader.join();
   EXPECT_EQ(sum, static_cast<long>(kTasks) * (kTasks - 1) / 2);
 }
 
-TEST(Metrics, DumpListsAPendingTaskAndTheLeafItWaitsOn) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(MetricsAnyFlavor, DumpListsAPendingTaskAndTheLeafItWaitsOn) {
+  auto rt = build(1);
   ManualLeaf leaf;
   auto h = rt.spawn(await_leaf(leaf));
-  leaf.wait_pending();
-  // One worker: once another task ran, the pending task's poll has fully ended (and the
-  // runtime recorded what it waits on).
-  EXPECT_EQ(spool::block_on(rt.spawn(value(0))), 0);
+  until_pending(rt, leaf);
+  // One worker (or the one driver): once another task ran, the pending task's poll has fully
+  // ended (and the runtime recorded what it waits on).
+  EXPECT_EQ(wait(rt, rt.spawn(value(0))), 0);
   std::string dump = rt.dump();
   std::string line_start = "task " + std::to_string(h.id()) + ": ";
   auto pos = dump.find(line_start);
@@ -223,7 +236,7 @@ TEST(Metrics, DumpListsAPendingTaskAndTheLeafItWaitsOn) {
   EXPECT_NE(line.find("idle"), std::string::npos) << line;
   EXPECT_NE(line.find("waiting on spool_rt_test::ManualLeaf"), std::string::npos) << line;
   leaf.fire();
-  spool::block_on(h);
+  wait(rt, h);
 }
 
 TEST(Metrics, DumpCountsLiveTasks) {

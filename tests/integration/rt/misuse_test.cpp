@@ -1,4 +1,6 @@
 // Misuse gets clear errors: no current runtime, nested event loops, invalid Builder settings.
+// The runtime-level errors are the same on both flavours (MisuseAnyFlavor.<test>/MultiThread
+// and .../CurrentThread).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -6,6 +8,7 @@
 #include <string>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 
 namespace {
 
@@ -45,8 +48,11 @@ TEST(Misuse, HandleCurrentWithoutACurrentRuntimeThrowsLogicError) {
   EXPECT_TRUE(contains(what, "no current runtime")) << what;
 }
 
-TEST(Misuse, SpawnOnAPlainThreadAfterTheRuntimeWasUsedThereStillThrows) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+class MisuseAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(MisuseAnyFlavor);
+
+TEST_P(MisuseAnyFlavor, SpawnOnAPlainThreadAfterTheRuntimeWasUsedThereStillThrows) {
+  auto rt = build(1);
   EXPECT_EQ(rt.block_on(value(1)), 1);  // entering and leaving block_on restores "none"
   std::string what = what_of<std::logic_error>([] { (void)spool::spawn(value(1)); });
   EXPECT_TRUE(contains(what, "no current runtime")) << what;
@@ -81,23 +87,23 @@ struct Nested {
   }
 };
 
-TEST(Misuse, SpoolBlockOnInsideATaskThrowsNestedEventLoop) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
-  std::string what = spool::block_on(rt.spawn(Nested::spool_block_on()));
+TEST_P(MisuseAnyFlavor, SpoolBlockOnInsideATaskThrowsNestedEventLoop) {
+  auto rt = build(1);
+  std::string what = wait(rt, rt.spawn(Nested::spool_block_on()));
   EXPECT_TRUE(contains(what, "nested event loop")) << what;
   EXPECT_TRUE(contains(what, "spool::block_on")) << what;
 }
 
-TEST(Misuse, RuntimeBlockOnInsideATaskThrowsNestedEventLoop) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
-  std::string what = spool::block_on(rt.spawn(Nested::runtime_block_on(rt.handle())));
+TEST_P(MisuseAnyFlavor, RuntimeBlockOnInsideATaskThrowsNestedEventLoop) {
+  auto rt = build(1);
+  std::string what = wait(rt, rt.spawn(Nested::runtime_block_on(rt.handle())));
   EXPECT_TRUE(contains(what, "nested event loop")) << what;
 }
 
-TEST(Misuse, BlockOnOfAnotherRuntimeInsideATaskThrowsNestedEventLoop) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
-  auto other = spool::Builder::multi_thread().worker_threads(1).build();
-  std::string what = spool::block_on(rt.spawn(Nested::runtime_block_on(other.handle())));
+TEST_P(MisuseAnyFlavor, BlockOnOfAnotherRuntimeInsideATaskThrowsNestedEventLoop) {
+  auto rt = build(1);
+  auto other = build(1);
+  std::string what = wait(rt, rt.spawn(Nested::runtime_block_on(other.handle())));
   EXPECT_TRUE(contains(what, "nested event loop")) << what;
 }
 
@@ -108,8 +114,8 @@ TEST(Misuse, BlockOnInsideACurrentThreadTaskThrowsNestedEventLoop) {
   EXPECT_TRUE(contains(what, "nested event loop")) << what;
 }
 
-TEST(Misuse, BlockOnInsideRuntimeBlockOnThrowsNestedEventLoop) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(MisuseAnyFlavor, BlockOnInsideRuntimeBlockOnThrowsNestedEventLoop) {
+  auto rt = build(1);
   std::string what = rt.block_on(Nested::spool_block_on());
   EXPECT_TRUE(contains(what, "nested event loop")) << what;
 }
@@ -150,10 +156,9 @@ TEST(Misuse, MaxBlockingThreadsZeroIsRejected) {
   }
 }
 
-TEST(Misuse, NegativeKeepAliveIsRejected) {
-  std::string what =
-      build_error(spool::Builder::multi_thread(),
-                  [](spool::Builder& b) -> spool::Builder& { return b.thread_keep_alive(-1ms); });
+TEST_P(MisuseAnyFlavor, NegativeKeepAliveIsRejected) {
+  std::string what = build_error(
+      builder(), [](spool::Builder& b) -> spool::Builder& { return b.thread_keep_alive(-1ms); });
   EXPECT_TRUE(contains(what, "thread_keep_alive")) << what;
 }
 
@@ -164,15 +169,14 @@ TEST(Misuse, WorkerThreadsOnACurrentThreadRuntimeIsRejected) {
   EXPECT_TRUE(contains(what, "worker_threads")) << what;
 }
 
-TEST(Misuse, ValidSettingsBuild) {
-  auto rt = spool::Builder::multi_thread()
-                .worker_threads(1)
+TEST_P(MisuseAnyFlavor, ValidSettingsBuild) {
+  auto rt = builder(1)
                 .event_interval(1)
                 .global_queue_interval(1)
                 .max_blocking_threads(1)
                 .thread_keep_alive(0ms)
                 .build();
-  EXPECT_EQ(spool::block_on(rt.spawn(value(5))), 5);
+  EXPECT_EQ(wait(rt, rt.spawn(value(5))), 5);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // spool::oneshot: send then receive, receive then send from another thread, a dropped
-// sender (RecvError) and a dropped receiver (send returns false).
+// sender (RecvError) and a dropped receiver (send returns false); between tasks of either
+// runtime flavour (OneshotAnyFlavor.<test>/MultiThread and .../CurrentThread).
 #include <gtest/gtest.h>
 
 #include <latch>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 
 namespace {
 
@@ -102,22 +104,36 @@ Task<void> send_later(spool::oneshot::Sender<int> tx, int v) {
 
 Task<int> receive(spool::oneshot::Receiver<int> rx) { co_return co_await rx; }
 
-TEST(Oneshot, BetweenTasksOnAMultiThreadRuntime) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+class OneshotAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(OneshotAnyFlavor);
+
+TEST_P(OneshotAnyFlavor, BetweenTasks) {
+  auto rt = build();
   auto [tx, rx] = spool::oneshot::channel<int>();
   auto r = rt.spawn(receive(std::move(rx)));
   auto s = rt.spawn(send_later(std::move(tx), 64));
-  EXPECT_EQ(spool::block_on(r), 64);
-  spool::block_on(s);
+  EXPECT_EQ(wait(rt, r), 64);
+  wait(rt, s);
 }
 
-TEST(Oneshot, BetweenTasksOnACurrentThreadRuntime) {
-  auto rt = spool::Builder::current_thread().build();
+// The receiving task is pending (its waker registered) when the sender, on another thread,
+// sends: the send must wake it.
+TEST_P(OneshotAnyFlavor, SendFromAnotherThreadWakesAReceivingTask) {
+  auto rt = build();
   auto [tx, rx] = spool::oneshot::channel<int>();
-  auto r = rt.spawn(receive(std::move(rx)));
-  auto s = rt.spawn(send_later(std::move(tx), 65));
-  EXPECT_EQ(rt.block_on(r), 65);
-  rt.block_on(s);
+  std::latch pending(1);
+  struct Body {
+    static Task<int> run(spool::oneshot::Receiver<int> rx, std::latch* pending) {
+      co_return co_await SignalWhenPending<int>{&rx, pending};
+    }
+  };
+  auto r = rt.spawn(Body::run(std::move(rx), &pending));
+  std::thread sender([&pending, tx = std::move(tx)]() mutable {
+    pending.wait();
+    EXPECT_TRUE(tx.send(66));
+  });
+  EXPECT_EQ(wait(rt, r), 66);
+  sender.join();
 }
 
 TEST(Oneshot, SenderDroppedByACancelledTaskGivesRecvError) {

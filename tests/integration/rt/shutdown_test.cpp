@@ -1,17 +1,21 @@
 // Shutdown: pending tasks are cancelled and their frames destroyed, nothing leaks, a spawn
 // after shutdown is cancelled at once, and shutdown_timeout does not wait for ever on a
-// blocked spawn_blocking call.
+// blocked spawn_blocking call. Every promise here holds on both runtime flavours
+// (ShutdownAnyFlavor.<test>/MultiThread and .../CurrentThread) except "tasks never polled",
+// which only a current-thread runtime (polling nothing outside block_on) can set up.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <latch>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
 #include "support/rt_drop_counter.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
 
@@ -53,7 +57,10 @@ bool reports_cancelled(spool::JoinHandle<T>& h) {
   }
 }
 
-TEST(Shutdown, DroppingTheRuntimeDestroysEveryPendingTask) {
+class ShutdownAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(ShutdownAnyFlavor);
+
+TEST_P(ShutdownAnyFlavor, DroppingTheRuntimeDestroysEveryPendingTask) {
   constexpr std::int64_t kTasks = 100'000;
   std::atomic<std::int64_t> drops{0};
   std::latch pending(kTasks);
@@ -61,11 +68,10 @@ TEST(Shutdown, DroppingTheRuntimeDestroysEveryPendingTask) {
   handles.reserve(kTasks);
   spool_rt_test::RuntimeFreed freed;
   {
-    auto rt =
-        spool::Builder::multi_thread().worker_threads(2).on_thread_stop(freed.probe()).build();
+    auto rt = builder().on_thread_stop(freed.probe()).build();
     for (std::int64_t i = 0; i < kTasks; ++i)
       handles.push_back(rt.spawn(wait_forever(&drops, &pending)));
-    pending.wait();  // every task holds its DropCounter and waits on a leaf never fired
+    until_done(rt, pending);  // every task holds its DropCounter and waits on a leaf never fired
     EXPECT_EQ(drops.load(), 0);
     EXPECT_EQ(rt.metrics().live_tasks, static_cast<std::size_t>(kTasks));
   }
@@ -80,14 +86,14 @@ TEST(Shutdown, DroppingTheRuntimeDestroysEveryPendingTask) {
   freed.wait();  // with the last task header gone, the runtime's shared state was freed too
 }
 
-TEST(Shutdown, DetachedPendingTasksAreDestroyedToo) {
+TEST_P(ShutdownAnyFlavor, DetachedPendingTasksAreDestroyedToo) {
   constexpr std::int64_t kTasks = 1'000;
   std::atomic<std::int64_t> drops{0};
   std::latch pending(kTasks);
   {
-    auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+    auto rt = build();
     for (std::int64_t i = 0; i < kTasks; ++i) rt.spawn(wait_forever(&drops, &pending)).id();
-    pending.wait();
+    until_done(rt, pending);
   }
   EXPECT_EQ(drops.load(), kTasks);
 }
@@ -110,17 +116,17 @@ TEST(Shutdown, NeverPolledTasksAreDestroyed) {
   for (auto& h : handles) EXPECT_TRUE(reports_cancelled(h));
 }
 
-TEST(Shutdown, SpawnAfterShutdownReportsCancelled) {
+TEST_P(ShutdownAnyFlavor, SpawnAfterShutdownReportsCancelled) {
   std::atomic<std::int64_t> drops{0};
   std::atomic<bool> ran{false};
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto rt = build();
   spool::Handle handle = rt.handle();
   rt.shutdown_timeout(1s);
   auto h = handle.spawn(holds_param(DropCounter(drops), &ran));
   EXPECT_TRUE(h.is_finished());
   EXPECT_EQ(drops.load(), 1) << "the refused task's frame is destroyed at once";
   try {
-    spool::block_on(h);
+    spool::block_on(h);  // finished already: no runtime needs to run anything
     FAIL() << "expected JoinError";
   } catch (const spool::JoinError& e) {
     EXPECT_TRUE(e.is_cancelled());
@@ -130,18 +136,18 @@ TEST(Shutdown, SpawnAfterShutdownReportsCancelled) {
   EXPECT_TRUE(reports_cancelled(via_runtime));
 }
 
-TEST(Shutdown, SpawnThroughAHandleThatOutlivedTheRuntimeReportsCancelled) {
+TEST_P(ShutdownAnyFlavor, SpawnThroughAHandleThatOutlivedTheRuntimeReportsCancelled) {
   std::optional<spool::Handle> handle;
   {
-    auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+    auto rt = build(1);
     handle = rt.handle();
   }
   auto h = handle->spawn(value(3));
   EXPECT_TRUE(reports_cancelled(h));
 }
 
-TEST(Shutdown, SpawnBlockingAfterShutdownReportsCancelled) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+TEST_P(ShutdownAnyFlavor, SpawnBlockingAfterShutdownReportsCancelled) {
+  auto rt = build(1);
   rt.shutdown_timeout(1s);
   std::atomic<bool> ran{false};
   auto h = rt.spawn_blocking([&] {
@@ -152,21 +158,20 @@ TEST(Shutdown, SpawnBlockingAfterShutdownReportsCancelled) {
   EXPECT_FALSE(ran.load());
 }
 
-TEST(Shutdown, CurrentThreadSpawnAfterShutdownReportsCancelled) {
-  auto rt = spool::Builder::current_thread().build();
+TEST_P(ShutdownAnyFlavor, SpawnAfterAZeroShutdownTimeoutReportsCancelled) {
+  auto rt = build();
   rt.shutdown_timeout(0s);
   auto h = rt.spawn(value(2));
   EXPECT_TRUE(reports_cancelled(h));
 }
 
-TEST(Shutdown, ShutdownTimeoutReturnsWhileABlockingCallIsStillBlocked) {
+TEST_P(ShutdownAnyFlavor, ShutdownTimeoutReturnsWhileABlockingCallIsStillBlocked) {
   Gate gate;
   std::latch entered(1);
   spool_rt_test::RuntimeFreed freed;
   std::optional<spool::JoinHandle<int>> h;
   {
-    auto rt =
-        spool::Builder::multi_thread().worker_threads(1).on_thread_stop(freed.probe()).build();
+    auto rt = builder(1).on_thread_stop(freed.probe()).build();
     h.emplace(rt.spawn_blocking([&] {
       entered.count_down();
       gate.wait();
@@ -178,16 +183,16 @@ TEST(Shutdown, ShutdownTimeoutReturnsWhileABlockingCallIsStillBlocked) {
     EXPECT_FALSE(h->is_finished());
   }  // the destructor does not wait for the call either (shutdown already happened)
   EXPECT_FALSE(h->is_finished());
-  gate.open();  // let the call finish on its own: it delivers its value
-  EXPECT_EQ(spool::block_on(*h), 9);
+  gate.open();                        // let the call finish on its own: it delivers its value
+  EXPECT_EQ(spool::block_on(*h), 9);  // the runtime is gone: a plain block_on for both
   freed.wait();  // and the left-behind thread released the runtime: nothing leaks
 }
 
-TEST(Shutdown, QueuedBlockingCallsAreCancelled) {
+TEST_P(ShutdownAnyFlavor, QueuedBlockingCallsAreCancelled) {
   Gate gate;
   std::latch entered(1);
   std::atomic<bool> second_ran{false};
-  auto rt = spool::Builder::multi_thread().worker_threads(1).max_blocking_threads(1).build();
+  auto rt = builder(1).max_blocking_threads(1).build();
   auto first = rt.spawn_blocking([&] {
     entered.count_down();
     gate.wait();
@@ -213,23 +218,23 @@ TEST(Shutdown, QueuedBlockingCallsAreCancelled) {
   EXPECT_EQ(spool::block_on(first), 1);
 }
 
-TEST(Shutdown, ShutdownIsIdempotent) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-  EXPECT_EQ(spool::block_on(rt.spawn(value(4))), 4);
+TEST_P(ShutdownAnyFlavor, ShutdownIsIdempotent) {
+  auto rt = build(2);
+  EXPECT_EQ(wait(rt, rt.spawn(value(4))), 4);
   rt.shutdown_timeout(1s);
   rt.shutdown_timeout(1s);
   spool::RuntimeMetrics m = rt.metrics();  // still readable after shutdown
-  EXPECT_EQ(m.workers.size(), 2u);
+  EXPECT_EQ(m.workers.size(), is_multi_thread() ? 2u : 1u);
   EXPECT_EQ(m.live_tasks, 0u);
 }
 
-TEST(Shutdown, MovedRuntimeShutsDownOnce) {
+TEST_P(ShutdownAnyFlavor, MovedRuntimeShutsDownOnce) {
   std::atomic<std::int64_t> drops{0};
   std::latch pending(1);
   {
-    auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+    auto rt = build(1);
     rt.spawn(wait_forever(&drops, &pending)).id();
-    pending.wait();
+    until_done(rt, pending);
     spool::Runtime moved = std::move(rt);
     EXPECT_EQ(drops.load(), 0);
   }

@@ -6,20 +6,30 @@
 // last pending poll. Run queues are FIFO here (a current-thread runtime, or one worker
 // without the LIFO slot), so when the probe runs, every run-queue entry made for the task
 // before it has been processed; the poll count must then be final.
+//
+// The promises both flavours make are parameterised (WakeAnyFlavor.<test>/MultiThread and
+// .../CurrentThread); those that count polls across the whole runtime stay current-thread.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <latch>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
 
 namespace {
 
 using spool::Task;
 using spool_rt_test::ManualLeaf;
+
+Task<int> await_leaf_then(ManualLeaf leaf, int v) {
+  co_await leaf;
+  co_return v;
+}
 
 Task<void> send_unit(spool::oneshot::Sender<int> tx) {
   tx.send(0);
@@ -72,21 +82,34 @@ struct Scenario {
   }
 };
 
-TEST(Wake, DuringPollCausesExactlyOneMorePollOnCurrentThreadRuntime) {
+class WakeAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  // FIFO run queues (see the top of the file): one worker without the LIFO slot.
+  spool::Runtime build_fifo() const {
+    spool::Builder b = builder(1);
+    if (is_multi_thread()) b.lifo_slot(false);
+    return b.build();
+  }
+};
+SPOOL_RT_INSTANTIATE_FLAVORS(WakeAnyFlavor);
+
+TEST_P(WakeAnyFlavor, DuringPollCausesExactlyOneMorePoll) {
+  auto rt = build_fifo();
+  Scenario s{8, 4};
+  auto h = rt.spawn(s.run());
+  wait(rt, h);
+  EXPECT_EQ(s.polls_at_probe, 9) << "8 self-waking polls, then exactly one more";
+  EXPECT_EQ(s.polls.load(), 10) << "plus the one after release";
+}
+
+// The same with the self-waking task spawned by a current-thread block_on root (the root
+// is polled by the driver loop but is not a task).
+TEST(Wake, DuringPollCausesExactlyOneMorePollUnderACurrentThreadRoot) {
   auto rt = spool::Builder::current_thread().build();
   Scenario s{5, 3};
   rt.block_on(s.run());
   EXPECT_EQ(s.polls_at_probe, 6) << "5 self-waking polls, then exactly one more";
   EXPECT_EQ(s.polls.load(), 7) << "plus the one after release";
-}
-
-TEST(Wake, DuringPollCausesExactlyOneMorePollOnMultiThreadRuntime) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
-  Scenario s{8, 4};
-  auto h = rt.spawn(s.run());
-  spool::block_on(h);
-  EXPECT_EQ(s.polls_at_probe, 9);
-  EXPECT_EQ(s.polls.load(), 10);
 }
 
 // The wakes come from another thread while the poll is in progress.
@@ -116,8 +139,9 @@ struct WokenFromOutsideDuringPoll {
 
 Task<void> await_woken_from_outside(WokenFromOutsideDuringPoll leaf) { co_await leaf; }
 
-TEST(Wake, FromAnotherThreadDuringPollCausesExactlyOneMorePoll) {
-  auto rt = spool::Builder::multi_thread().worker_threads(1).lifo_slot(false).build();
+// On a current-thread runtime the poll blocks the driving thread itself (inside wait()).
+TEST_P(WakeAnyFlavor, FromAnotherThreadDuringPollCausesExactlyOneMorePoll) {
+  auto rt = build_fifo();
   std::atomic<int> polls{0};
   std::latch in_first_poll(1), woken(1);
   std::optional<spool::Waker> shared_waker;
@@ -130,11 +154,11 @@ TEST(Wake, FromAnotherThreadDuringPollCausesExactlyOneMorePoll) {
     for (int i = 0; i < 10; ++i) shared_waker->wake_by_ref();
     woken.count_down();
   });
-  spool::block_on(rx);
+  wait(rt, rx);
   waker_thread.join();
   EXPECT_EQ(polls.load(), 2) << "ten wakes during one poll: exactly one more poll";
   release.fire();
-  spool::block_on(h);
+  wait(rt, h);
   EXPECT_EQ(polls.load(), 3);
   shared_waker.reset();
 }
@@ -177,12 +201,12 @@ TEST(Wake, AfterCompletionIsANoOp) {
   EXPECT_EQ(rt.metrics().live_tasks, 0u);
 }
 
-TEST(Wake, AfterCompletionAndAfterTheRuntimeIsGoneIsSafe) {
+TEST_P(WakeAnyFlavor, AfterCompletionAndAfterTheRuntimeIsGoneIsSafe) {
   std::optional<spool::Waker> saved;
   std::atomic<int> polls{0};
   {
-    auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-    EXPECT_EQ(spool::block_on(rt.spawn(SavesWaker{&saved, &polls})), 42);
+    auto rt = build();
+    EXPECT_EQ(wait(rt, rt.spawn(SavesWaker{&saved, &polls})), 42);
   }
   ASSERT_TRUE(saved.has_value());
   // The waker keeps the finished task's memory alive; waking it touches nothing else.
@@ -213,6 +237,56 @@ TEST(Wake, OfACancelledTaskIsANoOp) {
   leaf.fire();  // the frame is gone; the leaf's shared state still held its waker
   EXPECT_EQ(rt.block_on(rt.spawn(value(1))), 1);
   EXPECT_EQ(rt.metrics().workers[0].polls, polls + 1) << "only the probe was polled";
+}
+
+// Many tasks each wait on a leaf that another thread fires: every wake from outside runs
+// its task (on a current-thread runtime, the woken block_on thread runs them).
+TEST_P(WakeAnyFlavor, ManyTasksWokenFromAnotherThread) {
+  auto rt = build();
+  constexpr int kTasks = 200;
+  std::vector<ManualLeaf> leaves(kTasks);
+  std::vector<spool::JoinHandle<int>> hs;
+  for (int i = 0; i < kTasks; ++i)
+    hs.push_back(rt.spawn(await_leaf_then(leaves[static_cast<std::size_t>(i)], i)));
+  std::thread firer([&leaves] {
+    for (auto& l : leaves) {
+      l.wait_pending();
+      l.fire();
+    }
+  });
+  struct Root {
+    static Task<long> run(std::vector<spool::JoinHandle<int>>* hs) {
+      long sum = 0;
+      for (auto& h : *hs) sum += co_await h;
+      co_return sum;
+    }
+  };
+  EXPECT_EQ(rt.block_on(Root::run(&hs)), static_cast<long>(kTasks) * (kTasks - 1) / 2);
+  firer.join();
+}
+
+// The root registers its waker with two receivers and finishes through the first; the
+// second still holds the root's waker, and wakes it after the runtime is gone.
+struct FirstOfTwo {
+  spool::oneshot::Receiver<int>* first;
+  spool::oneshot::Receiver<int>* second;
+  spool::Poll<int> poll(spool::Context& cx) {
+    spool::Poll<int> p = second->poll(cx);
+    if (p.is_ready()) return p;
+    return first->poll(cx);
+  }
+};
+
+TEST_P(WakeAnyFlavor, RootWakerOutlivingTheRuntimeIsSafe) {
+  auto [tx1, rx1] = spool::oneshot::channel<int>();
+  auto [tx2, rx2] = spool::oneshot::channel<int>();
+  EXPECT_TRUE(tx1.send(1));
+  {
+    auto rt = build();
+    EXPECT_EQ(rt.block_on(FirstOfTwo{&rx1, &rx2}), 1);
+  }
+  EXPECT_TRUE(tx2.send(2));  // wakes the root waker of the finished block_on (ASan checks)
+  EXPECT_EQ(spool::block_on(rx2), 2);
 }
 
 }  // namespace
