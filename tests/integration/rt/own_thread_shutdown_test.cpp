@@ -9,6 +9,7 @@
 #include <string>
 
 #include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 
 namespace {
@@ -20,15 +21,12 @@ using spool::Task;
 using spool_rt_test::Gate;
 using spool_rt_test::RuntimeFreed;
 
-Builder flavor(bool multi_thread) {
-  return multi_thread ? Builder::multi_thread().worker_threads(1) : Builder::current_thread();
-}
-
-class OwnThreadShutdown : public ::testing::TestWithParam<bool> {};
+class OwnThreadShutdown : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(OwnThreadShutdown);
 
 TEST_P(OwnThreadShutdown, RuntimeDroppedInsideItsOwnBlockingCallShutsDownOnAnotherThread) {
   RuntimeFreed freed;
-  auto* rt = new Runtime(flavor(GetParam()).on_thread_start(freed.probe()).build());
+  auto* rt = new Runtime(builder(1).on_thread_start(freed.probe()).build());
   Gate dropped;
   {
     auto call = rt->spawn_blocking([rt, &dropped] {
@@ -41,7 +39,7 @@ TEST_P(OwnThreadShutdown, RuntimeDroppedInsideItsOwnBlockingCallShutsDownOnAnoth
 }
 
 TEST_P(OwnThreadShutdown, ShutdownTimeoutInsideItsOwnBlockingCallThrows) {
-  Runtime rt = flavor(GetParam()).build();
+  Runtime rt = build(1);
   auto call = rt.spawn_blocking([&rt] {
     try {
       rt.shutdown_timeout(10s);
@@ -53,11 +51,6 @@ TEST_P(OwnThreadShutdown, ShutdownTimeoutInsideItsOwnBlockingCallThrows) {
   std::string what = rt.block_on(std::move(call));
   EXPECT_NE(what.find("own threads"), std::string::npos) << what;
 }
-
-INSTANTIATE_TEST_SUITE_P(BothFlavors, OwnThreadShutdown, ::testing::Values(true, false),
-                         [](const auto& info) {
-                           return info.param ? "MultiThread" : "CurrentThread";
-                         });
 
 // Runs on the thread that took the worker's core over: drops the runtime there.
 Task<void> drop_runtime(Runtime* rt, Gate* dropped) {

@@ -11,11 +11,11 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_drop_counter.hpp"
+#include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
 
 namespace {
 
-using spool::Builder;
 using spool::Runtime;
 using spool::Task;
 using spool_rt_test::DropCounter;
@@ -28,13 +28,8 @@ Task<int> wait_then(ManualLeaf leaf, int v) {
 
 Task<int> at_once(DropCounter, int v) { co_return v; }
 
-class SpawnPolledTask : public ::testing::TestWithParam<bool> {
- protected:
-  Runtime build() const {
-    return GetParam() ? Builder::multi_thread().worker_threads(2).build()
-                      : Builder::current_thread().build();
-  }
-};
+class SpawnPolledTask : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(SpawnPolledTask);
 
 TEST_P(SpawnPolledTask, ATaskPolledByHandFinishesOnTheRuntime) {
   ManualLeaf leaf;
@@ -83,10 +78,5 @@ TEST_P(SpawnPolledTask, AnEmptyTaskIsRefused) {
   std::atomic<std::int64_t> drops{0};
   EXPECT_EQ(rt.block_on(rt.spawn(at_once(DropCounter(drops), 5))), 5);  // the runtime works on
 }
-
-INSTANTIATE_TEST_SUITE_P(BothFlavors, SpawnPolledTask, ::testing::Values(true, false),
-                         [](const auto& info) {
-                           return info.param ? "MultiThread" : "CurrentThread";
-                         });
 
 }  // namespace
