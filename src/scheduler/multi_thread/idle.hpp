@@ -1,11 +1,12 @@
 // Which workers are parked and which are searching for work.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <vector>
+
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
@@ -96,8 +97,8 @@ class Idle {
   const std::uint32_t num_workers_;
   // (unparked << 16) | searching. Written with seq_cst RMWs (under mutex_ when the
   // sleeper list changes with it); read seq_cst in the notify/park decisions.
-  std::atomic<std::uint32_t> state_;
-  std::mutex mutex_;
+  Atomic<std::uint32_t> state_;
+  Mutex mutex_;
   std::vector<std::uint32_t> sleepers_;  // guarded by mutex_
 };
 
