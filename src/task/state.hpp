@@ -86,10 +86,28 @@ inline std::uint64_t transition_to_complete(StateWord& state) noexcept {
 
 // A wake through a Waker reference. Submit: the caller must schedule the task with the
 // reference this added.
+//
+// "Already NOTIFIED, nothing to do" is decided by an RMW (a CAS of the word onto itself),
+// not by the load: the waker stored its event and then reads the word, while the poller
+// clears NOTIFIED with its claiming CAS and then reads the event. With a plain load here
+// that is the store-buffering pattern: the load may return the NOTIFIED the poller has just
+// cleared while the poll misses the event, and the wake-up is lost (the task model in
+// tests/model/ finds that execution). An RMW reads the latest value: either it sees the
+// claim (and sets NOTIFIED again, for one more poll) or the claim comes after it and
+// acquires the waker's event with it. COMPLETE is final, so a load that sees it is enough.
 inline WakeResult transition_to_notified_by_ref(StateWord& state) noexcept {
   std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
-    if (cur & (kComplete | kNotified)) return WakeResult::kNothing;
+    if (cur & kComplete) return WakeResult::kNothing;
+    if (cur & kNotified) {
+      // Confirm with an RMW that NOTIFIED is still set (see above); release publishes the
+      // waker's event to the poller whose claim reads this value.
+      if (state.compare_exchange_weak(cur, cur, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        return WakeResult::kNothing;
+      }
+      continue;
+    }
     std::uint64_t next = cur | kNotified;
     WakeResult result = WakeResult::kNothing;  // RUNNING: the poller reschedules
     if (!(cur & kRunning)) {
