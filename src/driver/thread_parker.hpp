@@ -1,13 +1,13 @@
 // ThreadParker: blocks one thread until another thread unparks it.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
 #include "spool/core/reactor_hook.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
@@ -36,7 +36,7 @@ class ThreadParker {
   // pairs with unpark's release, so what the waker wrote before waking is visible).
   // unpark() swaps in kNotified (acq_rel: release for the owner; acquire pairs with the
   // owner's CAS to kParkedHook, which publishes hook_).
-  std::atomic<std::uint32_t> state_{kEmpty};
+  Atomic<std::uint32_t> state_{kEmpty};
   static constexpr std::uint32_t kEmpty = 0;
   static constexpr std::uint32_t kNotified = 1;
   static constexpr std::uint32_t kParkedThread = 2;

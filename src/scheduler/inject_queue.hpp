@@ -1,10 +1,10 @@
 // The inject queue: tasks scheduled from outside a worker (or overflowing a local queue).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <mutex>
 
+#include "spool/detail/atomic.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
@@ -79,12 +79,14 @@ class InjectQueue {
     return t;
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   TaskHeader* head_ = nullptr;  // guarded by mutex_
   TaskHeader* tail_ = nullptr;  // guarded by mutex_
   bool closed_ = false;         // guarded by mutex_
-  // Written under mutex_ (seq_cst stores, see is_empty), read without it.
-  std::atomic<std::size_t> len_{0};
+  // The number of queued tasks. Written only under mutex_ (append/pop_locked: a relaxed read
+  // of the old value, then a seq_cst store), read without it: seq_cst in is_empty (the
+  // Dekker pairing described there, with Idle's seq_cst RMWs), relaxed in len (a hint).
+  Atomic<std::size_t> len_{0};
 };
 
 }  // namespace spool::detail

@@ -50,7 +50,7 @@ class TaskHeader : public FramePrefix {
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
-  std::atomic<std::uint64_t> state;
+  Atomic<std::uint64_t> state;
 
   // Intrusive links, each touched only by the owner of the structure the task is in:
   TaskHeader* queue_next = nullptr;  // inject queue / blocking queue (under their locks)

@@ -1,19 +1,28 @@
 // The transitions of the task state word (bits documented in header.hpp).
+//
+// Each transition is written once, on the bare word (Atomic<std::uint64_t>&), so that the
+// model tests (tests/model/) drive the real code without a TaskHeader; the TaskHeader&
+// overloads the runtime calls forward to it.
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 
+#include "spool/detail/atomic.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
+
+// The state word's type (TaskHeader::state).
+using StateWord = Atomic<std::uint64_t>;
 
 enum class RunClaim { kPoll, kCancel, kNone, kDealloc };
 enum class IdleResult { kIdle, kNotified, kCancel, kDealloc };
 enum class WakeResult { kNothing, kSubmit };
 
 // Claims a notified task to poll it, consuming the queue entry's reference if it cannot.
-inline RunClaim transition_to_running(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+inline RunClaim transition_to_running(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
     assert(cur & kNotified || cur & (kRunning | kComplete));
     std::uint64_t next;
@@ -25,8 +34,8 @@ inline RunClaim transition_to_running(TaskHeader& t) noexcept {
       next = (cur | kRunning) & ~kNotified;
       claim = (cur & kCancelled) ? RunClaim::kCancel : RunClaim::kPoll;
     }
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return claim;
     }
   }
@@ -34,8 +43,8 @@ inline RunClaim transition_to_running(TaskHeader& t) noexcept {
 
 // After a pending poll. A wake that came during the poll (NOTIFIED) keeps the run
 // reference for the reschedule; otherwise the run reference is dropped.
-inline IdleResult transition_to_idle(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+inline IdleResult transition_to_idle(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
     assert(cur & kRunning);
     if (cur & kCancelled) return IdleResult::kCancel;  // stays claimed: the caller cancels
@@ -45,8 +54,8 @@ inline IdleResult transition_to_idle(TaskHeader& t) noexcept {
       next -= kRefOne;
       result = ref_count(next) == 0 ? IdleResult::kDealloc : IdleResult::kIdle;
     }
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return result;
     }
   }
@@ -55,48 +64,66 @@ inline IdleResult transition_to_idle(TaskHeader& t) noexcept {
 // After a pending poll in which the task deferred its own wake-up (yield_now on a runtime
 // thread): it becomes idle and NOTIFIED at once, keeping the run reference for its entry
 // in the deferred list. kCancel: stays claimed, the caller cancels.
-inline bool transition_to_idle_deferred(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+inline bool transition_to_idle_deferred(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
     assert(cur & kRunning);
     if (cur & kCancelled) return false;
     std::uint64_t next = (cur & ~kRunning) | kNotified;
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return true;
     }
   }
 }
 
 // Marks a claimed task complete; returns the state before.
-inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
-  std::uint64_t prev = t.state.fetch_xor(kRunning | kComplete, std::memory_order_acq_rel);
+inline std::uint64_t transition_to_complete(StateWord& state) noexcept {
+  std::uint64_t prev = state.fetch_xor(kRunning | kComplete, std::memory_order_acq_rel);
   assert((prev & kRunning) && !(prev & kComplete));
   return prev;
 }
 
 // A wake through a Waker reference. Submit: the caller must schedule the task with the
 // reference this added.
-inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+//
+// "Already NOTIFIED, nothing to do" is decided by an RMW (a CAS of the word onto itself),
+// not by the load: the waker stored its event and then reads the word, while the poller
+// clears NOTIFIED with its claiming CAS and then reads the event. With a plain load here
+// that is the store-buffering pattern: the load may return the NOTIFIED the poller has just
+// cleared while the poll misses the event, and the wake-up is lost (the task model in
+// tests/model/ finds that execution). An RMW reads the latest value: either it sees the
+// claim (and sets NOTIFIED again, for one more poll) or the claim comes after it and
+// acquires the waker's event with it. COMPLETE is final, so a load that sees it is enough.
+inline WakeResult transition_to_notified_by_ref(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
-    if (cur & (kComplete | kNotified)) return WakeResult::kNothing;
+    if (cur & kComplete) return WakeResult::kNothing;
+    if (cur & kNotified) {
+      // Confirm with an RMW that NOTIFIED is still set (see above); release publishes the
+      // waker's event to the poller whose claim reads this value.
+      if (state.compare_exchange_weak(cur, cur, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        return WakeResult::kNothing;
+      }
+      continue;
+    }
     std::uint64_t next = cur | kNotified;
     WakeResult result = WakeResult::kNothing;  // RUNNING: the poller reschedules
     if (!(cur & kRunning)) {
       next += kRefOne;
       result = WakeResult::kSubmit;
     }
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return result;
     }
   }
 }
 
 // abort(): sets CANCELLED and, if the task is idle, schedules it so that it is cancelled.
-inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+inline WakeResult transition_to_notified_and_cancel(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
     if (cur & (kComplete | kCancelled)) return WakeResult::kNothing;
     std::uint64_t next = cur | kCancelled;
@@ -105,8 +132,8 @@ inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
       next += kRefOne + kNotified;
       result = WakeResult::kSubmit;
     }
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return result;
     }
   }
@@ -114,30 +141,66 @@ inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
 
 // Runtime shutdown: sets CANCELLED and claims the task if it is idle (true: the caller
 // cancels it). A running task is cancelled by its poller when the poll ends.
-inline bool transition_to_shutdown(TaskHeader& t) noexcept {
-  std::uint64_t cur = t.state.load(std::memory_order_acquire);
+inline bool transition_to_shutdown(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
     std::uint64_t next = cur | kCancelled;
     bool claimed = !(cur & (kRunning | kComplete));
     if (claimed) next |= kRunning;
-    if (t.state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
+    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
       return claimed;
     }
   }
 }
 
 // Adds a reference (a Waker clone). Relaxed: made from an existing reference.
-inline void ref_inc(TaskHeader& t) noexcept {
-  t.state.fetch_add(kRefOne, std::memory_order_relaxed);
+inline void ref_inc(StateWord& state) noexcept {
+  state.fetch_add(kRefOne, std::memory_order_relaxed);
 }
 
 // Drops `n` references; true when they were the last (the caller deallocates). AcqRel:
 // the last dropper must see every other holder's writes.
-inline bool ref_dec(TaskHeader& t, std::uint64_t n = 1) noexcept {
-  std::uint64_t prev = t.state.fetch_sub(n * kRefOne, std::memory_order_acq_rel);
+inline bool ref_dec(StateWord& state, std::uint64_t n = 1) noexcept {
+  std::uint64_t prev = state.fetch_sub(n * kRefOne, std::memory_order_acq_rel);
   assert(ref_count(prev) >= n);
   return ref_count(prev) == n;
 }
+
+// The JoinHandle is dropped: clears JOIN_INTEREST (the JoinHandle's reference is dropped
+// separately, with ref_dec). True when the task was complete already: the caller then
+// destroys the finished frame, else complete() will. AcqRel: release hands over the
+// JoinHandle's reads; acquire sees the output (and frame_destroyed) if complete.
+inline bool transition_to_join_dropped(StateWord& state) noexcept {
+  std::uint64_t prev = state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
+  assert(prev & kJoinInterest);
+  return (prev & kComplete) != 0;
+}
+
+// The same transitions on a task's header (what the runtime calls).
+inline RunClaim transition_to_running(TaskHeader& t) noexcept {
+  return transition_to_running(t.state);
+}
+inline IdleResult transition_to_idle(TaskHeader& t) noexcept { return transition_to_idle(t.state); }
+inline bool transition_to_idle_deferred(TaskHeader& t) noexcept {
+  return transition_to_idle_deferred(t.state);
+}
+inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
+  return transition_to_complete(t.state);
+}
+inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
+  return transition_to_notified_by_ref(t.state);
+}
+inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
+  return transition_to_notified_and_cancel(t.state);
+}
+inline bool transition_to_shutdown(TaskHeader& t) noexcept {
+  return transition_to_shutdown(t.state);
+}
+inline bool transition_to_join_dropped(TaskHeader& t) noexcept {
+  return transition_to_join_dropped(t.state);
+}
+inline void ref_inc(TaskHeader& t) noexcept { ref_inc(t.state); }
+inline bool ref_dec(TaskHeader& t, std::uint64_t n = 1) noexcept { return ref_dec(t.state, n); }
 
 }  // namespace spool::detail

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "spool/core/waker.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool {
 
@@ -111,8 +112,10 @@ class AtomicWaker {
   static constexpr std::uint32_t kWaking = 2;
 
   // Written by register_waker (CAS to REGISTERING, then back) and take (fetch_or/fetch_and
-  // of WAKING); orderings are given at each access above.
-  std::atomic<std::uint32_t> state_{kWaiting};
+  // of WAKING); orderings are given at each access above. Pairings: the slot's holder
+  // releases it with a release RMW (unlock_registering's CAS or exchange, take's fetch_and);
+  // the next holder acquires it with its acquire RMW (register_waker's CAS, take's fetch_or).
+  detail::Atomic<std::uint32_t> state_{kWaiting};
   // Guarded by the state lock: touched only by the thread that moved state_ out of WAITING.
   std::optional<Waker> waker_;
 };

@@ -1,11 +1,12 @@
 // Which workers are parked and which are searching for work.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <vector>
+
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
@@ -38,6 +39,7 @@ class Idle {
   bool transition_to_parked(std::uint32_t worker, bool is_searching) {
     std::lock_guard lock(mutex_);
     std::uint32_t dec = pack(1, is_searching ? 1 : 0);
+    // Seq_cst RMW, then the caller's queue re-check: pairs with should_notify's RMW.
     std::uint32_t prev = state_.fetch_sub(dec, std::memory_order_seq_cst);
     sleepers_.push_back(worker);
     return is_searching && searching(prev) == 1;
@@ -54,6 +56,7 @@ class Idle {
   // A searcher found work; true when it was the last searcher (it then wakes another
   // worker, so that the remaining work is still looked for).
   bool transition_from_searching() {
+    // Seq_cst RMW, then the caller's work_pending: pairs with should_notify's RMW.
     std::uint32_t prev = state_.fetch_sub(pack(0, 1), std::memory_order_seq_cst);
     return searching(prev) == 1;
   }
@@ -88,16 +91,33 @@ class Idle {
   }
   static constexpr std::uint32_t searching(std::uint32_t s) { return s & 0xffff; }
   static constexpr std::uint32_t unparked(std::uint32_t s) { return s >> 16; }
-  bool should_notify() const {
-    std::uint32_t s = state_.load(std::memory_order_seq_cst);
+  // Reads the state with an RMW, not a load. The pairing (store buffering, as in tokio's
+  // idle.rs, which reads it with fetch_add(0, SeqCst)):
+  //   pusher:          publishes its task (LocalQueue::push: release store of tail_; or
+  //                    InjectQueue::push: seq_cst store of len_), then this RMW;
+  //   last searcher:   the seq_cst fetch_sub of transition_to_parked (or of
+  //                    transition_from_searching), then work_pending's loads of every
+  //                    queue's tail_/len_ (acquire / seq_cst).
+  // The RMWs on state_ are totally ordered. If this one comes after the searcher's, it
+  // reads searching == 0 and this pusher notifies. If it comes first, the searcher's RMW
+  // reads from it (or from a later RMW of its release sequence), synchronises with it, and
+  // the searcher's queue loads see the task. A plain load here could read the old
+  // searching count while the searcher's acquire load of tail_ reads the old tail: both
+  // would miss the task, and it would wait in a busy worker's queue while a worker sleeps
+  // (tests/model/park_notify_model.cpp finds that execution with a load).
+  bool should_notify() {
+    std::uint32_t s = state_.fetch_add(0, std::memory_order_seq_cst);
     return searching(s) == 0 && unparked(s) < num_workers_;
   }
 
   const std::uint32_t num_workers_;
   // (unparked << 16) | searching. Written with seq_cst RMWs (under mutex_ when the
-  // sleeper list changes with it); read seq_cst in the notify/park decisions.
-  std::atomic<std::uint32_t> state_;
-  std::mutex mutex_;
+  // sleeper list changes with it); read with seq_cst RMWs in the notify decision
+  // (should_notify: the pairing is written there), with seq_cst loads in
+  // transition_to_searching (a limit, not a correctness condition) and relaxed in
+  // num_searching (metrics and tests).
+  Atomic<std::uint32_t> state_;
+  Mutex mutex_;
   std::vector<std::uint32_t> sleepers_;  // guarded by mutex_
 };
 

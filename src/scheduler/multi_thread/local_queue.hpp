@@ -3,28 +3,36 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "scheduler/inject_queue.hpp"
-#include "task/header.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
-// Capacity is a template parameter so that stress tests can shrink it (overflow and
-// steal races then happen constantly).
+class TaskHeader;
+class InjectQueue;
+
+// Capacity is a template parameter so that stress tests and models can shrink it (overflow
+// and steal races then happen constantly). The scheduler uses LocalQueue<> (TaskHeader*
+// overflowing into its InjectQueue); the model tests queue other items into other sinks.
+//  - Item: a pointer-like value; Item{} means "none" and is never pushed.
+//  - Overflow: the sink of push_back_or_overflow, with `bool push(Item)` and
+//    `bool push_batch(const Item*, std::size_t)` (false: closed, the caller keeps them).
 //
 // Protocol (after tokio's queue):
-//  - tail_: written only by the owner (push), release; stealers read it with acquire to
-//    see the slots written before it.
+//  - tail_: written only by the owner (push) and by the owner's steal_into (publishing the
+//    stolen slots), release; stealers read it with acquire (steal_into2) to see the slots
+//    written before it. The owner's own reads are relaxed (it wrote the value); len() acquires.
 //  - head_: two 32-bit indices packed in one word, (steal << 32) | real. `real` is the next
 //    slot to pop; `steal` trails it while a stealer copies [steal, real) out. steal == real
-//    when no steal is in progress. Changed by CAS only (owner pops, stealers claim and
-//    release), acq_rel, so a claimed slot is read before the owner can reuse it.
+//    when no steal is in progress. Changed by CAS only (owner pops and overflows, stealers
+//    claim and release), acq_rel: the release of a stealer's final CAS orders its slot reads
+//    before the owner's acquire load of head_ in push, so a claimed slot is read before the
+//    owner can reuse it; every other read of head_ is acquire for the same pairing.
 //  - slots: relaxed atomics; the head/tail protocol orders them.
 // Indices wrap at 2^32; the ring index is `i & (Capacity - 1)`.
-template <std::size_t Capacity = 256>
+template <std::size_t Capacity = 256, class Item = TaskHeader*, class Overflow = InjectQueue>
 class LocalQueue {
   static_assert((Capacity & (Capacity - 1)) == 0 && Capacity >= 4, "capacity: power of two, >= 4");
   static constexpr std::uint32_t kMask = Capacity - 1;
@@ -33,7 +41,7 @@ class LocalQueue {
   // Owner only. Appends `task`; when the ring is full, moves half of it plus `task` to
   // `inject` (which must accept them, or they are dropped via drop_ref on close).
   template <class DropRef>
-  void push_back_or_overflow(TaskHeader* task, InjectQueue& inject, DropRef drop_ref) noexcept {
+  void push_back_or_overflow(Item task, Overflow& inject, DropRef drop_ref) noexcept {
     for (;;) {
       std::uint32_t tail = tail_.load(std::memory_order_relaxed);
       std::uint64_t head = head_.load(std::memory_order_acquire);
@@ -54,13 +62,13 @@ class LocalQueue {
     }
   }
 
-  // Owner only.
-  TaskHeader* pop() noexcept {
+  // Owner only. The oldest item, or Item{} when empty.
+  Item pop() noexcept {
     std::uint64_t head = head_.load(std::memory_order_acquire);
     for (;;) {
       std::uint32_t steal = unpack_steal(head);
       std::uint32_t real = unpack_real(head);
-      if (real == tail_.load(std::memory_order_relaxed)) return nullptr;
+      if (real == tail_.load(std::memory_order_relaxed)) return Item{};
       std::uint32_t next_real = real + 1;
       std::uint64_t next = steal == real ? pack(next_real, next_real) : pack(steal, next_real);
       if (head_.compare_exchange_weak(head, next, std::memory_order_acq_rel,
@@ -71,15 +79,15 @@ class LocalQueue {
   }
 
   // Called by the owner of `dst`: moves about half of this queue into `dst` and returns
-  // one of the moved tasks (null when nothing could be stolen).
-  TaskHeader* steal_into(LocalQueue& dst) noexcept {
+  // one of the moved tasks (Item{} when nothing could be stolen).
+  Item steal_into(LocalQueue& dst) noexcept {
     std::uint32_t dst_tail = dst.tail_.load(std::memory_order_relaxed);
     std::uint32_t dst_steal = unpack_steal(dst.head_.load(std::memory_order_acquire));
-    if (dst_tail - dst_steal > Capacity / 2) return nullptr;  // dst has no room for half
+    if (dst_tail - dst_steal > Capacity / 2) return Item{};  // dst has no room for half
     std::uint32_t n = steal_into2(dst, dst_tail);
-    if (n == 0) return nullptr;
+    if (n == 0) return Item{};
     --n;  // the last one is returned, not published
-    TaskHeader* ret = dst.slots_[(dst_tail + n) & kMask].load(std::memory_order_relaxed);
+    Item ret = dst.slots_[(dst_tail + n) & kMask].load(std::memory_order_relaxed);
     if (n > 0) dst.tail_.store(dst_tail + n, std::memory_order_release);
     return ret;
   }
@@ -104,7 +112,7 @@ class LocalQueue {
   }
 
   template <class DropRef>
-  bool push_overflow(TaskHeader* task, std::uint32_t head, std::uint32_t tail, InjectQueue& inject,
+  bool push_overflow(Item task, std::uint32_t head, std::uint32_t tail, Overflow& inject,
                      DropRef drop_ref) noexcept {
     constexpr std::uint32_t kHalf = Capacity / 2;
     std::uint64_t prev = pack(head, head);
@@ -114,12 +122,12 @@ class LocalQueue {
       return false;
     }
     (void)tail;
-    std::array<TaskHeader*, kHalf + 1> batch;
+    std::array<Item, kHalf + 1> batch;
     for (std::uint32_t i = 0; i < kHalf; ++i)
       batch[i] = slots_[(head + i) & kMask].load(std::memory_order_relaxed);
     batch[kHalf] = task;
     if (!inject.push_batch(batch.data(), batch.size())) {
-      for (TaskHeader* t : batch) drop_ref(t);
+      for (Item t : batch) drop_ref(t);
     }
     return true;
   }
@@ -143,7 +151,7 @@ class LocalQueue {
     }
     std::uint32_t first = unpack_steal(next);
     for (std::uint32_t i = 0; i < n; ++i) {
-      TaskHeader* t = slots_[(first + i) & kMask].load(std::memory_order_relaxed);
+      Item t = slots_[(first + i) & kMask].load(std::memory_order_relaxed);
       dst.slots_[(dst_tail + i) & kMask].store(t, std::memory_order_relaxed);
     }
     // Release the claim: steal catches up with real (which the owner may have advanced).
@@ -157,9 +165,10 @@ class LocalQueue {
     }
   }
 
-  alignas(64) std::atomic<std::uint64_t> head_{0};
-  alignas(64) std::atomic<std::uint32_t> tail_{0};
-  std::array<std::atomic<TaskHeader*>, Capacity> slots_{};
+  // Protocols: see the class comment.
+  alignas(64) Atomic<std::uint64_t> head_{0};
+  alignas(64) Atomic<std::uint32_t> tail_{0};
+  std::array<Atomic<Item>, Capacity> slots_{};
 };
 
 }  // namespace spool::detail

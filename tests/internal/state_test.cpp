@@ -1,0 +1,169 @@
+// The task state transitions (src/task/state.hpp) on a bare state word: each result and
+// the bits and reference count it leaves.
+#include "task/state.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace {
+
+using namespace spool::detail;
+
+// A spawned task's initial word: NOTIFIED | JOIN_INTEREST, three references.
+constexpr std::uint64_t kSpawned = kNotified | kJoinInterest | 3 * kRefOne;
+
+std::uint64_t flags(const StateWord& w) { return w.load() & kFlagMask; }
+std::uint64_t refs(const StateWord& w) { return ref_count(w.load()); }
+
+TEST(TaskStateTest, RunningClaimsANotifiedTask) {
+  StateWord w{kSpawned};
+  EXPECT_EQ(transition_to_running(w), RunClaim::kPoll);
+  EXPECT_EQ(flags(w), kRunning | kJoinInterest);
+  EXPECT_EQ(refs(w), 3u);  // the entry's reference becomes the claim's
+}
+
+TEST(TaskStateTest, RunningACancelledTaskCancelsIt) {
+  StateWord w{kSpawned | kCancelled};
+  EXPECT_EQ(transition_to_running(w), RunClaim::kCancel);
+  EXPECT_EQ(flags(w), kRunning | kJoinInterest | kCancelled);
+}
+
+TEST(TaskStateTest, AStaleEntryDropsItsReference) {
+  StateWord w{kComplete | 2 * kRefOne};
+  EXPECT_EQ(transition_to_running(w), RunClaim::kNone);
+  EXPECT_EQ(flags(w), kComplete);
+  EXPECT_EQ(refs(w), 1u);
+  EXPECT_EQ(transition_to_running(w), RunClaim::kDealloc);  // the last reference
+  EXPECT_EQ(refs(w), 0u);
+}
+
+TEST(TaskStateTest, IdleAfterAPollDropsTheRunReference) {
+  StateWord w{kRunning | kJoinInterest | 3 * kRefOne};
+  EXPECT_EQ(transition_to_idle(w), IdleResult::kIdle);
+  EXPECT_EQ(flags(w), kJoinInterest);
+  EXPECT_EQ(refs(w), 2u);
+
+  StateWord last{kRunning | kRefOne};
+  EXPECT_EQ(transition_to_idle(last), IdleResult::kDealloc);
+  EXPECT_EQ(refs(last), 0u);
+}
+
+TEST(TaskStateTest, AWakeDuringThePollMeansOneMorePoll) {
+  StateWord w{kRunning | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_by_ref(w), WakeResult::kNothing);  // the poller reschedules
+  EXPECT_EQ(flags(w), kRunning | kNotified);
+  EXPECT_EQ(refs(w), 2u);
+  EXPECT_EQ(transition_to_idle(w), IdleResult::kNotified);  // keeps the run reference
+  EXPECT_EQ(flags(w), kNotified);
+  EXPECT_EQ(refs(w), 2u);
+  EXPECT_EQ(transition_to_running(w), RunClaim::kPoll);
+}
+
+TEST(TaskStateTest, IdleOfACancelledTaskKeepsTheClaim) {
+  StateWord w{kRunning | kCancelled | 2 * kRefOne};
+  EXPECT_EQ(transition_to_idle(w), IdleResult::kCancel);
+  EXPECT_EQ(flags(w), kRunning | kCancelled);
+  EXPECT_EQ(refs(w), 2u);
+}
+
+TEST(TaskStateTest, IdleDeferredIsIdleAndNotifiedAtOnce) {
+  StateWord w{kRunning | 2 * kRefOne};
+  EXPECT_TRUE(transition_to_idle_deferred(w));
+  EXPECT_EQ(flags(w), kNotified);
+  EXPECT_EQ(refs(w), 2u);
+
+  StateWord cancelled{kRunning | kCancelled | 2 * kRefOne};
+  EXPECT_FALSE(transition_to_idle_deferred(cancelled));
+  EXPECT_EQ(flags(cancelled), kRunning | kCancelled);
+}
+
+TEST(TaskStateTest, CompleteSwapsRunningForComplete) {
+  StateWord w{kRunning | kJoinInterest | 2 * kRefOne};
+  EXPECT_EQ(transition_to_complete(w), kRunning | kJoinInterest | 2 * kRefOne);
+  EXPECT_EQ(flags(w), kComplete | kJoinInterest);
+  EXPECT_EQ(refs(w), 2u);
+}
+
+TEST(TaskStateTest, AWakeOfAnIdleTaskSubmitsItWithANewReference) {
+  StateWord w{kRefOne};
+  EXPECT_EQ(transition_to_notified_by_ref(w), WakeResult::kSubmit);
+  EXPECT_EQ(flags(w), kNotified);
+  EXPECT_EQ(refs(w), 2u);
+  EXPECT_EQ(transition_to_notified_by_ref(w), WakeResult::kNothing);  // already notified
+  EXPECT_EQ(flags(w), kNotified);
+  EXPECT_EQ(refs(w), 2u);
+}
+
+TEST(TaskStateTest, AWakeOfACompleteTaskDoesNothing) {
+  StateWord w{kComplete | kRefOne};
+  EXPECT_EQ(transition_to_notified_by_ref(w), WakeResult::kNothing);
+  EXPECT_EQ(w.load(), kComplete | kRefOne);
+}
+
+TEST(TaskStateTest, AbortSchedulesAnIdleTaskToCancelIt) {
+  StateWord w{kJoinInterest | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_and_cancel(w), WakeResult::kSubmit);
+  EXPECT_EQ(flags(w), kJoinInterest | kCancelled | kNotified);
+  EXPECT_EQ(refs(w), 3u);
+  EXPECT_EQ(transition_to_notified_and_cancel(w), WakeResult::kNothing);  // once only
+  EXPECT_EQ(refs(w), 3u);
+}
+
+TEST(TaskStateTest, AbortOfARunningOrNotifiedTaskOnlyMarksIt) {
+  StateWord running{kRunning | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_and_cancel(running), WakeResult::kNothing);
+  EXPECT_EQ(flags(running), kRunning | kCancelled);
+  EXPECT_EQ(refs(running), 2u);
+
+  StateWord notified{kNotified | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_and_cancel(notified), WakeResult::kNothing);
+  EXPECT_EQ(flags(notified), kNotified | kCancelled);
+
+  StateWord complete{kComplete | kRefOne};
+  EXPECT_EQ(transition_to_notified_and_cancel(complete), WakeResult::kNothing);
+  EXPECT_EQ(complete.load(), kComplete | kRefOne);
+}
+
+TEST(TaskStateTest, ShutdownClaimsOnlyAnIdleTask) {
+  StateWord idle{kJoinInterest | kRefOne};
+  EXPECT_TRUE(transition_to_shutdown(idle));
+  EXPECT_EQ(flags(idle), kJoinInterest | kRunning | kCancelled);
+  EXPECT_EQ(refs(idle), 1u);
+
+  StateWord running{kRunning | kRefOne};
+  EXPECT_FALSE(transition_to_shutdown(running));
+  EXPECT_EQ(flags(running), kRunning | kCancelled);
+
+  StateWord complete{kComplete | kRefOne};
+  EXPECT_FALSE(transition_to_shutdown(complete));
+  EXPECT_EQ(flags(complete), kComplete | kCancelled);
+}
+
+TEST(TaskStateTest, ReferencesCountUpAndDownToZeroOnce) {
+  StateWord w{kRefOne};
+  ref_inc(w);
+  EXPECT_EQ(refs(w), 2u);
+  ref_inc(w);
+  EXPECT_FALSE(ref_dec(w));
+  EXPECT_FALSE(ref_dec(w));
+  EXPECT_TRUE(ref_dec(w));  // the last one
+  EXPECT_EQ(refs(w), 0u);
+
+  StateWord two{kNotified | 2 * kRefOne};
+  EXPECT_TRUE(ref_dec(two, 2));
+  EXPECT_EQ(flags(two), kNotified);  // the flags are untouched
+}
+
+TEST(TaskStateTest, JoinDropClearsJoinInterestAndSaysWhetherTheTaskWasComplete) {
+  StateWord pending{kJoinInterest | kRefOne};
+  EXPECT_FALSE(transition_to_join_dropped(pending));
+  EXPECT_EQ(flags(pending), 0u);
+  EXPECT_EQ(refs(pending), 1u);
+
+  StateWord complete{kComplete | kJoinInterest | kRefOne};
+  EXPECT_TRUE(transition_to_join_dropped(complete));
+  EXPECT_EQ(flags(complete), kComplete);
+}
+
+}  // namespace

@@ -1,0 +1,145 @@
+// Model of the task state word (the transitions of src/task/state.hpp, on a bare word).
+//
+// Invariants, for a task woken by another thread while it is polled, and whose JoinHandle
+// aborts it (in the second model) and is dropped concurrently:
+//  - no two polls at once, and no poll after the task completed (`polls` and `completed`
+//    are Relacy vars: a poll not ordered after the previous claim is a data race);
+//  - a wake during a poll causes exactly one more poll: the task is polled after the wake
+//    (it sees the event and completes) unless it was cancelled, and polled at most twice;
+//  - the frame is destroyed, by exactly one thread (cancel, complete without a JoinHandle,
+//    or the JoinHandle's drop after completion), ordered before any other access to it;
+//  - the reference count reaches zero exactly once, and the memory is freed then.
+//
+// Threads: a worker runs the task's first queue entry; a waker sets the event and wakes
+// the task through its Waker reference (running the entry it submits, if any, as a worker
+// would), then drops the reference; the JoinHandle's thread (optionally aborts and) drops
+// the JoinHandle. The harness steps between transitions follow src/task/harness.cpp
+// (run_task, complete, cancel, join_drop).
+#include <cstdint>
+
+#include "model/run_model.hpp"
+#include "task/state.hpp"
+
+namespace {
+
+namespace sd = spool::detail;
+
+template <bool kAbort>
+struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
+  // The first queue entry, the owned-task list, the JoinHandle, and the waker thread's
+  // Waker (a clone made before it starts).
+  sd::StateWord state{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne};
+  sd::Atomic<bool> event{false};  // what the task waits for: set before the wake
+  rl::var<int> polls;
+  rl::var<bool> completed;
+  rl::var<int> frame_destroyed;  // 1 once destroyed
+  sd::Atomic<int> deallocs{0};   // times the count reached zero
+  sd::Atomic<bool> list_holds{true};
+
+  void before() {
+    polls($) = 0;
+    completed($) = false;
+    frame_destroyed($) = 0;
+  }
+
+  void dealloc() { deallocs.fetch_add(1, std::memory_order_relaxed); }
+  void drop_refs(std::uint64_t n) {
+    if (sd::ref_dec(state, n)) dealloc();
+  }
+  // harness.cpp destroy_finished_frame: by the one thread that saw both COMPLETE and the
+  // JoinHandle gone.
+  void destroy_finished_frame() {
+    if (frame_destroyed($) == 0) frame_destroyed($) = 1;
+  }
+
+  // harness.cpp complete(): publishes the outcome, then drops the claim's reference and
+  // the owned-task list's (release() removes the task from the list once).
+  void complete() {
+    completed($) = true;
+    std::uint64_t prev = sd::transition_to_complete(state);
+    if (!(prev & sd::kJoinInterest)) destroy_finished_frame();  // else: wake the JoinHandle
+    drop_refs(1 + (list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0));
+  }
+  // harness.cpp cancel(): the claimer destroys the frame, then completes.
+  void cancel() {
+    RL_ASSERT(frame_destroyed($) == 0);
+    frame_destroyed($) = 1;
+    complete();
+  }
+
+  // harness.cpp run_task, for one queue entry (and the reschedules it causes).
+  void run_entry() {
+    for (;;) {
+      switch (sd::transition_to_running(state)) {
+        case sd::RunClaim::kPoll:
+          break;
+        case sd::RunClaim::kCancel:
+          cancel();
+          return;
+        case sd::RunClaim::kNone:
+          return;
+        case sd::RunClaim::kDealloc:
+          dealloc();
+          return;
+      }
+      RL_ASSERT(!completed($));
+      polls($) = polls($) + 1;
+      if (event.load(std::memory_order_relaxed)) {  // ready: the poll completes the task
+        complete();
+        return;
+      }
+      switch (sd::transition_to_idle(state)) {
+        case sd::IdleResult::kIdle:
+          return;
+        case sd::IdleResult::kNotified:
+          continue;  // rescheduled with the run reference: the next entry, run here
+        case sd::IdleResult::kCancel:
+          cancel();
+          return;
+        case sd::IdleResult::kDealloc:
+          dealloc();
+          return;
+      }
+    }
+  }
+
+  void thread(unsigned index) {
+    if (index == 0) {
+      run_entry();
+    } else if (index == 1) {
+      event.store(true, std::memory_order_relaxed);
+      if (sd::transition_to_notified_by_ref(state) == sd::WakeResult::kSubmit) run_entry();
+      drop_refs(1);  // the Waker's reference
+    } else {
+      if (kAbort) {
+        if (sd::transition_to_notified_and_cancel(state) == sd::WakeResult::kSubmit) run_entry();
+      }
+      // harness.cpp join_drop.
+      if (sd::transition_to_join_dropped(state)) destroy_finished_frame();
+      drop_refs(1);
+    }
+  }
+
+  void after() {
+    std::uint64_t s = state.load(std::memory_order_relaxed);
+    RL_ASSERT(sd::ref_count(s) == 0);
+    RL_ASSERT(deallocs.load(std::memory_order_relaxed) == 1);
+    RL_ASSERT(frame_destroyed($) == 1);
+    RL_ASSERT(completed($));
+    RL_ASSERT(s & sd::kComplete);
+    // Woken once after the first poll may have missed the event: at most two polls, and
+    // without an abort the task completed by a poll that saw the event.
+    RL_ASSERT(polls($) <= 2);
+    if (!kAbort) RL_ASSERT(polls($) >= 1 && !(s & sd::kCancelled));
+  }
+};
+
+}  // namespace
+
+int main() {
+  int failed = 0;
+  failed += spool::model::run_model<TaskStateModel<false>>("task_state (wake, join drop)", 200000);
+  failed +=
+      spool::model::run_model<TaskStateModel<true>>("task_state (wake, abort, join drop)", 200000);
+  return failed == 0 ? 0 : 1;
+}
