@@ -260,10 +260,9 @@ void join_abort(TaskHeader* t) noexcept {
 }
 
 void join_drop(TaskHeader* t) noexcept {
-  // AcqRel: release hands over the JoinHandle's reads; acquire sees the output (and
+  // The acq_rel RMW (state.hpp) hands over the JoinHandle's reads, and sees the output (and
   // frame_destroyed) if complete.
-  std::uint64_t prev = t->state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
-  if (prev & kComplete) destroy_finished_frame(t);  // else complete() will destroy it
+  if (transition_to_join_dropped(*t)) destroy_finished_frame(t);  // else complete() will
   drop_task_refs(t);
 }
 
