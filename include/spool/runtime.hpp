@@ -16,6 +16,7 @@
 #include "spool/coop.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/task.hpp"
+#include "spool/detail/runtime_config.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/metrics.hpp"
 
@@ -23,24 +24,6 @@ namespace spool {
 
 namespace detail {
 class RuntimeShared;
-
-// Settings gathered by Builder; validated by Builder::build.
-struct RuntimeConfig {
-  enum class Flavor { kMultiThread, kCurrentThread };
-  Flavor flavor = Flavor::kMultiThread;
-  std::size_t worker_threads = 0;  // 0: one per online CPU
-  std::uint32_t event_interval = 61;
-  std::uint32_t global_queue_interval = 31;
-  bool lifo_slot = true;
-  std::size_t max_blocking_threads = 512;
-  std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
-  std::function<void()> on_thread_start, on_thread_stop, on_thread_park, on_thread_unpark;
-  std::uint64_t seed = 0x9e3779b97f4a7c15ull;
-  std::string thread_name = "spool-worker";
-};
-
-// The most worker threads a runtime may have (the idle word counts them in 16 bits).
-inline constexpr std::size_t kMaxWorkerThreads = 0xffff;
 
 // Spawns a Task frame taken over by take_for_spawn; returns its header (JoinHandle).
 TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
@@ -156,10 +139,11 @@ class Handle {
   /// Throws std::system_error when the pool has no thread and cannot start one.
   template <class Fn>
   JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
+    detail::RuntimeShared& runtime = rt();  // before the frame is taken over: may throw
     auto task = detail::blocking_body(std::forward<Fn>(fn));
     auto frame = detail::take_for_spawn(task);
     return detail::JoinHandleAccess::make<std::invoke_result_t<Fn&>>(
-        detail::spawn_blocking_task(rt(), frame.promise(), frame));
+        detail::spawn_blocking_task(runtime, frame.promise(), frame));
   }
 
   /// Runs `fut` to completion on the calling thread, inside this runtime (see

@@ -31,7 +31,12 @@ bool BlockingPool::spawn(Job job) {
       ++num_notify_;
       work_cv_.notify_one();
     } else if (num_threads_ < config_.max_threads) {
-      start_thread_locked();
+      if (std::exception_ptr error = start_thread_locked(); error && num_threads_ == 0) {
+        // No thread exists to run the job later: take it back and tell the caller. (With
+        // another thread alive, the job waits for it, as tokio's pool does.)
+        queue_.pop_back();
+        std::rethrow_exception(error);
+      }
     }
     join_finished_locked(to_join);
   }
@@ -39,23 +44,50 @@ bool BlockingPool::spawn(Job job) {
   return true;
 }
 
-void BlockingPool::start_thread_locked() {
+bool BlockingPool::spawn_now(Job job) noexcept {
+  std::vector<std::thread> to_join;
+  bool handed = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (shutdown_) return false;
+    try {
+      if (num_idle_ > num_notify_) {
+        queue_.push_front(std::move(job));  // the idle thread woken here takes it first
+        ++num_notify_;
+        work_cv_.notify_one();
+        handed = true;
+      } else if (num_threads_ < config_.max_threads) {
+        queue_.push_front(std::move(job));
+        handed = start_thread_locked() == nullptr;
+        if (!handed) queue_.pop_front();
+      }
+    } catch (...) {
+      // No memory for the queue entry: not handed.
+    }
+    join_finished_locked(to_join);
+  }
+  for (std::thread& t : to_join) t.join();
+  return handed;
+}
+
+std::exception_ptr BlockingPool::start_thread_locked() noexcept {
   std::size_t id = next_id_;
   try {
-    std::thread t =
-        start_thread(config_.thread_name, [this, id, pin = owner_.lock()] { run_thread(id); });
-    threads_.emplace(id, std::move(t));
-  } catch (...) {
-    // Nothing is counted for a thread that does not exist. The job stays queued only if a
-    // thread is there to run it later; otherwise it is taken back and the caller is told.
-    if (num_threads_ == 0) {
-      queue_.pop_back();
+    // The map entry first: once the thread runs, nothing may throw before it is recorded.
+    auto [entry, inserted] = threads_.emplace(id, std::thread());
+    try {
+      entry->second =
+          start_thread(config_.thread_name, [this, id, pin = owner_.lock()] { run_thread(id); });
+    } catch (...) {
+      threads_.erase(entry);
       throw;
     }
-    return;
+  } catch (...) {
+    return std::current_exception();  // nothing is counted for a thread that does not exist
   }
   ++next_id_;
   ++num_threads_;
+  return nullptr;
 }
 
 void BlockingPool::join_finished_locked(std::vector<std::thread>& out) {

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,10 @@ class BlockingPool {
   // thread is needed but cannot be started, the job stays queued if another thread exists
   // to run it later; if none does, nothing changes and std::system_error is thrown.
   bool spawn(Job job);
+  // Runs `job` on a thread now: an idle one, or a new one. Never queues it behind other
+  // jobs, never throws: false when no thread is free and none can start (or after
+  // shutdown). For block_in_place, whose core must not wait behind a long blocking call.
+  bool spawn_now(Job job) noexcept;
 
   // Refuses new jobs, drops queued tasks (their references are released), and waits for
   // running jobs to finish — at most `timeout` if given; threads still busy then are left
@@ -67,8 +72,8 @@ class BlockingPool {
 
  private:
   void run_thread(std::size_t id);
-  // Starts one more thread (mutex_ held); see spawn for what happens when it cannot.
-  void start_thread_locked();
+  // Starts one more thread (mutex_ held). Returns null, or what kept it from starting.
+  std::exception_ptr start_thread_locked() noexcept;
   void join_finished_locked(std::vector<std::thread>& out);
 
   const Config config_;

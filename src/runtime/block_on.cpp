@@ -24,11 +24,11 @@ struct RuntimeBlockOn::State {
         enter("spool::Runtime::block_on"),
         in_runtime(rt.get()),
         current_thread(rt->current_thread()),
-        driving(current_thread && current_thread->try_drive()),
         root(std::make_shared<RootWaker>(current_thread ? current_thread->driver_parker()
                                                         : nullptr)),
         waker(Waker::from(root)),
-        cx(waker, &slot) {}
+        cx(waker, &slot),
+        driving(current_thread && current_thread->try_drive()) {}  // last: nothing throws after
   ~State() {
     if (driving) current_thread->release_driver();
   }
@@ -39,12 +39,12 @@ struct RuntimeBlockOn::State {
   // The current-thread scheduler this thread may drive, or null (multi-thread: the root
   // just waits, the workers run the tasks).
   CurrentThread* current_thread;
-  bool driving;  // this thread holds the driver role (it may take it mid-way, when the
-                 // thread that drove leaves, and gives it up when the runtime shuts down)
   std::shared_ptr<RootWaker> root;
   Waker waker;
   ReactorSlot slot;
   Context cx;
+  bool driving;  // this thread holds the driver role (it may take it mid-way, when the
+                 // thread that drove leaves, and gives it up when the runtime shuts down)
 };
 
 RuntimeBlockOn::RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt)

@@ -2,12 +2,14 @@
 
 #include <cxxabi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <system_error>
 #include <thread>
 
 #include "context/current.hpp"
+#include "sync/thread.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
 
@@ -22,7 +24,7 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
     multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_);
     scheduler_ = multi_thread_.get();
   } else {
-    current_thread_ = std::make_unique<CurrentThread>(config_, owned_);
+    current_thread_ = std::make_unique<CurrentThread>(this, config_, owned_);
     scheduler_ = current_thread_.get();
   }
 }
@@ -40,6 +42,9 @@ void RuntimeShared::start() {
                             "spool::Builder::build: could not start the runtime's worker threads "
                             "(ask for fewer with worker_threads(), or raise the process's thread "
                             "limit)");
+  } catch (...) {
+    shutdown(std::nullopt);
+    throw;
   }
 }
 
@@ -92,13 +97,14 @@ void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
   //    (a current-thread runtime's shutdown takes the driver role instead).
   with_scheduler([&](auto& s) { s.close_and_stop(deadline); });
-  // 3. The blocking pool: queued calls are dropped, running ones waited for.
+  // 3. Cancel every task still alive (destructors of their locals run here), before waiting
+  //    for the blocking pool: a blocking call may be waiting for one of them.
+  while (TaskHeader* t = owned_.pop()) shutdown_task(t);
+  // 4. The blocking pool: queued calls are dropped, running ones waited for.
   std::optional<std::chrono::nanoseconds> left;
   if (deadline)
     left = std::max(std::chrono::nanoseconds(0), *deadline - std::chrono::steady_clock::now());
   blocking_.shutdown(left);
-  // 4. Cancel every task still alive (destructors of their locals run here).
-  while (TaskHeader* t = owned_.pop()) shutdown_task(t);
   // 5. Queue entries still hold references to the (now cancelled) tasks.
   with_scheduler([&](auto& s) { s.drain_queues(); });
 }
@@ -172,7 +178,18 @@ void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds>
   }
   // The Runtime was dropped inside one of its own tasks or blocking calls: finish the
   // shutdown on a separate thread, which keeps the shared state alive until it is done.
-  std::thread([keep = rt.shared_from_this()] { keep->shutdown(std::nullopt); }).detach();
+  try {
+    start_thread("spool-shutdown", [keep = rt.shared_from_this()] {
+      keep->shutdown(std::nullopt);
+    }).detach();
+  } catch (...) {
+    // No thread to finish it on, and this one cannot wait for itself: the runtime is left
+    // running (its threads park), which is all that can be done without a hang.
+    std::fputs(
+        "spool: a Runtime dropped on one of its own threads could not start a thread to "
+        "finish its shutdown; it is left running\n",
+        stderr);
+  }
 }
 RuntimeMetrics runtime_metrics(RuntimeShared& rt) { return rt.metrics(); }
 std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }

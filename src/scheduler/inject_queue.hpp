@@ -4,12 +4,13 @@
 #include <cstddef>
 #include <mutex>
 
+#include "scheduler/task_fifo.hpp"
 #include "spool/detail/atomic.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
 
-// An intrusive FIFO (through TaskHeader::queue_next) under a mutex. Each entry owns the
+// An intrusive FIFO (TaskFifo, through TaskHeader::queue_next) under a mutex. Each entry owns the
 // task's notification reference. After close(), pushes are refused.
 class InjectQueue {
  public:
@@ -60,31 +61,20 @@ class InjectQueue {
 
  private:
   void append(TaskHeader* t) noexcept {
-    t->queue_next = nullptr;
-    if (tail_) {
-      tail_->queue_next = t;
-    } else {
-      head_ = t;
-    }
-    tail_ = t;
-    len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+    fifo_.push_back(t);
+    len_.store(fifo_.len(), std::memory_order_seq_cst);
   }
   TaskHeader* pop_locked() noexcept {
-    TaskHeader* t = head_;
-    if (!t) return nullptr;
-    head_ = t->queue_next;
-    if (!head_) tail_ = nullptr;
-    t->queue_next = nullptr;
-    len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
+    TaskHeader* t = fifo_.pop_front();
+    if (t) len_.store(fifo_.len(), std::memory_order_seq_cst);
     return t;
   }
 
   Mutex mutex_;
-  TaskHeader* head_ = nullptr;  // guarded by mutex_
-  TaskHeader* tail_ = nullptr;  // guarded by mutex_
-  bool closed_ = false;         // guarded by mutex_
-  // The number of queued tasks. Written only under mutex_ (append/pop_locked: a relaxed read
-  // of the old value, then a seq_cst store), read without it: seq_cst in is_empty (the
+  TaskFifo fifo_;        // guarded by mutex_
+  bool closed_ = false;  // guarded by mutex_
+  // The number of queued tasks. Written only under mutex_ (append/pop_locked: a seq_cst
+  // store of the FIFO's length), read without it: seq_cst in is_empty (the
   // Dekker pairing described there, with Idle's seq_cst RMWs), relaxed in len (a hint).
   Atomic<std::size_t> len_{0};
 };

@@ -11,6 +11,7 @@
 #include "spool/spool.hpp"
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_gate.hpp"
+#include "support/sync.hpp"
 #include "sync/thread.hpp"
 
 namespace {
@@ -28,13 +29,15 @@ class ThreadStartFailure : public ::testing::Test {
 
 TEST_F(ThreadStartFailure, BuildThrowsAndStopsTheWorkersThatDidStart) {
   fail_thread_starts(1, 1);  // the first worker starts, the second does not
+  spool_rt_test::RuntimeFreed freed;
   std::string what;
   try {
-    (void)Builder::multi_thread().worker_threads(2).build();
+    (void)Builder::multi_thread().worker_threads(2).on_thread_start(freed.probe()).build();
   } catch (const std::system_error& e) {
     what = e.what();
   }
   EXPECT_NE(what.find("could not start the runtime's worker threads"), std::string::npos) << what;
+  freed.wait();  // the worker that started was stopped: nothing keeps the runtime alive
   auto rt = Builder::multi_thread().worker_threads(2).build();  // all well again
   EXPECT_EQ(rt.block_on(rt.spawn_blocking([] { return 4; })), 4);
 }
@@ -67,6 +70,33 @@ TEST_F(ThreadStartFailure, AJobWaitsForABusyThreadWhenNoNewOneCanStart) {
   release.open();
   EXPECT_EQ(rt.block_on(std::move(first)), 1);
   EXPECT_EQ(rt.block_on(std::move(second)), 2);
+}
+
+Task<int> record_run(std::atomic<bool>* ran) {
+  *ran = true;
+  co_return 0;
+}
+
+// Spawns a sibling onto this worker, then blocks in place for a moment.
+Task<int> block_in_place_beside(std::atomic<bool>* sibling_ran) {
+  auto sibling = spool::spawn(record_run(sibling_ran));
+  spool::block_in_place([] {});
+  co_return co_await sibling;
+}
+
+TEST_F(ThreadStartFailure, BlockInPlaceNeverQueuesTheCoreBehindABusyBlockingCall) {
+  auto rt = Builder::multi_thread().worker_threads(1).build();
+  Gate release;
+  auto busy = rt.spawn_blocking([&release] { release.wait(); });
+  spool_rt_test::spin_until([&] { return rt.metrics().blocking_threads == 1; });
+  fail_thread_starts(0, 1);  // no second pool thread can take the core over
+  std::atomic<bool> sibling_ran{false};
+  // The core stays with the worker, which goes on running tasks while the pool's only
+  // thread is still blocked (queued behind it, the core would wait for `release`).
+  EXPECT_EQ(rt.block_on(rt.spawn(block_in_place_beside(&sibling_ran))), 0);
+  EXPECT_TRUE(sibling_ran.load());
+  release.open();
+  rt.block_on(std::move(busy));
 }
 
 Task<int> block_here() {

@@ -2,14 +2,15 @@
 
 #include <stdexcept>
 
+#include "context/current.hpp"
 #include "context/deferred.hpp"
 #include "scheduler/pick.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
 
-CurrentThread::CurrentThread(const RuntimeConfig& config, OwnedTasks& owned)
-    : config_(config), owned_(owned) {}
+CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned)
+    : runtime_(runtime), config_(config), owned_(owned) {}
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
   if (is_driver_thread()) {
@@ -46,6 +47,10 @@ bool CurrentThread::try_drive() noexcept {
 }
 
 void CurrentThread::release_driver() noexcept {
+  // A shutdown that began may have given up waiting for the role (shutdown_timeout): the
+  // queue is this thread's to drain. (close_and_stop sets the flag before it waits, and
+  // drain_queues, with the role, drains again: an empty queue then.)
+  if (is_shutdown()) close_local();
   driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
   driver_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
@@ -56,6 +61,12 @@ void CurrentThread::release_driver() noexcept {
     for (ThreadParker* p : waiters_) p->unpark();
   }
   role_released_.notify_all();
+}
+
+void CurrentThread::close_local() noexcept {
+  while (TaskHeader* t = local_.pop_front()) drop_task_refs(t);
+  local_closed_ = true;
+  local_len_.store(0, std::memory_order_relaxed);
 }
 
 bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
@@ -102,6 +113,7 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
   // The driver parks on the runtime's parker: remote schedules unpark it, and so does the
   // driver's root waker (which also unparks the thread's own parker; see RootWaker).
   ThreadParker& parker = *parker_;
+  RuntimeThreadScope own_thread(runtime_);
   DeferredWakes deferred;
   bool shut_down = false;
   {
@@ -135,7 +147,8 @@ void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time
   inject_.close();
   parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
   if (is_driver_thread()) {
-    // Shut down from inside a task this thread polls: it holds the role already.
+    // Shut down from a root future this thread polls (a task's shutdown runs on a detached
+    // thread): it holds the role already.
     shutdown_holds_role_ = true;
     return;
   }
@@ -153,11 +166,7 @@ void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time
 void CurrentThread::drain_queues() noexcept {
   // Without the role (a driver stuck in a poll past the deadline), the local queue is the
   // driver's: leave it.
-  if (shutdown_holds_role_) {
-    while (TaskHeader* t = local_.pop_front()) drop_task_refs(t);
-    local_closed_ = true;
-    local_len_.store(0, std::memory_order_relaxed);
-  }
+  if (shutdown_holds_role_) close_local();
   while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
 }
 

@@ -16,12 +16,14 @@
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/task_fifo.hpp"
 #include "spool/core/context.hpp"
+#include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
-#include "spool/runtime.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 
 namespace spool::detail {
+
+class RuntimeShared;
 
 // One block_on thread at a time drives the tasks: it holds the driver role (tokio's "core")
 // and runs tasks while its own root future waits. The other block_on threads wait for their
@@ -30,11 +32,13 @@ namespace spool::detail {
 // drives.
 class CurrentThread final : public Scheduler {
  public:
-  CurrentThread(const RuntimeConfig& config, OwnedTasks& owned);
+  // `runtime` is what the driving thread is marked as belonging to while it runs tasks.
+  CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned);
   CurrentThread(const CurrentThread&) = delete;
   CurrentThread& operator=(const CurrentThread&) = delete;
 
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
+  // Removes a completed task from the owned-task list (see Scheduler::release).
   bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   // Runs fn on a thread that is not driving; throws std::logic_error on the driving thread
   // (its one thread runs every task and cannot be handed over).
@@ -45,11 +49,15 @@ class CurrentThread final : public Scheduler {
   // is shut down.
   bool try_drive() noexcept;
   // Runs tasks until `root_woken` is set (returns true) or the runtime shuts down (returns
-  // false: the caller must release the role and wait for its root alone). `root_woken` is
+  // false: the caller must release the role and wait for its root alone). Meanwhile the
+  // thread counts as one of the runtime's own (a shutdown started by a task runs on a
+  // detached thread, which takes the role once this thread gives it back). `root_woken` is
   // the RootWaker's flag: set with release ordering by its wake(), consumed here by
   // exchange(false, acquire), which pairs with it.
   bool drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
-  // Gives the role back and wakes the threads waiting for it.
+  // Gives the role back and wakes the threads waiting for it. After a shutdown began, the
+  // releasing thread first drops what is left in the local queue (the shutdown may have
+  // given up waiting for the role: nobody else would).
   void release_driver() noexcept;
   // A block_on thread that does not drive parks on its own `parker` until its root is woken
   // (returns false), or until it could claim the role (returns true: it now drives).
@@ -62,8 +70,10 @@ class CurrentThread final : public Scheduler {
   // Refuses remote schedules, stops the driving thread from driving, and takes the driver
   // role for the shutdown (waiting for the driver's current poll at most until `deadline`).
   void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
-  // Drops every queued notification; the local queue only if the role was taken.
+  // Drops every queued notification; the local queue only if the role was taken (else the
+  // driver drops it when it gives the role back).
   void drain_queues() noexcept;
+  // Adds this scheduler's counters (one "worker": the driving thread) to `m`.
   void fill_metrics(RuntimeMetrics& m);
 
  private:
@@ -72,9 +82,13 @@ class CurrentThread final : public Scheduler {
     return driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
   TaskHeader* pop_local() noexcept;
+  // Drops every notification in the local queue and refuses later local schedules. Only
+  // by the holder of the role.
+  void close_local() noexcept;
   // Runs up to event_interval tasks; false when there was none.
   bool run_batch(ReactorSlot& slot);
 
+  RuntimeShared* const runtime_;
   const RuntimeConfig& config_;
   OwnedTasks& owned_;
   InjectQueue inject_;  // schedules from other threads

@@ -111,6 +111,9 @@ void MultiThread::run_worker(Core* core) {
     if (ctx.core != nullptr) {  // a core handed away keeps counting as running
       --running_;
       core_left_[ctx.core->index] = true;
+      // Left after the shutdown's drain (it gave up waiting, shutdown_timeout): nobody else
+      // drains this core's queues.
+      if (drained_) drain_core(*ctx.core);
     }
     exit_cv_.notify_all();
   }
@@ -261,14 +264,16 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
   // while this thread blocks. This thread finishes the current poll without a core.
   // (The pool thread keeps the runtime alive, and is marked as its thread.)
+  // No thread free to take it now (none idle, none can start, or shutting down): keep the
+  // core and block here after all, rather than queue the core behind other blocking calls.
   Core* core = std::exchange(ctx->core, nullptr);
   bool handed = false;
   try {
-    handed = blocking_.spawn(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
+    handed = blocking_.spawn_now(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
   } catch (...) {
-    // No thread could start to take the core over: keep it, and block here after all.
+    // No memory for the job's function.
   }
-  if (!handed) ctx->core = core;  // (or shutting down)
+  if (!handed) ctx->core = core;
   fn();
 }
 
@@ -294,13 +299,19 @@ void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_p
 }
 
 void MultiThread::drain_queues() noexcept {
-  for (auto& core : cores_) {
+  {
     std::lock_guard lock(exit_mutex_);
-    if (!core_left_[core->index]) continue;  // still held by a thread stuck in a poll
-    if (TaskHeader* t = std::exchange(core->lifo, nullptr)) drop_task_refs(t);
-    while (TaskHeader* t = workers_[core->index]->queue.pop()) drop_task_refs(t);
+    drained_ = true;  // a core still held (its thread stuck in a poll) is drained by its thread
+    for (auto& core : cores_) {
+      if (core_left_[core->index]) drain_core(*core);
+    }
   }
   while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
+}
+
+void MultiThread::drain_core(Core& core) noexcept {
+  if (TaskHeader* t = std::exchange(core.lifo, nullptr)) drop_task_refs(t);
+  while (TaskHeader* t = workers_[core.index]->queue.pop()) drop_task_refs(t);
 }
 
 void MultiThread::fill_metrics(RuntimeMetrics& m) {

@@ -15,8 +15,8 @@
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
+#include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
-#include "spool/runtime.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 
@@ -87,6 +87,8 @@ class MultiThread final : public Scheduler {
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
   void worker_thread_main(Core* core);
+  // Drops the notifications of a core's LIFO slot and local queue (its thread has left).
+  void drain_core(Core& core) noexcept;
   bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
 
   RuntimeShared* const runtime_;  // what its threads are marked as belonging to
@@ -109,6 +111,7 @@ class MultiThread final : public Scheduler {
   std::condition_variable exit_cv_;
   std::uint32_t running_ = 0;    // guarded by exit_mutex_
   std::vector<bool> core_left_;  // guarded by exit_mutex_: core's loop ended
+  bool drained_ = false;         // guarded by exit_mutex_: drain_queues ran
 };
 
 }  // namespace spool::detail

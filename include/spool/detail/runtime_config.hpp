@@ -1,0 +1,31 @@
+// The settings a Builder gathers, in a header of their own: the runtime's internals (the
+// schedulers, the blocking pool) read them without depending on the public Runtime API.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace spool::detail {
+
+/// Settings gathered by Builder; validated by Builder::build.
+struct RuntimeConfig {
+  enum class Flavor { kMultiThread, kCurrentThread };
+  Flavor flavor = Flavor::kMultiThread;
+  std::size_t worker_threads = 0;  // 0: one per online CPU
+  std::uint32_t event_interval = 61;
+  std::uint32_t global_queue_interval = 31;
+  bool lifo_slot = true;
+  std::size_t max_blocking_threads = 512;
+  std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
+  std::function<void()> on_thread_start, on_thread_stop, on_thread_park, on_thread_unpark;
+  std::uint64_t seed = 0x9e3779b97f4a7c15ull;
+  std::string thread_name = "spool-worker";
+};
+
+/// The most worker threads a runtime may have (the idle word counts them in 16 bits).
+inline constexpr std::size_t kMaxWorkerThreads = 0xffff;
+
+}  // namespace spool::detail
