@@ -61,6 +61,8 @@ class DeferredWakesScope {
 // Marks the poll of a spool task whose waker is `own` on this thread. While it lasts, a
 // deferred wake of `own` (the task yielding itself) only sets a flag: the poll's end then
 // puts the task itself on the list (DeferredWakes::push_task), which costs no clone.
+// Inline: it brackets every poll of every task. `own` must outlive the scope (it is read,
+// not copied: a 16-byte copy of a RawWaker just written stalls on store forwarding).
 class PollScope {
  public:
   explicit PollScope(const RawWaker& own) noexcept;
@@ -73,10 +75,18 @@ class PollScope {
 
  private:
   friend void defer_wake(const Waker& waker);
-  RawWaker own_;
+  const RawWaker* own_;
   bool deferred_self_ = false;
   PollScope* saved_;
 };
+
+// The task poll in progress on this thread, or null. Thread-local: no synchronisation.
+inline thread_local PollScope* current_poll = nullptr;
+
+inline PollScope::PollScope(const RawWaker& own) noexcept : own_(&own), saved_(current_poll) {
+  current_poll = this;
+}
+inline PollScope::~PollScope() { current_poll = saved_; }
 
 // The calling thread's deferred-wake list, or null off runtime threads.
 DeferredWakes* current_deferred() noexcept;

@@ -27,19 +27,19 @@ TEST(IdleTest, AtMostHalfTheWorkersSearch) {
 
 TEST(IdleTest, NotifyWithNobodyParkedPicksNobody) {
   Idle idle(2);
-  EXPECT_EQ(idle.worker_to_notify(), std::nullopt);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), std::nullopt);
 }
 
 TEST(IdleTest, NotifyPicksAParkedWorkerAndCountsItSearching) {
   Idle idle(2);
   EXPECT_FALSE(idle.transition_to_parked(1, false));
   EXPECT_TRUE(idle.is_parked(1));
-  EXPECT_EQ(idle.worker_to_notify(), 1u);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), 1u);
   EXPECT_FALSE(idle.is_parked(1));
   EXPECT_EQ(idle.num_searching(), 1u);
   // Now someone searches: no one else is woken.
   EXPECT_FALSE(idle.transition_to_parked(0, false));
-  EXPECT_EQ(idle.worker_to_notify(), std::nullopt);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), std::nullopt);
   EXPECT_TRUE(idle.is_parked(0));
 }
 
@@ -47,9 +47,9 @@ TEST(IdleTest, NotifyPicksNobodyWhileAWorkerSearches) {
   Idle idle(3);
   EXPECT_FALSE(idle.transition_to_parked(0, false));
   EXPECT_TRUE(idle.transition_to_searching());
-  EXPECT_EQ(idle.worker_to_notify(), std::nullopt);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), std::nullopt);
   EXPECT_TRUE(idle.transition_from_searching());  // it was the last searcher
-  EXPECT_EQ(idle.worker_to_notify(), 0u);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), 0u);
 }
 
 TEST(IdleTest, DetectsTheLastSearcher) {
@@ -77,7 +77,7 @@ TEST(IdleTest, UnparkByIdRemovesOnlyThatWorker) {
   EXPECT_TRUE(idle.is_parked(1));
   idle.unpark_by_id(0);  // not parked: nothing changes
   EXPECT_TRUE(idle.is_parked(1));
-  EXPECT_EQ(idle.worker_to_notify(), 1u);
+  EXPECT_EQ(idle.worker_to_notify(Idle::Published::kLocalQueue), 1u);
 }
 
 }  // namespace

@@ -63,7 +63,8 @@ struct ParkNotifyModel : rl::test_suite<ParkNotifyModel, kWorkers> {
   }
   // MultiThread::notify_parked, with ThreadParker::unpark's token.
   void notify_parked() {
-    if (auto w = idle.worker_to_notify()) unpark_token[*w].store(true, std::memory_order_release);
+    if (auto w = idle.worker_to_notify(spool::detail::Idle::Published::kLocalQueue))
+      unpark_token[*w].store(true, std::memory_order_release);
   }
   // MultiThread::transition_from_searching.
   void transition_from_searching(unsigned w) {

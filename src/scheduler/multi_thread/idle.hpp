@@ -16,17 +16,22 @@ namespace spool::detail {
 // queue first (see Worker::park).
 class Idle {
  public:
+  // Where a pusher published the task it wants a worker for (see should_notify).
+  enum class Published { kInjectQueue, kLocalQueue };
+
   explicit Idle(std::uint32_t num_workers)
       : num_workers_(num_workers), state_(pack(num_workers, 0)) {
     sleepers_.reserve(num_workers);
   }
 
-  // Picks a parked worker to wake for new work, counting it as unparked and searching;
-  // nullopt when one is searching already or none is parked.
-  std::optional<std::uint32_t> worker_to_notify() {
-    if (!should_notify()) return std::nullopt;
+  // Picks a parked worker to wake for a task just published `where`, counting it as
+  // unparked and searching; nullopt when one is searching already or none is parked.
+  std::optional<std::uint32_t> worker_to_notify(Published where) {
+    if (!should_notify(where)) return std::nullopt;
     std::lock_guard lock(mutex_);
-    if (!should_notify() || sleepers_.empty()) return std::nullopt;
+    // Under the lock a load will do: the pairing was settled by the read above.
+    if (!needs_worker(state_.load(std::memory_order_seq_cst)) || sleepers_.empty())
+      return std::nullopt;
     // Seq_cst: pairs with transition_to_parked, see InjectQueue::is_empty.
     state_.fetch_add(pack(1, 1), std::memory_order_seq_cst);
     std::uint32_t w = sleepers_.back();
@@ -39,7 +44,7 @@ class Idle {
   bool transition_to_parked(std::uint32_t worker, bool is_searching) {
     std::lock_guard lock(mutex_);
     std::uint32_t dec = pack(1, is_searching ? 1 : 0);
-    // Seq_cst RMW, then the caller's queue re-check: pairs with should_notify's RMW.
+    // Seq_cst RMW, then the caller's queue re-check: pairs with should_notify.
     std::uint32_t prev = state_.fetch_sub(dec, std::memory_order_seq_cst);
     sleepers_.push_back(worker);
     return is_searching && searching(prev) == 1;
@@ -56,7 +61,7 @@ class Idle {
   // A searcher found work; true when it was the last searcher (it then wakes another
   // worker, so that the remaining work is still looked for).
   bool transition_from_searching() {
-    // Seq_cst RMW, then the caller's work_pending: pairs with should_notify's RMW.
+    // Seq_cst RMW, then the caller's work_pending: pairs with should_notify.
     std::uint32_t prev = state_.fetch_sub(pack(0, 1), std::memory_order_seq_cst);
     return searching(prev) == 1;
   }
@@ -91,28 +96,40 @@ class Idle {
   }
   static constexpr std::uint32_t searching(std::uint32_t s) { return s & 0xffff; }
   static constexpr std::uint32_t unparked(std::uint32_t s) { return s >> 16; }
-  // Reads the state with an RMW, not a load. The pairing (store buffering, as in tokio's
-  // idle.rs, which reads it with fetch_add(0, SeqCst)):
-  //   pusher:          publishes its task (LocalQueue::push: release store of tail_; or
-  //                    InjectQueue::push: seq_cst store of len_), then this RMW;
-  //   last searcher:   the seq_cst fetch_sub of transition_to_parked (or of
-  //                    transition_from_searching), then work_pending's loads of every
-  //                    queue's tail_/len_ (acquire / seq_cst).
-  // The RMWs on state_ are totally ordered. If this one comes after the searcher's, it
-  // reads searching == 0 and this pusher notifies. If it comes first, the searcher's RMW
-  // reads from it (or from a later RMW of its release sequence), synchronises with it, and
-  // the searcher's queue loads see the task. A plain load here could read the old
-  // searching count while the searcher's acquire load of tail_ reads the old tail: both
-  // would miss the task, and it would wait in a busy worker's queue while a worker sleeps
-  // (tests/model/park_notify_model.cpp finds that execution with a load).
-  bool should_notify() {
-    std::uint32_t s = state_.fetch_add(0, std::memory_order_seq_cst);
+  // Whether a pusher must wake a worker for the task it published `where`. The pairing
+  // (store buffering, as in tokio's idle.rs) is with the last searcher, which does the
+  // seq_cst fetch_sub of transition_to_parked (or of transition_from_searching) and then
+  // work_pending's loads of every queue: each local queue's tail_ (acquire) and the inject
+  // queue's len_ (seq_cst). The two must not both miss: the pusher reading an old
+  // "searching" count while the searcher reads the queue as it was before the push.
+  //  - kInjectQueue: the push stored len_ with seq_cst; this seq_cst load, the searcher's
+  //    seq_cst RMW and its seq_cst load of len_ make four seq_cst operations, which have
+  //    one total order: whichever side comes second sees the other.
+  //  - kLocalQueue: the push stored tail_ with release only, and the searcher loads it with
+  //    acquire, so a load here could miss as the searcher does; read with an RMW instead
+  //    (fetch_add(0), as tokio). The RMWs on state_ are totally ordered: if this one comes
+  //    after the searcher's, it reads searching == 0 and this pusher notifies; if it comes
+  //    first, the searcher's RMW reads from it (or from a later RMW of its release
+  //    sequence), synchronises with it, and the searcher's tail_ load sees the task.
+  //    (tests/model/park_notify_model.cpp finds the missed execution with a load. A seq_cst
+  //    fence before the load would do under C++20's rules, but Relacy checks C++11's, which
+  //    do not order a fence against a seq_cst load of another object.)
+  //  Local pushes are the frequent ones (every requeue of a yielded task): the scheduler
+  //  batches the notification of a run of them (MultiThread::requeue_deferred), so the RMW,
+  //  which takes the word's cache line exclusive, is paid once per batch.
+  bool should_notify(Published where) {
+    std::uint32_t s = where == Published::kLocalQueue
+                          ? state_.fetch_add(0, std::memory_order_seq_cst)
+                          : state_.load(std::memory_order_seq_cst);
+    return needs_worker(s);
+  }
+  bool needs_worker(std::uint32_t s) const {
     return searching(s) == 0 && unparked(s) < num_workers_;
   }
 
   const std::uint32_t num_workers_;
   // (unparked << 16) | searching. Written with seq_cst RMWs (under mutex_ when the
-  // sleeper list changes with it); read with seq_cst RMWs in the notify decision
+  // sleeper list changes with it); read in the notify decision with a seq_cst RMW or load
   // (should_notify: the pairing is written there), with seq_cst loads in
   // transition_to_searching (a limit, not a correctness condition) and relaxed in
   // num_searching (metrics and tests).

@@ -41,6 +41,9 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, Ow
                          BlockingPool& blocking)
     : runtime_(runtime),
       config_(config),
+      event_interval_(config.event_interval),
+      global_queue_interval_(config.global_queue_interval),
+      lifo_slot_(config.lifo_slot),
       owned_(owned),
       blocking_(blocking),
       num_workers_(static_cast<std::uint32_t>(
@@ -91,14 +94,14 @@ void MultiThread::run_worker(Core* core) {
     while (ctx.core != nullptr && !is_shutdown()) {
       Core& c = *ctx.core;
       // Maintenance: tasks that yielded rejoin the queue at least every event_interval.
-      if (++c.tick % config_.event_interval == 0) wake_deferred(deferred);
+      if (++c.tick % event_interval_ == 0) requeue_deferred(c, deferred);
       TaskHeader* t = next_task(c);
       if (t == nullptr) t = steal_work(c);
       if (t != nullptr) {
         run_task_on(t);
         continue;
       }
-      if (wake_deferred(deferred)) continue;  // only yielded tasks are left: run them
+      if (requeue_deferred(c, deferred)) continue;  // only yielded tasks are left: run them
       park(c);
     }
   }
@@ -119,6 +122,23 @@ void MultiThread::run_worker(Core* core) {
   }
 }
 
+bool MultiThread::requeue_deferred(Core& core, DeferredWakes& deferred) {
+  // The tasks go back into this worker's queue one by one; a parked worker is told once,
+  // after the last (a notification reads the shared idle word with an RMW).
+  struct Batch {
+    Core& core;
+    explicit Batch(Core& c) : core(c) { core.batching_notify = true; }
+    ~Batch() { core.batching_notify = false; }
+  };
+  bool any;
+  {
+    Batch batch(core);
+    any = wake_deferred(deferred);
+  }
+  if (std::exchange(core.notify_after_batch, false)) notify_parked(Idle::Published::kLocalQueue);
+  return any;
+}
+
 void MultiThread::run_task_on(TaskHeader* t) {
   WorkerContext& ctx = *current_worker;
   transition_from_searching(*ctx.core);
@@ -136,7 +156,7 @@ void MultiThread::run_task_on(TaskHeader* t) {
       // the slot: waking a parked worker to steal it would only move it.
       const bool others_waiting = !w.queue.is_empty();
       w.queue.push_back_or_overflow(t, inject_, drop_ref);
-      if (others_waiting) notify_parked();
+      if (others_waiting) notify_parked(Idle::Published::kLocalQueue);
       return;
     }
   }
@@ -144,7 +164,7 @@ void MultiThread::run_task_on(TaskHeader* t) {
 
 TaskHeader* MultiThread::next_task(Core& core) {
   return pick_next_task(
-      core.tick, config_.global_queue_interval, [&] { return inject_.pop(); },
+      core.tick, global_queue_interval_, [&] { return inject_.pop(); },
       [&] {
         if (TaskHeader* t = std::exchange(core.lifo, nullptr)) return t;
         return workers_[core.index]->queue.pop();
@@ -191,7 +211,9 @@ void MultiThread::transition_from_searching(Core& core) noexcept {
   // a rest. Pushers that saw this worker searching skipped their wake-up; their tasks are
   // visible here (the seq_cst pairing of the park re-check), and a task pushed after this
   // worker stopped searching is the pusher's to notify for.
-  if (idle_.transition_from_searching() && work_pending()) notify_parked();
+  if (idle_.transition_from_searching() && work_pending()) {
+    notify_parked(Idle::Published::kLocalQueue);  // (the stronger read of the two)
+  }
 }
 
 void MultiThread::park(Core& core) {
@@ -199,7 +221,7 @@ void MultiThread::park(Core& core) {
   // The last searcher to park re-checks every queue: pushers skipped waking anyone
   // because it was searching.
   if (idle_.transition_to_parked(core.index, core.is_searching) && work_pending()) {
-    notify_parked();
+    notify_parked(Idle::Published::kLocalQueue);
   }
   core.is_searching = false;
   WorkerShared& w = *workers_[core.index];
@@ -215,8 +237,8 @@ void MultiThread::park(Core& core) {
   if (config_.on_thread_unpark) config_.on_thread_unpark();
 }
 
-void MultiThread::notify_parked() noexcept {
-  if (auto w = idle_.worker_to_notify()) workers_[*w]->parker.unpark();
+void MultiThread::notify_parked(Idle::Published where) noexcept {
+  if (auto w = idle_.worker_to_notify(where)) workers_[*w]->parker.unpark();
 }
 
 bool MultiThread::work_pending() const noexcept {
@@ -230,7 +252,7 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   WorkerContext* ctx = current_worker;
   if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
     Core& core = *ctx->core;
-    if (is_yield || !config_.lifo_slot) {
+    if (is_yield || !lifo_slot_) {
       push_local(core, t);
       return;
     }
@@ -244,7 +266,12 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
 
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
   workers_[core.index]->queue.push_back_or_overflow(t, inject_, drop_ref);
-  if (!core.is_searching) notify_parked();
+  if (core.is_searching) return;  // a searcher finds it
+  if (core.batching_notify) {
+    core.notify_after_batch = true;  // one notification for the whole batch
+    return;
+  }
+  notify_parked(Idle::Published::kLocalQueue);
 }
 
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
@@ -252,7 +279,7 @@ void MultiThread::schedule_remote(TaskHeader* t) noexcept {
     drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
     return;
   }
-  notify_parked();
+  notify_parked(Idle::Published::kInjectQueue);
 }
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {

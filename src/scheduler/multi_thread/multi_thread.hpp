@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "blocking/pool.hpp"
+#include "context/deferred.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/multi_thread/idle.hpp"
@@ -32,6 +33,9 @@ struct Core {
   bool is_searching = false;   // counted in Idle's searching number
   TaskHeader* lifo = nullptr;  // the LIFO slot: a task woken or spawned by the running task
   std::uint64_t rng;           // xorshift state for picking steal victims
+  // While requeue_deferred pushes a batch: pushes only note that a worker should be told.
+  bool batching_notify = false;
+  bool notify_after_batch = false;
 };
 
 // Per-worker state that other threads touch.
@@ -80,7 +84,11 @@ class MultiThread final : public Scheduler {
   TaskHeader* next_from_inject(Core& core);
   TaskHeader* steal_work(Core& core);
   void park(Core& core);
-  void notify_parked() noexcept;
+  // Wakes a parked worker for a task published `where`, unless a worker is searching.
+  void notify_parked(Idle::Published where) noexcept;
+  // Drains the deferred-wake list into this worker's queue with one notification for the
+  // lot; true if there was anything.
+  bool requeue_deferred(Core& core, DeferredWakes& deferred);
   // True if a task waits in some local queue or in the inject queue.
   bool work_pending() const noexcept;
   void push_local(Core& core, TaskHeader* task) noexcept;
@@ -93,6 +101,10 @@ class MultiThread final : public Scheduler {
 
   RuntimeShared* const runtime_;  // what its threads are marked as belonging to
   const RuntimeConfig& config_;
+  // The settings every tick reads, copied next to the scheduler's own data.
+  const std::uint32_t event_interval_;
+  const std::uint32_t global_queue_interval_;
+  const bool lifo_slot_;
   OwnedTasks& owned_;
   BlockingPool& blocking_;
   const std::uint32_t num_workers_;
@@ -102,8 +114,10 @@ class MultiThread final : public Scheduler {
   Idle idle_;
   std::vector<std::thread> threads_;
   // Set once by close_and_stop (release); read by the workers in their loop and park
-  // (acquire), so that a worker that sees it also sees the closed inject queue.
-  std::atomic<bool> shutdown_{false};
+  // (acquire), so that a worker that sees it also sees the closed inject queue. On a cache
+  // line of its own: every worker reads it every tick, and the idle word and the inject
+  // queue nearby are written all the time.
+  alignas(64) std::atomic<bool> shutdown_{false};
   // Worker threads still in their loop (a block_in_place hand-off counts as one thread).
   // Incremented by start for each thread started and decremented by each thread as it
   // leaves, under exit_mutex_; shutdown waits for zero under exit_mutex_.
