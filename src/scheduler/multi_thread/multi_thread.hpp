@@ -110,8 +110,11 @@ class MultiThread final : public Scheduler {
   const std::uint32_t num_workers_;
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
-  InjectQueue inject_;
-  Idle idle_;
+  // Each on cache lines of their own: the inject queue is written by every remote
+  // schedule, the idle word by every search transition, while the fields above are read
+  // by every worker on every tick.
+  alignas(64) InjectQueue inject_;
+  alignas(64) Idle idle_;
   std::vector<std::thread> threads_;
   // Set once by close_and_stop (release); read by the workers in their loop and park
   // (acquire), so that a worker that sees it also sees the closed inject queue. On a cache
