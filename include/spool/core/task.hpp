@@ -169,6 +169,10 @@ class TaskPromiseBase {
           "spool: a Task can be awaited or polled by one owner only, and co_awaited only "
           "before it was polled");
     }
+    begin_outermost(self);
+  }
+  // start_as_outermost for a Task known not to have started (the caller checked started()).
+  void begin_outermost(std::coroutine_handle<> self) noexcept {
     chain_ = &own_chain_;
     own_chain_.next = self;
   }
@@ -403,23 +407,35 @@ namespace detail {
 // and finished under another). Throws, leaving the Task as it was (so nothing leaks):
 // std::invalid_argument when it is empty or has finished, std::logic_error when another
 // Task is awaiting it.
+// The errors of take_for_spawn, out of its (hot, inlined) body.
+enum class NotSpawnable { kEmpty, kFinished, kAwaited };
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_spawnable(NotSpawnable why) {
+  switch (why) {
+    case NotSpawnable::kEmpty:
+      throw std::invalid_argument(
+          "spool::spawn: the Task is empty (default-constructed or moved from), so there is "
+          "nothing to run; spawn the Task that a coroutine call returned");
+    case NotSpawnable::kFinished:
+      throw std::invalid_argument(
+          "spool::spawn: the Task has already finished (it was polled until it returned ready "
+          "or threw); only an unfinished Task can be spawned");
+    case NotSpawnable::kAwaited:
+      break;
+  }
+  throw std::logic_error("spool::spawn: the Task is being awaited by another Task");
+}
+
 template <class T>
 std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task) {
-  if (!task.handle_) {
-    throw std::invalid_argument(
-        "spool::spawn: the Task is empty (default-constructed or moved from), so there is "
-        "nothing to run; spawn the Task that a coroutine call returned");
-  }
-  if (task.handle_.done()) {
-    throw std::invalid_argument(
-        "spool::spawn: the Task has already finished (it was polled until it returned ready "
-        "or threw); only an unfinished Task can be spawned");
-  }
+  if (!task.handle_) [[unlikely]]
+    throw_not_spawnable(NotSpawnable::kEmpty);
+  if (task.handle_.done()) [[unlikely]]
+    throw_not_spawnable(NotSpawnable::kFinished);
   TaskPromise<T>& p = task.handle_.promise();
   if (!p.started()) {
-    p.start_as_outermost(task.handle_);
-  } else if (!p.is_outermost()) {
-    throw std::logic_error("spool::spawn: the Task is being awaited by another Task");
+    p.begin_outermost(task.handle_);
+  } else if (!p.is_outermost()) [[unlikely]] {
+    throw_not_spawnable(NotSpawnable::kAwaited);
   }
   return task.release();
 }
