@@ -23,6 +23,7 @@ TEST(ThreadParkerTest, AnUnparkBeforeTheParkMakesItReturnAtOnce) {
 
 TEST(ThreadParkerTest, AnUnparkFromAnotherThreadWakesTheParkedThread) {
   ThreadParker parker;
+  // Written by the owner after its park returned (seq_cst store), read after join().
   std::atomic<bool> woke{false};
   std::thread owner([&] {
     parker.park(nullptr);
@@ -39,18 +40,23 @@ TEST(ThreadParkerTest, PingPongBetweenTwoParkedThreadsNeverLosesAWakeUp) {
   constexpr int kRounds = 2000;
   ThreadParker ping;
   ThreadParker pong;
+  int other_rounds = 0;  // written by `other` only, read after join()
   std::thread other([&] {
     for (int i = 0; i < kRounds; ++i) {
       ping.park(nullptr);
       pong.unpark();
+      ++other_rounds;
     }
   });
+  int rounds = 0;
   for (int i = 0; i < kRounds; ++i) {
     ping.unpark();
     pong.park(nullptr);
+    ++rounds;
   }
   other.join();
-  SUCCEED();
+  EXPECT_EQ(rounds, kRounds);
+  EXPECT_EQ(other_rounds, kRounds);
 }
 
 }  // namespace

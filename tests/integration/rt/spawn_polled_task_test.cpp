@@ -50,6 +50,7 @@ TEST_P(SpawnPolledTask, ATaskPolledByHandFinishesOnTheRuntime) {
 }
 
 TEST_P(SpawnPolledTask, AFinishedTaskIsRefusedAndItsFrameIsFreed) {
+  // Counted by ~DropCounter (seq_cst, see rt_drop_counter.hpp); read after spawn returned.
   std::atomic<std::int64_t> drops{0};
   Task<int> task = at_once(DropCounter(drops), 3);
   spool::Waker noop = spool::Waker::noop();
@@ -75,7 +76,7 @@ TEST_P(SpawnPolledTask, AnEmptyTaskIsRefused) {
     what = e.what();
   }
   EXPECT_NE(what.find("empty"), std::string::npos) << what;
-  std::atomic<std::int64_t> drops{0};
+  std::atomic<std::int64_t> drops{0};  // DropCounter's target (seq_cst), not read here
   EXPECT_EQ(rt.block_on(rt.spawn(at_once(DropCounter(drops), 5))), 5);  // the runtime works on
 }
 
