@@ -24,8 +24,12 @@ namespace {
 
 using spool::Task;
 
-constexpr long kYieldCap = 100'000;
-constexpr long kBudgetCap = 20'000'000;
+// Bounds on the busy loops. They only end a failing run (a sibling starved) with kByCap
+// before CTest's timeout; a passing run ends at the flag, however long the outside thread
+// takes to be scheduled on a loaded machine (a few milliseconds were not always enough:
+// 100,000 yields failed once under load on clang's release build).
+constexpr long kYieldCap = 1'000'000'000;
+constexpr long kBudgetCap = 2'000'000'000;
 
 enum class Stop { kByFlag, kByCap };
 
