@@ -1,0 +1,21 @@
+// The timer wheel's intrusive node, embedded in every spool::Sleep.
+#pragma once
+
+#include <cstdint>
+
+namespace spool::detail {
+
+/// One timer's place in a hierarchical timer wheel (src/driver/time/wheel.hpp). It lives
+/// inside the future that waits (spool::Sleep), so arming a timer allocates nothing; the
+/// future therefore must not move while the node is linked. All fields are touched only
+/// under the lock of the wheel that links the node.
+struct TimerNode {
+  TimerNode* prev = nullptr;  ///< neighbours in the wheel slot's list (null at the ends)
+  TimerNode* next = nullptr;
+  std::uint64_t when = 0;  ///< deadline, in ticks of the wheel's clock
+  std::uint8_t level = 0;  ///< the wheel level whose slot lists the node (while linked)
+  std::uint8_t slot = 0;   ///< the slot within that level (while linked)
+  bool linked = false;     ///< in some slot's list
+};
+
+}  // namespace spool::detail
