@@ -1,0 +1,365 @@
+// TimerWheel (src/driver/time/wheel.hpp), single-threaded with abstract ticks: each node fires
+// exactly at its `when`, once, in order, on every level and beyond the wheel's span, however
+// the polls step; remove, refusal of due deadlines, and next_expiration's bound.
+#include "driver/time/wheel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using spool::detail::TimerNode;
+using spool::detail::TimerWheel;
+
+constexpr std::uint64_t pow2(unsigned n) { return std::uint64_t{1} << n; }
+constexpr std::uint64_t kSpan = pow2(36);   // 64^6 ticks
+constexpr std::uint64_t kDay = 86'400'000;  // at 1 tick = 1 ms
+
+// Polls to `now` and returns the nodes handed out, in order; each must be unlinked already.
+std::vector<TimerNode*> poll(TimerWheel& wheel, std::uint64_t now) {
+  std::vector<TimerNode*> fired;
+  wheel.poll(now, [&](TimerNode* node) {
+    EXPECT_FALSE(node->linked);
+    fired.push_back(node);
+  });
+  return fired;
+}
+
+// A log-uniform delta in [1, 2^max_bits]: deadlines on every level, and beyond the span.
+std::uint64_t random_delta(std::mt19937_64& rng, unsigned max_bits) {
+  return 1 + rng() % pow2(static_cast<unsigned>(rng() % (max_bits + 1)));
+}
+
+// Deltas from elapsed() around each level's slot width, and beyond the span.
+const std::uint64_t kEdgeDeltas[] = {1,        63,           64,       65,           pow2(12) - 1,
+                                     pow2(12), pow2(12) + 1, pow2(18), pow2(24) + 3, pow2(30) - 1,
+                                     pow2(30), kSpan - 1,    kSpan,    kSpan + 1,    5 * kSpan + 7};
+
+TEST(TimerWheel, EmptyWheelHasNoExpirationAndPollJustAdvances) {
+  TimerWheel wheel;
+  EXPECT_TRUE(wheel.empty());
+  EXPECT_EQ(wheel.next_expiration(), std::nullopt);
+  EXPECT_TRUE(poll(wheel, 1000 * kDay).empty());
+  EXPECT_EQ(wheel.elapsed(), 1000 * kDay);
+}
+
+// From a start on a top-level slot's edge (deadlines on slot edges of every level) and from
+// one that is not.
+TEST(TimerWheel, NodeFiresExactlyAtItsTickNotOneBefore) {
+  for (const std::uint64_t start : {5 * pow2(30), std::uint64_t{123'456'789}}) {
+    for (const std::uint64_t delta : kEdgeDeltas) {
+      SCOPED_TRACE(::testing::Message() << start << " + " << delta);
+      for (const bool stepwise : {false, true}) {
+        TimerWheel wheel;
+        poll(wheel, start);
+        TimerNode node;
+        node.when = start + delta;
+        ASSERT_TRUE(wheel.insert(&node));
+        EXPECT_FALSE(wheel.empty());
+        // Either one jump to the tick before, or the last ticks one by one.
+        for (std::uint64_t t = stepwise ? std::max(start, node.when - 3) : node.when - 1;
+             t < node.when; ++t) {
+          EXPECT_TRUE(poll(wheel, t).empty());
+          EXPECT_TRUE(node.linked);
+          ASSERT_TRUE(wheel.next_expiration().has_value());
+          EXPECT_LE(*wheel.next_expiration(), node.when);
+        }
+        EXPECT_EQ(poll(wheel, node.when), std::vector<TimerNode*>{&node});
+        EXPECT_TRUE(wheel.empty());
+        EXPECT_EQ(wheel.elapsed(), node.when);
+      }
+    }
+  }
+}
+
+TEST(TimerWheel, InsertRefusesPastAndCurrentDeadlines) {
+  TimerWheel wheel;
+  TimerNode node;  // when = 0 = elapsed()
+  EXPECT_FALSE(wheel.insert(&node));
+  poll(wheel, 100);
+  for (const std::uint64_t when : {std::uint64_t{0}, std::uint64_t{50}, std::uint64_t{100}}) {
+    node.when = when;
+    EXPECT_FALSE(wheel.insert(&node));
+    EXPECT_FALSE(node.linked);
+    EXPECT_TRUE(wheel.empty());
+  }
+  node.when = 101;
+  EXPECT_TRUE(wheel.insert(&node));
+  EXPECT_EQ(poll(wheel, 101), std::vector<TimerNode*>{&node});
+}
+
+TEST(TimerWheel, EqualDeadlinesFireInTheSamePoll) {
+  constexpr std::uint64_t kWhen = 5000;
+  TimerNode early[5];  // inserted from tick 0: level 2, cascaded down
+  TimerNode late[5];   // inserted at tick 4990: level 0
+  TimerWheel wheel;
+  for (TimerNode& n : early) {
+    n.when = kWhen;
+    ASSERT_TRUE(wheel.insert(&n));
+  }
+  EXPECT_TRUE(poll(wheel, 4990).empty());
+  for (TimerNode& n : late) {
+    n.when = kWhen;
+    ASSERT_TRUE(wheel.insert(&n));
+  }
+  EXPECT_TRUE(poll(wheel, kWhen - 1).empty());
+  const auto fired = poll(wheel, kWhen);
+  EXPECT_EQ(std::set<TimerNode*>(fired.begin(), fired.end()).size(), 10u);
+  EXPECT_EQ(fired.size(), 10u);
+  EXPECT_TRUE(wheel.empty());
+
+  // The same in one far jump, from a higher level, with a later node left behind.
+  TimerNode same[4];
+  TimerNode after;
+  for (TimerNode& n : same) {
+    n.when = 3 * kDay;
+    ASSERT_TRUE(wheel.insert(&n));
+  }
+  after.when = 3 * kDay + 1;
+  ASSERT_TRUE(wheel.insert(&after));
+  EXPECT_EQ(poll(wheel, 3 * kDay).size(), 4u);
+  EXPECT_TRUE(after.linked);
+}
+
+TEST(TimerWheel, RemovedNodesNeverFireAndTheirSlotEmpties) {
+  TimerWheel wheel;
+  TimerNode soon;
+  TimerNode later;
+  soon.when = 100;
+  later.when = 5000;  // level 2, slot starting at 4096
+  ASSERT_TRUE(wheel.insert(&soon));
+  ASSERT_TRUE(wheel.insert(&later));
+  EXPECT_EQ(wheel.next_expiration(), 64u);  // soon's level-1 slot
+  wheel.remove(&soon);
+  EXPECT_FALSE(soon.linked);
+  EXPECT_EQ(wheel.next_expiration(), 4096u);
+  wheel.remove(&later);
+  EXPECT_TRUE(wheel.empty());
+  EXPECT_EQ(wheel.next_expiration(), std::nullopt);
+  EXPECT_TRUE(poll(wheel, 10'000).empty());
+
+  // Nodes sharing a slot: remove from the middle, the head and the tail; the slot stays
+  // occupied until its last node goes.
+  TimerNode a;
+  TimerNode b;
+  TimerNode c;
+  TimerNode d;
+  for (TimerNode* n : {&a, &b, &c, &d}) {
+    n->when = 10'010;
+    ASSERT_TRUE(wheel.insert(n));
+  }
+  wheel.remove(&b);
+  wheel.remove(&d);  // the head: inserted last
+  EXPECT_EQ(wheel.next_expiration(), 10'010u);
+  const auto fired = poll(wheel, 10'010);
+  EXPECT_EQ(std::set<TimerNode*>(fired.begin(), fired.end()), (std::set<TimerNode*>{&a, &c}));
+  EXPECT_EQ(fired.size(), 2u);
+
+  for (TimerNode* n : {&a, &b, &c}) {
+    n->when = 10'020;
+    ASSERT_TRUE(wheel.insert(n));
+  }
+  wheel.remove(&a);  // the tail
+  wheel.remove(&c);
+  EXPECT_FALSE(wheel.empty());
+  wheel.remove(&b);
+  EXPECT_TRUE(wheel.empty());
+  EXPECT_TRUE(poll(wheel, 20'000).empty());
+}
+
+TEST(TimerWheel, HigherLevelNodeCascadesDownThenFires) {
+  TimerWheel wheel;
+  TimerNode node;
+  node.when = 3 * 4096 + 5 * 64 + 17;  // level 2 from tick 0
+  ASSERT_TRUE(wheel.insert(&node));
+  EXPECT_EQ(node.level, 2);
+  EXPECT_EQ(wheel.next_expiration(), 3 * 4096u);  // the slot's start: earlier than `when`
+  EXPECT_TRUE(poll(wheel, 3 * 4096).empty());
+  EXPECT_TRUE(node.linked);
+  EXPECT_EQ(node.level, 1);
+  EXPECT_EQ(wheel.next_expiration(), 3 * 4096 + 5 * 64u);
+  EXPECT_TRUE(poll(wheel, 3 * 4096 + 5 * 64).empty());
+  EXPECT_EQ(node.level, 0);
+  EXPECT_EQ(wheel.next_expiration(), node.when);
+  EXPECT_TRUE(poll(wheel, node.when - 1).empty());
+  EXPECT_EQ(poll(wheel, node.when), std::vector<TimerNode*>{&node});
+}
+
+TEST(TimerWheel, DeadlinesDaysAwayAndBeyondTheSpanFireExactlyOnTime) {
+  const std::uint64_t deadlines[] = {kDay, 7 * kDay, 30 * kDay, 1000 * kDay /* > span */,
+                                     3 * kSpan + 12'345};
+  for (const std::uint64_t delta : deadlines) {
+    SCOPED_TRACE(delta);
+    // One jump straight past the deadline.
+    {
+      TimerWheel wheel;
+      poll(wheel, 777);
+      TimerNode node;
+      node.when = 777 + delta;
+      ASSERT_TRUE(wheel.insert(&node));
+      EXPECT_EQ(poll(wheel, node.when + kDay), std::vector<TimerNode*>{&node});
+    }
+    // Hour by hour, then tick by tick around the deadline; the node waits in a top-level
+    // slot and is placed again by its true deadline whenever a clamped slot is reached.
+    TimerWheel wheel;
+    poll(wheel, 777);
+    TimerNode node;
+    node.when = 777 + delta;
+    ASSERT_TRUE(wheel.insert(&node));
+    constexpr std::uint64_t kHour = 3'600'000;
+    std::uint64_t t = 777;
+    for (; t + kHour < node.when - 64; t += kHour) {
+      ASSERT_TRUE(poll(wheel, t).empty());
+      ASSERT_LE(wheel.next_expiration().value(), node.when);
+    }
+    for (t = node.when - 64; t < node.when; ++t) ASSERT_TRUE(poll(wheel, t).empty());
+    EXPECT_EQ(wheel.next_expiration(), node.when);
+    EXPECT_EQ(poll(wheel, node.when), std::vector<TimerNode*>{&node});
+    EXPECT_TRUE(poll(wheel, node.when + 1).empty());
+  }
+}
+
+TEST(TimerWheel, JumpingFromExpirationToExpirationReachesAFarNodeOnTime) {
+  TimerWheel wheel;
+  TimerNode node;
+  node.when = 2 * kSpan + kSpan / 3;
+  ASSERT_TRUE(wheel.insert(&node));
+  int jumps = 0;
+  for (;;) {
+    const std::uint64_t next = wheel.next_expiration().value();
+    ASSERT_GT(next, wheel.elapsed());
+    ASSERT_LE(next, node.when);
+    const auto fired = poll(wheel, next);
+    if (!fired.empty()) {
+      EXPECT_EQ(fired, std::vector<TimerNode*>{&node});
+      EXPECT_EQ(next, node.when);
+      break;
+    }
+    ASSERT_LT(++jumps, 20);  // a few top-level ring laps, then one cascade per level
+  }
+}
+
+// Many nodes at random deadlines (fixed seed) on levels 0-2 come out once each, in order:
+// at exactly their tick when polled tick by tick, within (previous now, now] when jumping.
+TEST(TimerWheel, RandomDeadlinesFireOnceInOrderTickByTickAndInJumps) {
+  constexpr std::uint64_t kEnd = std::uint64_t{1} << 17;
+  for (const bool jumps : {false, true}) {
+    SCOPED_TRACE(jumps ? "jumps" : "tick by tick");
+    std::mt19937_64 rng(jumps ? 2 : 1);
+    std::vector<TimerNode> nodes(2000);
+    TimerWheel wheel;
+    for (TimerNode& n : nodes) {
+      n.when = random_delta(rng, 17);
+      ASSERT_TRUE(wheel.insert(&n));
+    }
+    std::set<TimerNode*> seen;
+    std::uint64_t last_when = 0;
+    for (std::uint64_t prev = 0; prev < kEnd;) {
+      const std::uint64_t now = jumps ? prev + random_delta(rng, 14) : prev + 1;
+      for (TimerNode* n : poll(wheel, now)) {
+        ASSERT_GT(n->when, prev);
+        ASSERT_LE(n->when, now);
+        ASSERT_GE(n->when, last_when);
+        ASSERT_TRUE(seen.insert(n).second);
+        last_when = n->when;
+      }
+      prev = now;
+    }
+    EXPECT_EQ(seen.size(), nodes.size());
+    EXPECT_TRUE(wheel.empty());
+  }
+}
+
+// Random inserts, removes and polls of every size (fixed seed), checked against a sorted
+// reference: each poll hands out exactly the nodes due by `now`, in order; empty() agrees;
+// next_expiration is after elapsed() and never later than the earliest deadline.
+TEST(TimerWheel, MatchesASortedReferenceUnderRandomOperations) {
+  std::mt19937_64 rng(42);
+  std::vector<TimerNode> nodes(200);
+  std::set<std::pair<std::uint64_t, TimerNode*>> linked;  // (when, node)
+  TimerWheel wheel;
+  const auto poll_and_check = [&](std::uint64_t now) {
+    std::vector<std::pair<std::uint64_t, TimerNode*>> due;
+    while (!linked.empty() && linked.begin()->first <= now) {
+      due.push_back(*linked.begin());
+      linked.erase(linked.begin());
+    }
+    std::vector<std::pair<std::uint64_t, TimerNode*>> fired;
+    for (TimerNode* n : poll(wheel, now)) fired.emplace_back(n->when, n);
+    EXPECT_TRUE(std::is_sorted(fired.begin(), fired.end(),
+                               [](const auto& x, const auto& y) { return x.first < y.first; }));
+    std::sort(fired.begin(), fired.end());
+    EXPECT_EQ(fired, due);
+  };
+  for (int op = 0; op < 20'000; ++op) {
+    TimerNode& node = nodes[rng() % nodes.size()];
+    const std::uint64_t start = wheel.elapsed();
+    switch (rng() % 5) {
+      case 0:
+      case 1:
+        if (node.linked) {
+          wheel.remove(&node);
+          linked.erase({node.when, &node});
+        } else {
+          node.when = start + random_delta(rng, 40);
+          ASSERT_TRUE(wheel.insert(&node));
+          linked.emplace(node.when, &node);
+        }
+        break;
+      case 2:
+        poll_and_check(start + random_delta(rng, 12));
+        break;
+      case 3:
+        poll_and_check(start + random_delta(rng, 40));
+        break;
+      case 4:  // the tick before the earliest deadline, then that deadline
+        if (linked.empty()) break;
+        poll_and_check(linked.begin()->first - 1);
+        poll_and_check(linked.begin()->first);
+        break;
+    }
+    ASSERT_EQ(wheel.empty(), linked.empty());
+    if (!linked.empty()) {
+      const auto next = wheel.next_expiration();
+      ASSERT_TRUE(next.has_value());
+      ASSERT_GT(*next, wheel.elapsed());
+      ASSERT_LE(*next, linked.begin()->first);
+    }
+  }
+}
+
+TEST(TimerWheel, PollBackwardsIsANoOp) {
+  TimerWheel wheel;
+  TimerNode node;
+  node.when = 1500;
+  ASSERT_TRUE(wheel.insert(&node));
+  EXPECT_TRUE(poll(wheel, 1000).empty());
+  const auto next = wheel.next_expiration();
+  EXPECT_TRUE(poll(wheel, 500).empty());
+  EXPECT_EQ(wheel.elapsed(), 1000u);
+  EXPECT_EQ(wheel.next_expiration(), next);
+  EXPECT_TRUE(poll(wheel, 1499).empty());
+  EXPECT_EQ(poll(wheel, 1500), std::vector<TimerNode*>{&node});
+}
+
+TEST(TimerWheel, NodeCanBeInsertedAgainAfterItFired) {
+  TimerWheel wheel;
+  TimerNode node;
+  node.when = 100;
+  ASSERT_TRUE(wheel.insert(&node));
+  EXPECT_EQ(poll(wheel, 100), std::vector<TimerNode*>{&node});
+  EXPECT_FALSE(wheel.insert(&node));  // its old deadline is now due
+  node.when = 100 + kDay;
+  ASSERT_TRUE(wheel.insert(&node));
+  EXPECT_TRUE(poll(wheel, node.when - 1).empty());
+  EXPECT_EQ(poll(wheel, node.when), std::vector<TimerNode*>{&node});
+  EXPECT_TRUE(wheel.empty());
+}
+
+}  // namespace
