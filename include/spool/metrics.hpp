@@ -23,6 +23,10 @@ struct RuntimeMetrics {
   std::size_t blocking_threads = 0;       ///< blocking-pool threads alive now
   std::size_t idle_blocking_threads = 0;  ///< of which idle
   std::size_t blocking_queue_depth = 0;   ///< blocking calls waiting for a thread
+  std::uint64_t timers_armed = 0;         ///< timers registered with the time driver (resets too)
+  std::uint64_t timers_fired = 0;         ///< timers whose deadline passed
+  std::uint64_t timers_cancelled = 0;     ///< registered timers dropped or reset before firing
+  std::uint64_t driver_parks = 0;         ///< times a thread parked in (or polled) the driver stack
 };
 
 }  // namespace spool

@@ -311,6 +311,18 @@ class Builder {
     config_.thread_name = std::move(name);
     return *this;
   }
+  /// The length of one tick of the timer wheel (default 1 ms): timers fire on tick
+  /// boundaries, never early, at most one tick late plus wake-up latency. Must be > 0.
+  Builder& timer_resolution(std::chrono::nanoseconds d) {
+    config_.timer_resolution = d;
+    return *this;
+  }
+  /// Starts the runtime with its clock paused (current_thread() only): time then moves only
+  /// by spool::time::advance, or jumps to the next timer when every task waits. For tests.
+  Builder& start_paused(bool paused) {
+    config_.start_paused = paused;
+    return *this;
+  }
   /// Seed of the scheduler's random choices (which worker to steal from first), so that
   /// tests can make them repeatable.
   Builder& rng_seed(std::uint64_t seed) {

@@ -14,3 +14,4 @@
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
 #include "spool/sync/oneshot.hpp"
+#include "spool/time.hpp"

@@ -163,6 +163,11 @@ void BlockingScheduler::schedule(TaskHeader* task, bool) noexcept {
   drop_task_refs(task);  // shut down: the task is (being) cancelled anyway
 }
 
+bool BlockingPool::is_idle() {
+  std::lock_guard lock(mutex_);
+  return queue_.empty() && num_idle_ == num_threads_;
+}
+
 std::size_t BlockingPool::num_threads() {
   std::lock_guard lock(mutex_);
   return num_threads_;

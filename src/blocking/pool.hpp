@@ -66,6 +66,8 @@ class BlockingPool {
   // to finish on their own.
   void shutdown(std::optional<std::chrono::nanoseconds> timeout);
 
+  // True when no job runs and none is queued.
+  bool is_idle();
   std::size_t num_threads();
   std::size_t num_idle_threads();
   std::size_t queue_depth();

@@ -14,7 +14,7 @@ BlockOnExecutor::BlockOnExecutor()
 
 BlockOnExecutor::~BlockOnExecutor() { exit_executor(); }
 
-void BlockOnExecutor::park() { root_->wait(slot_); }
+void BlockOnExecutor::park() { root_->wait(slot_.hook()); }
 
 // --- Runtime::block_on ---
 
@@ -28,7 +28,11 @@ struct RuntimeBlockOn::State {
                                                         : nullptr)),
         waker(Waker::from(root)),
         cx(waker, &slot),
-        driving(current_thread && current_thread->try_drive()) {}  // last: nothing throws after
+        driving(current_thread && current_thread->try_drive()) {  // last: nothing throws after
+    // The runtime's driver, so that the root's timers are armed in it (and a future that
+    // brings another reactor falls back, as on a worker).
+    slot.install(rt->driver());
+  }
   ~State() {
     if (driving) current_thread->release_driver();
   }
@@ -56,11 +60,12 @@ Context& RuntimeBlockOn::context() noexcept { return state_->cx; }
 void RuntimeBlockOn::park() {
   State& s = *state_;
   if (s.current_thread == nullptr) {
-    s.root->wait(s.slot);
+    // The workers drive the runtime's driver (the slot's reactor): wait on the thread's own.
+    s.root->wait(nullptr);
     return;
   }
   if (!s.driving) {
-    if (!s.current_thread->wait_for_root(s.root->woken, s.root->parker(), s.slot)) return;
+    if (!s.current_thread->wait_for_root(s.root->woken, s.root->parker())) return;
     s.driving = true;  // the driver left: this thread took over
   }
   if (!s.current_thread->drive_until(s.root->woken, s.slot)) {

@@ -18,6 +18,15 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
   if (config.blocking_keep_alive.count() < 0) {
     throw std::invalid_argument("spool::Builder: thread_keep_alive must not be negative");
   }
+  if (config.timer_resolution <= std::chrono::nanoseconds::zero()) {
+    throw std::invalid_argument("spool::Builder: timer_resolution must be positive");
+  }
+  if (config.start_paused && config.flavor == RuntimeConfig::Flavor::kMultiThread) {
+    throw std::invalid_argument(
+        "spool::Builder: start_paused(true) applies to current_thread() runtimes only: a "
+        "multi-thread runtime's workers cannot tell that every task waits, so its clock cannot "
+        "auto-advance");
+  }
   auto rt = std::make_shared<RuntimeShared>(std::move(config));
   rt->start();
   return rt;

@@ -29,10 +29,10 @@ class RootWaker {
   }
   // Where the block_on thread parks while it does not drive a runtime.
   ThreadParker& parker() noexcept { return own_; }
-  // Parks the block_on thread (in the slot's reactor, if a future installed one) until
-  // wake() was called; returns at once if it already was.
-  void wait(ReactorSlot& slot) {
-    while (!woken.exchange(false, std::memory_order_acquire)) own_.park(slot.hook());
+  // Parks the block_on thread (in `reactor` if not null: the reactor a polled future
+  // installed) until wake() was called; returns at once if it already was.
+  void wait(const std::shared_ptr<ReactorHook>& reactor) {
+    while (!woken.exchange(false, std::memory_order_acquire)) own_.park_in(reactor);
   }
 
   // Set by wake(), consumed (exchange false, acquire) by the block_on thread before each

@@ -19,12 +19,20 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
     : config_(std::move(config)),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
-                                     config_.on_thread_stop, this}) {
+                                     config_.on_thread_stop, this}),
+      driver_(std::make_shared<Driver>(Driver::Options{
+          config_.timer_resolution, config_.start_paused,
+          // One timer wheel per worker (see TimeDriver).
+          static_cast<std::uint32_t>(config_.flavor == RuntimeConfig::Flavor::kMultiThread
+                                         ? MultiThread::num_workers(config_)
+                                         : 1),
+          // A paused clock jumps ahead only while no blocking call runs.
+          [this] { return blocking_.is_idle(); }})) {
   if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
-    multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_);
+    multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_, driver_);
     scheduler_ = multi_thread_.get();
   } else {
-    current_thread_ = std::make_unique<CurrentThread>(this, config_, owned_);
+    current_thread_ = std::make_unique<CurrentThread>(this, config_, owned_, driver_);
     scheduler_ = current_thread_.get();
   }
 }
@@ -107,6 +115,9 @@ void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   blocking_.shutdown(left);
   // 5. Queue entries still hold references to the (now cancelled) tasks.
   with_scheduler([&](auto& s) { s.drain_queues(); });
+  // 6. Timers still armed (held by futures outside the runtime) fire as shut down; the
+  //    driver's background thread, if one was started, ends.
+  driver_->shutdown();
 }
 
 RuntimeMetrics RuntimeShared::metrics() {
@@ -116,6 +127,11 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.blocking_threads = blocking_.num_threads();
   m.idle_blocking_threads = blocking_.num_idle_threads();
   m.blocking_queue_depth = blocking_.queue_depth();
+  const TimerCounters timers = driver_->time().counters();
+  m.timers_armed = timers.armed;
+  m.timers_fired = timers.fired;
+  m.timers_cancelled = timers.cancelled;
+  m.driver_parks = timers.parks;
   return m;
 }
 

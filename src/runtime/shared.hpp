@@ -11,6 +11,7 @@
 #include <string>
 
 #include "blocking/pool.hpp"
+#include "driver/driver.hpp"
 #include "scheduler/current_thread/current_thread.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "spool/metrics.hpp"
@@ -45,6 +46,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
 
   // The current-thread scheduler, or null for a multi-thread runtime (block_on drives it).
   CurrentThread* current_thread() noexcept { return current_thread_.get(); }
+  // The driver stack its threads park in, which its timers are armed in.
+  const std::shared_ptr<Driver>& driver() const noexcept { return driver_; }
 
  private:
   // Calls fn with whichever scheduler this runtime owns.
@@ -59,6 +62,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   OwnedTasks owned_;
   BlockingPool blocking_;
   BlockingScheduler blocking_scheduler_{blocking_, owned_};
+  // Shared with the timers made under this runtime, which may outlive it (they then report
+  // TimerShutdown). Shut down last.
+  std::shared_ptr<Driver> driver_;
   // Exactly one of the two is set, for the runtime's whole life.
   std::unique_ptr<MultiThread> multi_thread_;
   std::unique_ptr<CurrentThread> current_thread_;

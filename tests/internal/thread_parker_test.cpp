@@ -14,10 +14,10 @@ using spool::detail::ThreadParker;
 TEST(ThreadParkerTest, AnUnparkBeforeTheParkMakesItReturnAtOnce) {
   ThreadParker parker;
   parker.unpark();
-  parker.park(nullptr);  // consumes the token; would block forever without it
+  parker.park_in(nullptr);  // consumes the token; would block forever without it
   parker.unpark();
-  parker.unpark();       // tokens do not add up...
-  parker.park(nullptr);  // ...but one is there
+  parker.unpark();          // tokens do not add up...
+  parker.park_in(nullptr);  // ...but one is there
   SUCCEED();
 }
 
@@ -26,7 +26,7 @@ TEST(ThreadParkerTest, AnUnparkFromAnotherThreadWakesTheParkedThread) {
   // Written by the owner after its park returned (seq_cst store), read after join().
   std::atomic<bool> woke{false};
   std::thread owner([&] {
-    parker.park(nullptr);
+    parker.park_in(nullptr);
     woke.store(true);
   });
   parker.unpark();  // before or after the owner blocks: the token is sticky
@@ -43,7 +43,7 @@ TEST(ThreadParkerTest, PingPongBetweenTwoParkedThreadsNeverLosesAWakeUp) {
   int other_rounds = 0;  // written by `other` only, read after join()
   std::thread other([&] {
     for (int i = 0; i < kRounds; ++i) {
-      ping.park(nullptr);
+      ping.park_in(nullptr);
       pong.unpark();
       ++other_rounds;
     }
@@ -51,7 +51,7 @@ TEST(ThreadParkerTest, PingPongBetweenTwoParkedThreadsNeverLosesAWakeUp) {
   int rounds = 0;
   for (int i = 0; i < kRounds; ++i) {
     ping.unpark();
-    pong.park(nullptr);
+    pong.park_in(nullptr);
     ++rounds;
   }
   other.join();

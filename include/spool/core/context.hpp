@@ -21,9 +21,9 @@ class ReactorSlot {
  public:
   /// Installs `hook` if the slot is empty. Returns true if `hook` is (now) the installed
   /// reactor, false if a different one already is.
-  bool install(std::shared_ptr<ReactorHook> hook) {
+  bool install(const std::shared_ptr<ReactorHook>& hook) {
     if (!hook_) {
-      hook_ = std::move(hook);
+      hook_ = hook;
       return true;
     }
     return hook_ == hook;
@@ -65,20 +65,20 @@ class Context {
   /// installed (now or already), false if the executor has no reactor slot or a different
   /// reactor is installed — the future must then arrange its wake-ups another way (for
   /// spool's drivers: a background driver thread).
-  bool install_reactor(std::shared_ptr<ReactorHook> hook) {
-    return slot_ != nullptr && slot_->install(std::move(hook));
+  bool install_reactor(const std::shared_ptr<ReactorHook>& hook) {
+    return slot_ != nullptr && slot_->install(hook);
   }
 
   /// As install_reactor, for futures that have no fallback: throws ReactorConflict with an
   /// explanation when the reactor cannot be installed.
-  void install_reactor_or_throw(std::shared_ptr<ReactorHook> hook) {
+  void install_reactor_or_throw(const std::shared_ptr<ReactorHook>& hook) {
     if (slot_ == nullptr) {
       throw ReactorConflict(
           "spool: this executor provides no reactor-hook slot, so it cannot park in the "
           "future's reactor; drive the future with spool::block_on or a spool runtime, or "
           "give the future a fallback (a background driver thread)");
     }
-    if (!slot_->install(std::move(hook))) {
+    if (!slot_->install(hook)) {
       throw ReactorConflict(
           "spool: a different reactor hook is already installed for this executor thread; "
           "one thread can park in only one reactor, so a future that needs another reactor "

@@ -14,7 +14,18 @@ namespace spool {
 ///    called, or `timeout` elapsed (nullopt: no limit). Spurious returns are allowed.
 ///  - unpark() is thread-safe and never blocks; an unpark that comes before a park makes
 ///    that park return at once (the token is sticky, as an eventfd is).
-/// Only the thread that installed the hook calls park.
+/// Only a thread whose executor has the hook installed calls park.
+///
+/// A shared reactor — one hook installed in several executor threads' slots at once, as a
+/// spool runtime's driver is in every worker's slot and in every block_on slot that polled
+/// one of its timers — must tolerate park from several threads. spool's driver does it the
+/// way tokio's does: one thread at a time holds it (a try-lock) and parks in it, with the
+/// next timer's deadline as timeout; a thread that finds it held parks on its own parker
+/// instead (a runtime worker), or follows (any other executor: it waits until an unpark,
+/// its timeout, or the holder's release, and then takes it over). An installed hook thus
+/// means "this executor sees to it that the reactor is driven while the future waits",
+/// not "this very thread parks in it". Such a shared hook's unpark may wake every thread
+/// parked or following in it (a spurious return for all but one), never none.
 class ReactorHook {
  public:
   /// Blocks the calling thread until an event, an unpark, or `timeout`.

@@ -23,6 +23,8 @@ struct RuntimeConfig {
   std::function<void()> on_thread_start, on_thread_stop, on_thread_park, on_thread_unpark;
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   std::string thread_name = "spool-worker";
+  std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
+  bool start_paused = false;
 };
 
 /// The most worker threads a runtime may have (the idle word counts them in 16 bits).

@@ -9,8 +9,9 @@
 
 namespace spool::detail {
 
-CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned)
-    : runtime_(runtime), config_(config), owned_(owned) {}
+CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
+                             std::shared_ptr<Driver> driver)
+    : runtime_(runtime), config_(config), owned_(owned), driver_(std::move(driver)) {}
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
   if (is_driver_thread()) {
@@ -69,8 +70,7 @@ void CurrentThread::close_local() noexcept {
   local_len_.store(0, std::memory_order_relaxed);
 }
 
-bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker,
-                                  ReactorSlot& slot) {
+bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker) {
   for (;;) {
     if (root_woken.exchange(false, std::memory_order_acquire)) return false;
     if (try_drive()) return true;
@@ -82,7 +82,7 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
     // down, no thread drives again: wait for the root alone.
     if (!root_woken.load(std::memory_order_acquire) &&
         (driver_taken_.load(std::memory_order_acquire) || is_shutdown())) {
-      parker.park(slot.hook());
+      parker.park_in(nullptr);
     }
     std::lock_guard lock(waiters_mutex_);
     std::erase(waiters_, &parker);
@@ -126,12 +126,13 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       // A batch of tasks first, then the root if it was woken: a root that wakes itself
       // (yield_now, a spent budget) must not starve the tasks that share its thread.
       bool ran = run_batch(slot);
+      if (ran) driver_->maintain();             // due timers fire even while tasks keep it busy
       bool requeued = wake_deferred(deferred);  // tasks that yielded rejoin after each batch
       if (root_woken.exchange(false, std::memory_order_acquire)) break;
       if (!ran && !requeued) {
         if (config_.on_thread_park) config_.on_thread_park();
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        parker.park(slot.hook());
+        driver_->park_thread(parker);  // in the driver, unless a background thread holds it
         if (config_.on_thread_unpark) config_.on_thread_unpark();
       }
     }

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/task_fifo.hpp"
@@ -32,8 +33,10 @@ class RuntimeShared;
 // drives.
 class CurrentThread final : public Scheduler {
  public:
-  // `runtime` is what the driving thread is marked as belonging to while it runs tasks.
-  CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned);
+  // `runtime` is what the driving thread is marked as belonging to while it runs tasks;
+  // it parks in `driver` (unless a background driver thread holds it).
+  CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
+                std::shared_ptr<Driver> driver);
   CurrentThread(const CurrentThread&) = delete;
   CurrentThread& operator=(const CurrentThread&) = delete;
 
@@ -54,14 +57,16 @@ class CurrentThread final : public Scheduler {
   // detached thread, which takes the role once this thread gives it back). `root_woken` is
   // the RootWaker's flag: set with release ordering by its wake(), consumed here by
   // exchange(false, acquire), which pairs with it.
+  // `slot` (holding the runtime's driver) is the block_on call's: tasks are polled with it.
   bool drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
   // Gives the role back and wakes the threads waiting for it. After a shutdown began, the
   // releasing thread first drops what is left in the local queue (the shutdown may have
   // given up waiting for the role: nobody else would).
   void release_driver() noexcept;
   // A block_on thread that does not drive parks on its own `parker` until its root is woken
-  // (returns false), or until it could claim the role (returns true: it now drives).
-  bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker, ReactorSlot& slot);
+  // (returns false), or until it could claim the role (returns true: it now drives). It
+  // does not park in the driver: the driving thread does (and fires its timers).
+  bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker);
   // The parker the driving thread parks on: root wakers unpark it too. Shared with them,
   // since a waker may outlive the runtime.
   const std::shared_ptr<ThreadParker>& driver_parker() const noexcept { return parker_; }
@@ -91,6 +96,7 @@ class CurrentThread final : public Scheduler {
   RuntimeShared* const runtime_;
   const RuntimeConfig& config_;
   OwnedTasks& owned_;
+  const std::shared_ptr<Driver> driver_;
   InjectQueue inject_;  // schedules from other threads
   // Schedules from the driving thread; touched only by the thread holding the role (the
   // driver_taken_ acquire/release pair hands it over, with tick_ and local_closed_).

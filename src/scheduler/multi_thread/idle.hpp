@@ -88,6 +88,14 @@ class Idle {
     }
   }
 
+  // Some parked worker, left parked (in the list), or nullopt: the worker to hand the
+  // driver to — unparked, it finds no work and parks again, in the driver, now free.
+  std::optional<std::uint32_t> a_parked_worker() {
+    std::lock_guard lock(mutex_);
+    if (sleepers_.empty()) return std::nullopt;
+    return sleepers_.back();
+  }
+
   std::uint32_t num_searching() const { return searching(state_.load(std::memory_order_relaxed)); }
 
  private:

@@ -18,6 +18,7 @@ namespace {
 struct WorkerContext {
   MultiThread* scheduler;
   Core* core;
+  ReactorSlot* slot;  // holds the runtime's driver: tasks polled here may park in it
 };
 thread_local WorkerContext* current_worker = nullptr;
 
@@ -37,8 +38,13 @@ auto drop_ref = [](TaskHeader* t) noexcept { drop_task_refs(t); };
 
 }  // namespace
 
+std::size_t MultiThread::num_workers(const RuntimeConfig& config) noexcept {
+  return config.worker_threads ? config.worker_threads
+                               : std::max(1u, std::thread::hardware_concurrency());
+}
+
 MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
-                         BlockingPool& blocking)
+                         BlockingPool& blocking, std::shared_ptr<Driver> driver)
     : runtime_(runtime),
       config_(config),
       event_interval_(config.event_interval),
@@ -46,9 +52,8 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, Ow
       lifo_slot_(config.lifo_slot),
       owned_(owned),
       blocking_(blocking),
-      num_workers_(static_cast<std::uint32_t>(
-          config_.worker_threads ? config_.worker_threads
-                                 : std::max(1u, std::thread::hardware_concurrency()))),
+      driver_(std::move(driver)),
+      num_workers_(static_cast<std::uint32_t>(num_workers(config))),
       idle_(num_workers_) {
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     workers_.push_back(std::make_unique<WorkerShared>());
@@ -86,15 +91,22 @@ void MultiThread::worker_thread_main(Core* core) {
 
 void MultiThread::run_worker(Core* core) {
   EnterGuard executor("a spool runtime worker thread");
-  WorkerContext ctx{this, core};
+  ReactorSlot slot;
+  slot.install(driver_);
+  TimeDriver::set_thread_shard(core->index);  // timers armed here go to this worker's wheel
+  WorkerContext ctx{this, core, &slot};
   WorkerContext* saved = std::exchange(current_worker, &ctx);
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
     while (ctx.core != nullptr && !is_shutdown()) {
       Core& c = *ctx.core;
-      // Maintenance: tasks that yielded rejoin the queue at least every event_interval.
-      if (++c.tick % event_interval_ == 0) requeue_deferred(c, deferred);
+      // Maintenance, every event_interval: tasks that yielded rejoin the queue, and the
+      // driver is polled (due timers fire even while every worker is busy).
+      if (++c.tick % event_interval_ == 0) {
+        requeue_deferred(c, deferred);
+        driver_->maintain();
+      }
       TaskHeader* t = next_task(c);
       if (t == nullptr) t = steal_work(c);
       if (t != nullptr) {
@@ -146,7 +158,7 @@ void MultiThread::run_task_on(TaskHeader* t) {
   for (;;) {
     WorkerShared& w = *workers_[ctx.core->index];
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    run_task(t, nullptr);
+    run_task(t, ctx.slot);
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(ctx.core->lifo, nullptr);
     if (t == nullptr) return;
@@ -227,11 +239,23 @@ void MultiThread::park(Core& core) {
   WorkerShared& w = *workers_[core.index];
   while (!is_shutdown()) {
     w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    w.parker.park(nullptr);
+    // In the driver if no other worker holds it (then it waits for the next timer too).
+    const bool drove = driver_->park_thread(w.parker);
+    bool found_work = false;
     if (!idle_.is_parked(core.index)) {
       core.is_searching = true;  // a notify unparked us and counted us as searching
-      break;
+      found_work = true;
+    } else if (core.lifo != nullptr || !w.queue.is_empty()) {
+      idle_.unpark_by_id(core.index);  // timers fired here woke tasks into our queue
+      found_work = true;
     }
+    if (!found_work) continue;
+    // Leaving the driver for work while timers wait: hand it to a parked worker, which
+    // parks again, in the driver (else the timers would wait for a maintenance tick).
+    if (drove && driver_->time().has_timers()) {
+      if (auto other = idle_.a_parked_worker()) workers_[*other]->parker.unpark();
+    }
+    break;
   }
   if (is_shutdown()) idle_.unpark_by_id(core.index);
   if (config_.on_thread_unpark) config_.on_thread_unpark();

@@ -12,6 +12,7 @@
 
 #include "blocking/pool.hpp"
 #include "context/deferred.hpp"
+#include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/multi_thread/idle.hpp"
@@ -52,8 +53,12 @@ struct alignas(64) WorkerShared {
 // configuration, the owned-task list (release) and the blocking pool (block_in_place).
 class MultiThread final : public Scheduler {
  public:
+  // The workers park in `driver` (one at a time; see Driver) and poll tasks with it in
+  // their reactor slots.
   MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
-              BlockingPool& blocking);
+              BlockingPool& blocking, std::shared_ptr<Driver> driver);
+  // How many workers `config` asks for.
+  static std::size_t num_workers(const RuntimeConfig& config) noexcept;
   ~MultiThread();
   MultiThread(const MultiThread&) = delete;
   MultiThread& operator=(const MultiThread&) = delete;
@@ -107,6 +112,7 @@ class MultiThread final : public Scheduler {
   const bool lifo_slot_;
   OwnedTasks& owned_;
   BlockingPool& blocking_;
+  const std::shared_ptr<Driver> driver_;
   const std::uint32_t num_workers_;
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;

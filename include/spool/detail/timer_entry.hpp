@@ -1,0 +1,36 @@
+// The state a spool timer shares with the time driver, embedded in every spool::Sleep.
+#pragma once
+
+#include <cstdint>
+
+#include "spool/core/atomic_waker.hpp"
+#include "spool/detail/atomic.hpp"
+#include "spool/detail/timer_node.hpp"
+
+namespace spool::detail {
+
+/// One timer: its wheel node, the waker of the task that waits on it, and whether it fired.
+/// Owned by the future that waits (it must not move while armed); the time driver
+/// (src/driver/time/time_driver.hpp) links it into one of its shards and fires it.
+struct TimerEntry : TimerNode {
+  /// Not in a wheel: never armed, or disarmed (cancelled, reset).
+  static constexpr std::uint32_t kIdle = 0;
+  /// Linked in its shard's wheel, waiting for its deadline.
+  static constexpr std::uint32_t kArmed = 1;
+  /// The deadline passed: unlinked by the driver, which then wakes `waker`.
+  static constexpr std::uint32_t kFired = 2;
+  /// The driver shut down (its runtime is gone) before the deadline.
+  static constexpr std::uint32_t kShutdown = 3;
+
+  /// Written under the shard's lock (arm, disarm, fire, shutdown); the driver's store of
+  /// kFired / kShutdown is a release that pairs with the acquire load of the future's poll,
+  /// which then returns ready without the lock. The future reads its own kIdle / kArmed
+  /// writes relaxed.
+  Atomic<std::uint32_t> state{kIdle};
+  /// The waiting task's waker: registered by each poll, taken by the driver when it fires.
+  AtomicWaker waker;
+  /// The shard whose wheel links the entry (opaque to the future); set when first armed.
+  void* shard = nullptr;
+};
+
+}  // namespace spool::detail

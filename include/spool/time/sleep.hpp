@@ -1,0 +1,77 @@
+// spool::sleep, spool::sleep_until and spool::Sleep: a future that completes at a deadline.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/detail/timer_entry.hpp"
+
+namespace spool {
+
+namespace detail {
+class Driver;
+}
+
+/// A point in time on spool's clock: the steady clock, or a runtime's paused test clock
+/// (see spool::time::now).
+using Instant = std::chrono::steady_clock::time_point;
+
+/// Thrown by a timer polled after the runtime it belongs to shut down.
+class TimerShutdown : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A future that completes (with no value) once its deadline has passed on the clock of the
+/// runtime it was made under (or the process-wide timer driver, made outside every runtime).
+/// The timer is registered with the time driver at the first poll and unregistered when the
+/// Sleep is destroyed or reset (O(1) both). Polled by a spool runtime or by spool::block_on,
+/// the executing thread parks in the time driver (Context::install_reactor); polled by any
+/// other executor, a background thread of the driver fires it. Once polled it must not move
+/// (the driver links it in place): moving it then throws std::logic_error.
+class Sleep {
+ public:
+  /// Ready once the deadline has passed. Throws TimerShutdown when the timer's runtime
+  /// shut down before that.
+  Poll<void> poll(Context& cx);
+  /// Moves the deadline (earlier or later), also after the Sleep completed: it is then
+  /// pending again until `deadline`. The waiting task is not woken: it is the one that
+  /// resets, or it is woken at the new deadline.
+  void reset(Instant deadline);
+  /// The instant the Sleep completes at.
+  Instant deadline() const noexcept { return deadline_; }
+  /// True once the driver fired the timer (the deadline passed while it was registered).
+  bool is_elapsed() const noexcept;
+
+  /// Moves a Sleep that was never polled; throws std::logic_error for one that was.
+  Sleep(Sleep&& other);
+  Sleep& operator=(Sleep&&) = delete;
+  Sleep(const Sleep&) = delete;
+  Sleep& operator=(const Sleep&) = delete;
+  /// Unregisters the timer (a cancel) if it is pending.
+  ~Sleep();
+
+ private:
+  friend Sleep sleep_until(Instant deadline);
+  friend Sleep sleep(std::chrono::nanoseconds duration);
+  friend class Interval;
+  // `due`: the deadline has passed (the Sleep is ready at its first poll).
+  Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due) noexcept;
+  // Now on the clock of this timer's driver.
+  Instant now() const;
+
+  std::shared_ptr<detail::Driver> driver_;
+  Instant deadline_;
+  detail::TimerEntry entry_;
+};
+
+/// A Sleep that completes `duration` from now (now as spool::time::now() tells it; a
+/// negative duration completes at once).
+Sleep sleep(std::chrono::nanoseconds duration);
+/// A Sleep that completes at `deadline` (at once, at its first poll, if it has passed).
+Sleep sleep_until(Instant deadline);
+
+}  // namespace spool

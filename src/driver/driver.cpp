@@ -1,0 +1,139 @@
+#include "driver/driver.hpp"
+
+#include "sync/thread.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// The face epoch the calling thread last returned with, and from which driver.
+struct FollowerSeen {
+  const Driver* driver = nullptr;
+  std::uint64_t epoch = 0;
+};
+thread_local FollowerSeen follower_seen;
+
+}  // namespace
+
+Driver::Driver(Options options)
+    : bottom_(std::make_shared<ThreadParker>()),
+      time_(std::make_shared<TimeDriver>(bottom_, options.timer_resolution, options.start_paused,
+                                         options.shards, std::move(options.can_auto_advance))) {}
+
+// The background thread, if one ran, has ended: it held a reference.
+Driver::~Driver() { time_->shutdown(); }
+
+void Driver::unlock() noexcept {
+  locked_.store(false, std::memory_order_seq_cst);
+  if (followers_.load(std::memory_order_seq_cst) != 0) {
+    { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
+    follow_cv_.notify_all();
+  }
+}
+
+bool Driver::park_thread(ThreadParker& own) {
+  if (!try_lock()) {
+    own.park_in(nullptr);
+    return false;
+  }
+  own.park_in(time_);
+  unlock();
+  return true;
+}
+
+void Driver::maintain() {
+  if (!try_lock()) return;  // another thread holds it: it fires the timers
+  time_->park(std::chrono::nanoseconds::zero());
+  unlock();
+}
+
+void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
+  for (;;) {
+    if (try_lock()) {
+      time_->park(timeout);
+      unlock();
+      break;
+    }
+    if (!follow(deadline)) break;
+    if (deadline)
+      timeout =
+          std::max(*deadline - std::chrono::steady_clock::now(), std::chrono::nanoseconds::zero());
+  }
+  follower_seen = {this, epoch_.load(std::memory_order_seq_cst)};
+}
+
+bool Driver::follow(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  std::unique_lock lock(follow_mutex_);
+  followers_.fetch_add(1, std::memory_order_seq_cst);
+  // A thread new to this driver cannot tell which unparks it has seen: return at once.
+  const std::uint64_t seen = follower_seen.driver == this ? follower_seen.epoch : ~std::uint64_t{0};
+  bool lock_freed = false;
+  auto done = [&] {
+    if (epoch_.load(std::memory_order_seq_cst) != seen || stop_.load(std::memory_order_acquire)) {
+      return true;
+    }
+    lock_freed = !locked_.load(std::memory_order_seq_cst);
+    return lock_freed;
+  };
+  if (deadline) {
+    follow_cv_.wait_until(lock, *deadline, done);
+  } else {
+    follow_cv_.wait(lock, done);
+  }
+  followers_.fetch_sub(1, std::memory_order_seq_cst);
+  return lock_freed;
+}
+
+void Driver::unpark() noexcept {
+  time_->unpark();
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  if (followers_.load(std::memory_order_seq_cst) != 0) {
+    { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
+    follow_cv_.notify_all();
+  }
+}
+
+void Driver::ensure_driven() {
+  if (started_.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(background_mutex_);
+  if (started_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_acquire)) return;
+  std::thread t =
+      start_thread("spool-timer", [self = shared_from_this()] { self->run_background(); });
+  background_id_ = t.get_id();
+  background_running_ = true;
+  t.detach();
+  started_.store(true, std::memory_order_release);
+}
+
+void Driver::run_background() {
+  while (!stop_.load(std::memory_order_acquire)) park(std::nullopt);
+  std::lock_guard lock(background_mutex_);
+  background_running_ = false;
+  background_exited_.notify_all();
+}
+
+void Driver::shutdown() {
+  stop_.store(true, std::memory_order_release);
+  unpark();  // the background thread (holder or follower) returns and sees stop_
+  {
+    std::unique_lock lock(background_mutex_);
+    // On the background thread itself (a waker it fired shut the runtime down), it ends
+    // when it returns to its loop.
+    if (background_id_ != std::this_thread::get_id()) {
+      background_exited_.wait(lock, [&] { return !background_running_; });
+    }
+  }
+  time_->shutdown();
+}
+
+const std::shared_ptr<Driver>& Driver::global() {
+  // Never destroyed: timers and their background thread may be used until the process
+  // exits, after static destructors began.
+  static const auto* const driver = new std::shared_ptr<Driver>(std::make_shared<Driver>(Options{
+      std::chrono::milliseconds(1), false, std::max(1u, std::thread::hardware_concurrency()), {}}));
+  return *driver;
+}
+
+}  // namespace spool::detail

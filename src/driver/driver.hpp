@@ -1,0 +1,108 @@
+// Driver: the top of a driver stack (time → I/O → thread parker), shared by the threads that
+// park in it: one holds it at a time (a try-lock, as tokio's TryLock<Driver>), the others
+// park on their own parkers.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "driver/thread_parker.hpp"
+#include "driver/time/time_driver.hpp"
+
+namespace spool::detail {
+
+// One runtime's driver stack (or the process-wide one that timers made outside any runtime
+// use). Three ways to be driven:
+//  - The schedulers' threads (park_thread, maintain): a thread that would park takes the
+//    try-lock and parks in the stack, so it waits for timers (and, with the I/O driver, for
+//    I/O) while it waits for work; a thread that finds the lock taken parks on its own
+//    ThreadParker. Unparking a thread parked in the stack interrupts the stack.
+//  - Any executor whose reactor slot holds it (the ReactorHook face: park / unpark): e.g.
+//    spool::block_on polling a spool timer. The face takes the try-lock too; a thread that
+//    cannot, follows: it waits until an unpark, the timeout, or the lock's release (then it
+//    takes over). Every face unpark wakes every follower (spurious returns are allowed).
+//  - A background thread (ensure_driven), started when a timer is polled by an executor
+//    that cannot park in this driver (its slot is absent or holds another reactor): it
+//    parks through the face forever, so the timers fire even if no executor drives.
+class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
+ public:
+  struct Options {
+    std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
+    bool start_paused = false;
+    std::uint32_t shards = 1;                // timer wheels (one per worker)
+    std::function<bool()> can_auto_advance;  // see TimeDriver
+  };
+  explicit Driver(Options options);
+  ~Driver() override;
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  // --- The ReactorHook face (any thread whose slot holds this driver) ---
+  void park(std::optional<std::chrono::nanoseconds> timeout) override;
+  void unpark() noexcept override;
+
+  // --- For the schedulers ---
+  // Parks the calling thread until `own` is unparked (or, holding the driver, until it
+  // fired timers — spuriously too): in the stack if the driver is free, else on `own`.
+  // True if it parked in the driver.
+  bool park_thread(ThreadParker& own);
+  // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
+  // driver is free.
+  void maintain();
+
+  TimeDriver& time() noexcept { return *time_; }
+  // Starts the background thread if it is not running (it keeps the driver alive until
+  // shutdown). Throws std::system_error when it cannot start (nothing drives it then).
+  void ensure_driven();
+  // Stops the background thread (waiting for it, unless called on it) and fires every
+  // timer as shut down (runtime shutdown). Idempotent.
+  void shutdown();
+
+  // The driver of timers made outside every runtime (lives as long as the process).
+  static const std::shared_ptr<Driver>& global();
+
+ private:
+  bool try_lock() noexcept {
+    // Acquire: pairs with unlock's release — the new holder sees the stack as left.
+    return !locked_.exchange(true, std::memory_order_acquire);
+  }
+  void unlock() noexcept;
+  // A face park that found the driver held. Returns true if it ended because the lock
+  // was released (the caller tries to take it), false for an unpark or the timeout.
+  bool follow(std::optional<std::chrono::steady_clock::time_point> deadline);
+  void run_background();
+
+  std::shared_ptr<ThreadParker> bottom_;
+  std::shared_ptr<TimeDriver> time_;
+  // The try-lock. Exchange(true, acquire) to take it; store(false, seq_cst) to release it,
+  // then a seq_cst load of followers_ (store buffering with follow's increment, then its
+  // seq_cst load of locked_: a follower either sees the lock free or is notified).
+  Atomic<bool> locked_{false};
+  // Face unparks so far: fetch_add (seq_cst) by unpark before it loads followers_; loaded
+  // (seq_cst) by followers after their increment (the same store-buffering pairing). Each
+  // thread remembers the value it last returned with, so an unpark that came between its
+  // ThreadParker's switch to "parked in a hook" and its wait is not lost.
+  Atomic<std::uint64_t> epoch_{0};
+  // Threads in follow(): incremented and decremented under follow_mutex_ (seq_cst).
+  Atomic<std::uint32_t> followers_{0};
+  std::mutex follow_mutex_;
+  std::condition_variable follow_cv_;
+  // The background thread (detached; it holds a shared_ptr to the driver): started once
+  // (started_: set under background_mutex_ with release, read with acquire as the fast
+  // path), stopped by shutdown (stop_: store release, read acquire by its loop and by
+  // followers), which waits on background_exited_ until background_running_ is false.
+  std::mutex background_mutex_;
+  std::condition_variable background_exited_;
+  bool background_running_ = false;  // guarded by background_mutex_
+  std::thread::id background_id_;    // guarded by background_mutex_
+  Atomic<bool> started_{false};
+  Atomic<bool> stop_{false};
+};
+
+}  // namespace spool::detail

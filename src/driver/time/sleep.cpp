@@ -1,0 +1,102 @@
+// spool::Sleep and spool::Interval: the timer futures, on a driver's TimeDriver.
+#include "spool/time/sleep.hpp"
+
+#include "driver/driver.hpp"
+#include "spool/time/interval.hpp"
+
+namespace spool {
+
+namespace {
+
+[[noreturn]] void throw_shutdown() {
+  throw TimerShutdown(
+      "spool::Sleep: the runtime this timer was made under has shut down, so nothing will "
+      "fire it; make timers under a runtime that outlives them (or outside every runtime)");
+}
+
+}  // namespace
+
+Sleep::Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due) noexcept
+    : driver_(std::move(driver)), deadline_(deadline) {
+  // Due already: ready at the first poll, never in a wheel.
+  if (due) entry_.state.store(detail::TimerEntry::kFired, std::memory_order_relaxed);
+}
+
+Sleep::Sleep(Sleep&& other) : driver_(other.driver_), deadline_(other.deadline_) {
+  entry_.state.store(other.entry_.state.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (other.entry_.shard != nullptr) {
+    throw std::logic_error(
+        "spool::Sleep moved after it was polled: the time driver links it in place; move it "
+        "before the first poll (or keep it where it is, e.g. in a coroutine frame)");
+  }
+}
+
+Sleep::~Sleep() {
+  if (driver_) driver_->time().disarm(entry_);
+}
+
+Instant Sleep::now() const { return driver_->time().clock().now(); }
+
+bool Sleep::is_elapsed() const noexcept {
+  return entry_.state.load(std::memory_order_acquire) == detail::TimerEntry::kFired;
+}
+
+Poll<void> Sleep::poll(Context& cx) {
+  using detail::TimerEntry;
+  // Acquire: pairs with the driver's release store of kFired / kShutdown.
+  std::uint32_t state = entry_.state.load(std::memory_order_acquire);
+  if (state == TimerEntry::kIdle) {
+    driver_->time().arm(entry_, deadline_);
+    state = entry_.state.load(std::memory_order_acquire);
+  }
+  if (state == TimerEntry::kFired) return Poll<void>::ready();
+  if (state == TimerEntry::kShutdown) throw_shutdown();
+  entry_.waker.register_waker(cx.waker());
+  // The executor parks in this driver, or something else must drive it.
+  if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
+  // Fired between the first load and the registration: the driver may have found no waker.
+  state = entry_.state.load(std::memory_order_acquire);
+  if (state == TimerEntry::kFired) return Poll<void>::ready();
+  if (state == TimerEntry::kShutdown) throw_shutdown();
+  return pending;
+}
+
+void Sleep::reset(Instant deadline) {
+  using detail::TimerEntry;
+  deadline_ = deadline;
+  driver_->time().disarm(entry_);
+  if (entry_.state.load(std::memory_order_acquire) == TimerEntry::kShutdown) return;
+  // Idle, or fired (unlinked: the driver no longer touches it).
+  if (deadline <= now()) {
+    entry_.state.store(TimerEntry::kFired, std::memory_order_relaxed);  // due: no wheel
+  } else {
+    entry_.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
+    // Polled before: arm now, where it stays. Never polled: at the first poll.
+    if (entry_.shard != nullptr) driver_->time().arm(entry_, deadline_);
+  }
+}
+
+Poll<Instant> Interval::poll_tick(Context& cx) {
+  if (sleep_.poll(cx).is_pending()) return pending;
+  const Instant scheduled = sleep_.deadline();
+  const Instant now = sleep_.now();
+  Instant next = scheduled + period_;
+  if (now >= next) {  // the following tick is due already: this one was taken late
+    switch (behavior_) {
+      case MissedTickBehavior::kBurst:
+        break;
+      case MissedTickBehavior::kDelay:
+        next = now + period_;
+        break;
+      case MissedTickBehavior::kSkip:
+        next = now + (period_ - (now - scheduled) % period_);
+        break;
+    }
+  }
+  sleep_.reset(next);
+  return Poll<Instant>::ready(scheduled);
+}
+
+void Interval::reset() { sleep_.reset(sleep_.now() + period_); }
+
+}  // namespace spool

@@ -1,0 +1,244 @@
+#include "driver/time/time_driver.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace spool::detail {
+
+namespace {
+
+// The longest a holder parks without looking at the clock again: a deadline days away is
+// reached through a few hourly wake-ups, and no timeout arithmetic comes near overflow.
+constexpr std::chrono::nanoseconds kMaxPark = std::chrono::hours(1);
+
+constexpr std::uint32_t kNoShard = ~std::uint32_t{0};
+// The shard hint of the calling thread (set_thread_shard), or kNoShard.
+thread_local std::uint32_t thread_shard = kNoShard;
+// Hands out shard hints to threads that have none, round robin.
+std::atomic<std::uint32_t> next_thread_shard{0};
+
+}  // namespace
+
+struct alignas(64) TimeDriver::Shard {
+  SpinLock lock;
+  TimerWheel wheel;  // guarded by lock
+  // No later than the wheel's earliest deadline (kNever: empty). Stored under lock:
+  // seq_cst when arm lowers it (see wake_at_), relaxed when process raises it; read
+  // without the lock (seq_cst) by the holder to choose its timeout and the shards to poll.
+  Atomic<std::uint64_t> next{kNever};
+  // Entries linked now; counters. Written under lock (relaxed), read by has_timers and
+  // counters() (relaxed).
+  Atomic<std::uint64_t> linked{0};
+  Atomic<std::uint64_t> armed{0};
+  Atomic<std::uint64_t> fired{0};
+  Atomic<std::uint64_t> cancelled{0};
+};
+
+namespace {
+void bump(Atomic<std::uint64_t>& counter, std::int64_t by = 1) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + static_cast<std::uint64_t>(by),
+                std::memory_order_relaxed);
+}
+}  // namespace
+
+TimeDriver::TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds resolution,
+                       bool start_paused, std::uint32_t shards,
+                       std::function<bool()> can_auto_advance)
+    : inner_(std::move(inner)),
+      resolution_(resolution),
+      origin_(std::chrono::steady_clock::now()),
+      clock_(start_paused),
+      can_auto_advance_(std::move(can_auto_advance)) {
+  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(shards, 1); ++i) {
+    shards_.push_back(std::make_unique<Shard>());
+  }
+}
+
+TimeDriver::~TimeDriver() = default;
+
+void TimeDriver::set_thread_shard(std::uint32_t index) noexcept { thread_shard = index; }
+
+TimeDriver::Shard& TimeDriver::shard_for_thread() noexcept {
+  if (thread_shard == kNoShard) {
+    thread_shard = next_thread_shard.fetch_add(1, std::memory_order_relaxed);
+  }
+  return *shards_[thread_shard % shards_.size()];
+}
+
+std::uint64_t TimeDriver::tick_of(Clock::time_point t) const noexcept {
+  if (t <= origin_) return 0;
+  const auto ns = static_cast<std::uint64_t>((t - origin_).count());
+  const auto res = static_cast<std::uint64_t>(resolution_.count());
+  return ns / res + (ns % res != 0);
+}
+
+std::uint64_t TimeDriver::now_tick() const {
+  const Clock::time_point now = clock_.now();
+  if (now <= origin_) return 0;
+  return static_cast<std::uint64_t>((now - origin_).count()) /
+         static_cast<std::uint64_t>(resolution_.count());
+}
+
+Clock::time_point TimeDriver::instant_of(std::uint64_t tick) const noexcept {
+  const auto res = static_cast<std::uint64_t>(resolution_.count());
+  const auto room = static_cast<std::uint64_t>((Clock::time_point::max() - origin_).count());
+  if (tick > room / res) return Clock::time_point::max();
+  return origin_ + std::chrono::nanoseconds(static_cast<std::int64_t>(tick * res));
+}
+
+std::uint64_t TimeDriver::next_expiration() const noexcept {
+  std::uint64_t next = kNever;
+  for (const auto& s : shards_) next = std::min(next, s->next.load(std::memory_order_seq_cst));
+  return next;
+}
+
+bool TimeDriver::has_timers() const noexcept {
+  return std::any_of(shards_.begin(), shards_.end(),
+                     [](const auto& s) { return s->linked.load(std::memory_order_relaxed) != 0; });
+}
+
+void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
+  if (e.shard == nullptr) e.shard = &shard_for_thread();
+  Shard& s = *static_cast<Shard*>(e.shard);
+  const std::uint64_t when = tick_of(deadline);
+  bool lowered = false;
+  {
+    std::lock_guard guard(s.lock);
+    // Shutdown sets the flag under this lock before it empties this shard.
+    if (shut_down_.load(std::memory_order_relaxed)) {
+      e.state.store(TimerEntry::kShutdown, std::memory_order_release);
+      return;
+    }
+    e.when = when;
+    bump(s.armed);
+    if (!s.wheel.insert(&e)) {  // due already
+      bump(s.fired);
+      e.state.store(TimerEntry::kFired, std::memory_order_release);
+      return;
+    }
+    e.state.store(TimerEntry::kArmed, std::memory_order_relaxed);
+    bump(s.linked);
+    if (when < s.next.load(std::memory_order_relaxed)) {
+      s.next.store(when, std::memory_order_seq_cst);
+      lowered = true;
+    }
+  }
+  // Seq_cst: pairs with the holder's store of wake_at_ (see there).
+  if (lowered && when < wake_at_.load(std::memory_order_seq_cst)) unpark();
+}
+
+void TimeDriver::disarm(TimerEntry& e) noexcept {
+  // Relaxed: the entry's own thread wrote kArmed; if the driver fired it since, the lock
+  // below settles it (the node is then unlinked).
+  if (e.state.load(std::memory_order_relaxed) != TimerEntry::kArmed) return;
+  Shard& s = *static_cast<Shard*>(e.shard);
+  std::lock_guard guard(s.lock);
+  if (!e.linked) return;  // fired (or shut down) meanwhile: that state stays
+  s.wheel.remove(&e);
+  bump(s.linked, -1);
+  bump(s.cancelled);
+  e.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
+}
+
+bool TimeDriver::process() {
+  bool any = false;
+  std::uint64_t now = kNever;  // read from the clock only if some shard has a timer
+  std::vector<Waker> to_wake;
+  for (const auto& sp : shards_) {
+    Shard& s = *sp;
+    const std::uint64_t next = s.next.load(std::memory_order_seq_cst);
+    if (next == kNever) continue;
+    if (now == kNever) now = now_tick();
+    if (next > now) continue;
+    {
+      std::lock_guard guard(s.lock);
+      s.wheel.poll(now, [&](TimerNode* node) {
+        auto& e = static_cast<TimerEntry&>(*node);
+        // The waker is taken under the lock: once it is released the entry may be gone.
+        if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
+        // Release: pairs with the poll's acquire load, which then returns ready.
+        e.state.store(TimerEntry::kFired, std::memory_order_release);
+        bump(s.linked, -1);
+        bump(s.fired);
+      });
+      s.next.store(s.wheel.next_expiration().value_or(kNever), std::memory_order_relaxed);
+    }
+    for (Waker& w : to_wake) std::move(w).wake();
+    any = any || !to_wake.empty();
+    to_wake.clear();
+  }
+  return any;
+}
+
+void TimeDriver::shutdown() {
+  std::vector<Waker> to_wake;
+  for (const auto& sp : shards_) {
+    Shard& s = *sp;
+    std::lock_guard guard(s.lock);
+    // Relaxed: arm reads it under this same lock.
+    shut_down_.store(true, std::memory_order_relaxed);
+    s.wheel.poll(kNever - 1, [&](TimerNode* node) {
+      auto& e = static_cast<TimerEntry&>(*node);
+      if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
+      e.state.store(TimerEntry::kShutdown, std::memory_order_release);  // as in process
+      bump(s.linked, -1);
+    });
+    s.next.store(kNever, std::memory_order_relaxed);
+  }
+  for (Waker& w : to_wake) std::move(w).wake();
+}
+
+void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
+  parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (timeout && *timeout <= std::chrono::nanoseconds::zero()) {
+    inner_->park(timeout);  // a poll (the maintenance tick): no deadline to compute
+  } else if (clock_.is_paused()) {
+    const std::uint64_t next = next_expiration();
+    if (next != kNever && (!can_auto_advance_ || can_auto_advance_())) {
+      // Nothing runs (the holder parks only when idle): let the next deadline come at
+      // once — unless an unpark says something was woken meanwhile.
+      inner_->park(std::chrono::nanoseconds::zero());
+      if (!unparked_.exchange(false, std::memory_order_relaxed)) {
+        clock_.advance_to(instant_of(next));
+      }
+    } else {
+      park_for(timeout);  // a blocking call runs: wait for it, with paused time as timeout
+    }
+  } else {
+    park_for(timeout);
+  }
+  process();
+}
+
+void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
+  // Publish the wake-up tick, then re-read the shards (seq_cst both; arm does the mirror
+  // image): a timer armed meanwhile is either seen here or unparks us.
+  wake_at_.store(next_expiration(), std::memory_order_seq_cst);
+  const std::uint64_t next = next_expiration();
+  std::optional<std::chrono::nanoseconds> t = timeout;
+  if (next != kNever) {
+    const auto until = std::max(instant_of(next) - clock_.now(), std::chrono::nanoseconds::zero());
+    t = t ? std::min(*t, until) : until;
+  }
+  if (!t || *t > kMaxPark) t = kMaxPark;
+  inner_->park(t);
+  wake_at_.store(0, std::memory_order_relaxed);  // not parked: arms need not unpark
+}
+
+void TimeDriver::unpark() noexcept {
+  unparked_.store(true, std::memory_order_relaxed);
+  inner_->unpark();
+}
+
+TimerCounters TimeDriver::counters() const noexcept {
+  TimerCounters c;
+  for (const auto& s : shards_) {
+    c.armed += s->armed.load(std::memory_order_relaxed);
+    c.fired += s->fired.load(std::memory_order_relaxed);
+    c.cancelled += s->cancelled.load(std::memory_order_relaxed);
+  }
+  c.parks = parks_.load(std::memory_order_relaxed);
+  return c;
+}
+
+}  // namespace spool::detail

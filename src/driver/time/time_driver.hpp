@@ -1,0 +1,107 @@
+// TimeDriver: the time layer of the driver stack — sharded timer wheels, fired as the
+// driver's holder parks.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "driver/park.hpp"
+#include "driver/time/clock.hpp"
+#include "driver/time/wheel.hpp"
+#include "spool/detail/timer_entry.hpp"
+#include "sync/spin_lock.hpp"
+
+namespace spool::detail {
+
+// The counters of a time driver (cumulative).
+struct TimerCounters {
+  std::uint64_t armed = 0;      // timers inserted into a wheel (first arm and each reset)
+  std::uint64_t fired = 0;      // timers whose deadline passed (woken by the driver)
+  std::uint64_t cancelled = 0;  // armed timers removed before their deadline
+  std::uint64_t parks = 0;      // times the driver's holder parked in it (zero timeouts too)
+};
+
+// The time layer: it wraps the layer below (`inner`: the I/O driver, or the thread
+// parker) and parks it with the next timer deadline as timeout, then fires the timers
+// that came due. park() is called by the driver's holder only (driver/driver.hpp); arm,
+// disarm, process and shutdown by any thread.
+//
+// Sharding: one timer wheel per worker, each behind its own spin lock. A timer is armed in
+// the shard of the thread that first arms it (a worker's own; other threads by a per-thread
+// index), so arming and cancelling from the tasks of one worker never contend with another
+// worker, and a cancel from another thread takes only that timer's shard lock. The holder
+// reads each shard's next deadline without a lock and locks a shard only when it has
+// something due. (docs/time.md compares this with one shared wheel on W8.)
+class TimeDriver final : public Park {
+ public:
+  // `resolution`: the length of one wheel tick. `shards` ≥ 1. `can_auto_advance` tells a
+  // paused clock whether it may jump to the next deadline when the holder would park (no
+  // blocking call is running); null means always.
+  TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds resolution, bool start_paused,
+             std::uint32_t shards, std::function<bool()> can_auto_advance);
+  ~TimeDriver() override;
+
+  // --- Park (the holder) ---
+  void park(std::optional<std::chrono::nanoseconds> timeout) override;
+  void unpark() noexcept override;
+
+  // --- Timers (any thread) ---
+  // Arms `e` (idle, not linked) for `deadline`: links it into a shard's wheel, or marks it
+  // fired at once if the deadline has passed, or shut down if the driver is. Wakes the
+  // parked holder when the deadline is earlier than the one it parks for.
+  void arm(TimerEntry& e, Clock::time_point deadline);
+  // Takes an armed entry out of its wheel if it is still there (cancel, or before reset);
+  // the entry is idle afterwards unless it had fired or shut down (those states stay).
+  void disarm(TimerEntry& e) noexcept;
+  // Fires every timer due by now; true if one fired.
+  bool process();
+  // Fires every timer as shut down and refuses later arms (the runtime is going away).
+  void shutdown();
+
+  Clock& clock() noexcept { return clock_; }
+  // True while some timer is armed.
+  bool has_timers() const noexcept;
+  TimerCounters counters() const noexcept;
+
+  // Which shard timers armed on the calling thread go to (a worker sets its index; other
+  // threads get one by a per-thread counter). Not a correctness matter, only contention.
+  static void set_thread_shard(std::uint32_t index) noexcept;
+
+ private:
+  struct Shard;
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+
+  std::uint64_t tick_of(Clock::time_point t) const noexcept;  // rounded up: never early
+  std::uint64_t now_tick() const;                             // rounded down
+  Clock::time_point instant_of(std::uint64_t tick) const noexcept;
+  std::uint64_t next_expiration() const noexcept;  // min over the shards (kNever: none)
+  Shard& shard_for_thread() noexcept;
+  void park_for(std::optional<std::chrono::nanoseconds> timeout);
+
+  const std::shared_ptr<Park> inner_;
+  const std::chrono::nanoseconds resolution_;
+  const Clock::time_point origin_;  // tick 0
+  Clock clock_;
+  const std::function<bool()> can_auto_advance_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
+  // 0: the holder is not parked). Stored seq_cst by the holder before it re-reads the
+  // shards' next deadlines; read seq_cst by arm after it lowered a shard's next deadline.
+  // The two store→load pairs (store buffering) cannot both miss: either the holder sees
+  // the earlier deadline, or arm sees the later wake-up and unparks the holder.
+  Atomic<std::uint64_t> wake_at_{0};
+  // Set (relaxed) by every unpark; exchanged (relaxed) by a paused holder's park to tell
+  // whether something was woken meanwhile (then it must not jump the clock).
+  Atomic<bool> unparked_{false};
+  // Set once (release) by shutdown, under every shard's lock in turn; read by arm under its
+  // shard's lock.
+  Atomic<bool> shut_down_{false};
+  // Written by the holder only (relaxed increments); read by counters().
+  Atomic<std::uint64_t> parks_{0};
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,83 @@
+// The timer functions that need the current runtime: spool::sleep, sleep_until, interval,
+// and spool::time's now / pause / resume / advance.
+#include "spool/time.hpp"
+#include "context/current.hpp"
+#include "runtime/shared.hpp"
+
+namespace spool {
+
+namespace {
+
+// The driver of the runtime the calling thread is in, or the process-wide one.
+const std::shared_ptr<detail::Driver>& current_driver() {
+  if (detail::RuntimeShared* rt = detail::current_runtime_ptr()) return rt->driver();
+  return detail::Driver::global();
+}
+
+// The clock of the current runtime, which must be a current-thread one (for pause, resume
+// and advance; `what` names the caller in the error).
+detail::Clock& pausable_clock(const char* what) {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) {
+    throw std::logic_error(std::string(what) +
+                           " called outside a runtime: the paused clock belongs to a "
+                           "current-thread runtime; call it from one of its tasks or its "
+                           "block_on");
+  }
+  if (rt->current_thread() == nullptr) {
+    throw std::logic_error(std::string(what) +
+                           " called on a multi-thread runtime: its workers cannot tell that "
+                           "every task waits, so its clock cannot be paused; build the "
+                           "runtime with Builder::current_thread()");
+  }
+  return rt->driver()->time().clock();
+}
+
+Instant saturating_add(Instant t, std::chrono::nanoseconds d) {
+  if (d > Instant::max() - t) return Instant::max();
+  return t + d;
+}
+
+}  // namespace
+
+Sleep sleep(std::chrono::nanoseconds duration) {
+  const std::shared_ptr<detail::Driver>& driver = current_driver();
+  const Instant now = driver->time().clock().now();
+  const bool due = duration <= std::chrono::nanoseconds::zero();
+  return Sleep(driver, due ? now : saturating_add(now, duration), due);
+}
+
+Sleep sleep_until(Instant deadline) {
+  const std::shared_ptr<detail::Driver>& driver = current_driver();
+  return Sleep(driver, deadline, deadline <= driver->time().clock().now());
+}
+
+Interval interval(std::chrono::nanoseconds period) { return interval_at(time::now(), period); }
+
+Interval interval_at(Instant start, std::chrono::nanoseconds period) {
+  if (period <= std::chrono::nanoseconds::zero()) {
+    throw std::invalid_argument("spool::interval: the period must be positive");
+  }
+  return Interval(sleep_until(start), period);
+}
+
+namespace time {
+
+Instant now() { return current_driver()->time().clock().now(); }
+
+void pause() { pausable_clock("spool::time::pause").pause(); }
+
+void resume() { pausable_clock("spool::time::resume").resume(); }
+
+Poll<void> Advance::poll(Context& cx) {
+  if (advanced_) return Poll<void>::ready();
+  pausable_clock("spool::time::advance").advance(by_);
+  advanced_ = true;
+  current_driver()->time().process();  // wakes the tasks whose timers came due
+  cx.waker().wake_by_ref();            // and lets them run before the caller goes on
+  return pending;
+}
+
+}  // namespace time
+
+}  // namespace spool
