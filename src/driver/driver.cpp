@@ -36,9 +36,16 @@ bool Driver::park_thread(ThreadParker& own) {
     own.park_in(nullptr);
     return false;
   }
+  time_->set_idle_park(true);
   own.park_in(time_);
+  time_->set_idle_park(false);
   unlock();
   return true;
+}
+
+void Driver::set_handoff(std::function<void()> handoff) {
+  std::lock_guard lock(handoff_mutex_);
+  handoff_ = std::move(handoff);
 }
 
 void Driver::maintain() {
@@ -54,6 +61,11 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
     if (try_lock()) {
       time_->park(timeout);
       unlock();
+      // The scheduler's threads may all have parked on their own parkers meanwhile.
+      if (time_->has_timers()) {
+        std::lock_guard lock(handoff_mutex_);
+        if (handoff_) handoff_();
+      }
       break;
     }
     if (!follow(deadline)) break;
@@ -115,6 +127,7 @@ void Driver::run_background() {
 }
 
 void Driver::shutdown() {
+  set_handoff(nullptr);
   stop_.store(true, std::memory_order_release);
   unpark();  // the background thread (holder or follower) returns and sees stop_
   {

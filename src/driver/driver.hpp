@@ -55,6 +55,11 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
   // driver is free.
   void maintain();
+  // Called when a thread that is not the scheduler's (a face park: block_on, the background
+  // thread) releases the driver while timers are armed: the scheduler wakes one of its
+  // parked threads, which parks again in the driver. Cleared by shutdown (the scheduler
+  // goes away after it; timers and block_on threads may keep the driver longer).
+  void set_handoff(std::function<void()> handoff);
 
   TimeDriver& time() noexcept { return *time_; }
   // Starts the background thread if it is not running (it keeps the driver alive until
@@ -78,6 +83,8 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   bool follow(std::optional<std::chrono::steady_clock::time_point> deadline);
   void run_background();
 
+  std::mutex handoff_mutex_;
+  std::function<void()> handoff_;  // guarded by handoff_mutex_
   std::shared_ptr<ThreadParker> bottom_;
   std::shared_ptr<TimeDriver> time_;
   // The try-lock. Exchange(true, acquire) to take it; store(false, seq_cst) to release it,

@@ -194,7 +194,7 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
     inner_->park(timeout);  // a poll (the maintenance tick): no deadline to compute
   } else if (clock_.is_paused()) {
     const std::uint64_t next = next_expiration();
-    if (next != kNever && (!can_auto_advance_ || can_auto_advance_())) {
+    if (next != kNever && idle_park_ && (!can_auto_advance_ || can_auto_advance_())) {
       // Nothing runs (the holder parks only when idle): let the next deadline come at
       // once — unless an unpark says something was woken meanwhile.
       inner_->park(std::chrono::nanoseconds::zero());

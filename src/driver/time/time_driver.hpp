@@ -47,6 +47,10 @@ class TimeDriver final : public Park {
 
   // --- Park (the holder) ---
   void park(std::optional<std::chrono::nanoseconds> timeout) override;
+  // Holder only: whether its next parks come from a scheduler thread with no task to run,
+  // the one case where a paused clock may jump (a background or block_on thread parking
+  // knows nothing of the runtime's tasks).
+  void set_idle_park(bool idle) noexcept { idle_park_ = idle; }
   void unpark() noexcept override;
 
   // --- Timers (any thread) ---
@@ -87,6 +91,7 @@ class TimeDriver final : public Park {
   const Clock::time_point origin_;  // tick 0
   Clock clock_;
   const std::function<bool()> can_auto_advance_;
+  bool idle_park_ = false;  // written and read by the holder only (see set_idle_park)
   std::vector<std::unique_ptr<Shard>> shards_;
   // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
   // 0: the holder is not parked). Stored seq_cst by the holder before it re-reads the

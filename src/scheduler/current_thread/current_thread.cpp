@@ -11,7 +11,11 @@ namespace spool::detail {
 
 CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
                              std::shared_ptr<Driver> driver)
-    : runtime_(runtime), config_(config), owned_(owned), driver_(std::move(driver)) {}
+    : runtime_(runtime), config_(config), owned_(owned), driver_(std::move(driver)) {
+  // A block_on or background thread left the driver with timers armed: the driving thread
+  // takes it over (it wakes and parks again, in the driver).
+  driver_->set_handoff([this] { parker_->unpark(); });
+}
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
   if (is_driver_thread()) {

@@ -62,6 +62,11 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, Ow
     core->rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) | 1;
     cores_.push_back(std::move(core));
   }
+  // A block_on or background thread left the driver with timers armed: a parked worker
+  // takes it over (it finds no work and parks again, in the driver).
+  driver_->set_handoff([this] {
+    if (auto w = idle_.a_parked_worker()) workers_[*w]->parker.unpark();
+  });
 }
 
 // The runtime joins (or, past a shutdown deadline, detaches) every thread before it
