@@ -31,26 +31,18 @@ std::size_t online_cpus() {
   return h ? h : 1;
 }
 
-struct Stats {
-  std::size_t n;
-  double median, min, max;
-};
-
-Stats per_op_stats(const std::vector<Clock::duration>& samples, std::size_t ops) {
+std::vector<double> per_op_ns(const std::vector<Clock::duration>& samples, std::size_t ops) {
   std::vector<double> v;
   v.reserve(samples.size());
   for (auto d : samples) {
     v.push_back(static_cast<double>(std::chrono::nanoseconds(d).count()) /
                 static_cast<double>(ops));
   }
-  auto [mn, mx] = std::minmax_element(v.begin(), v.end());
-  return Stats{v.size(), median(v), *mn, *mx};
+  return v;
 }
 
-void print_stats(std::string_view label, const Stats& s) {
-  std::fprintf(stderr, "  %-40.*s reps=%-4zu median=%.2f min=%.2f max=%.2f ns/op\n",
-               static_cast<int>(label.size()), label.data(), s.n, s.median, s.min, s.max);
-}
+// The tokio peer's fmt_value: 3 decimals for ms, 2 for the other units.
+int decimals(std::string_view unit) { return unit == "ms" ? 3 : 2; }
 
 // --- watchdog ---
 
@@ -130,18 +122,30 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+double summarize(std::string_view label, const std::vector<double>& values, std::string_view unit) {
+  const double med = median(values);
+  auto [mn, mx] = std::minmax_element(values.begin(), values.end());
+  const int p = decimals(unit);
+  std::fprintf(stderr, "  %-40.*s reps=%-4zu median=%.*f min=%.*f max=%.*f %.*s\n",
+               static_cast<int>(label.size()), label.data(), values.size(), p, med, p, *mn, p, *mx,
+               static_cast<int>(unit.size()), unit.data());
+  return med;
+}
+
+void result(std::string_view workload, double value, std::string_view unit) {
+  std::printf("RESULT spool %.*s %.*f %.*s\n", static_cast<int>(workload.size()), workload.data(),
+              decimals(unit), value, static_cast<int>(unit.size()), unit.data());
+  std::fflush(stdout);
+}
+
 void report_ns_per_op(std::string_view workload, const std::vector<Clock::duration>& samples,
                       std::size_t ops_per_rep) {
-  const Stats s = per_op_stats(samples, ops_per_rep);
-  print_stats(workload, s);
-  std::printf("RESULT spool %.*s %.2f ns/op\n", static_cast<int>(workload.size()), workload.data(),
-              s.median);
-  std::fflush(stdout);
+  result(workload, summarize(workload, per_op_ns(samples, ops_per_rep), "ns/op"), "ns/op");
 }
 
 void info_ns_per_op(std::string_view label, const std::vector<Clock::duration>& samples,
                     std::size_t ops_per_rep) {
-  print_stats("info: " + std::string(label), per_op_stats(samples, ops_per_rep));
+  summarize("info: " + std::string(label), per_op_ns(samples, ops_per_rep), "ns/op");
 }
 
 void watchdog_start(const Workload& wl) {

@@ -53,11 +53,12 @@ void check(bool ok, const std::string& what);
 void check_in_task(bool ok, const char* what);
 
 // One warm-up call, then measured calls until both cfg.min_reps and the time budget are
-// satisfied (or cfg.max_reps is reached); exactly the tokio peer's `measure`.
+// satisfied (or cfg.max_reps is reached); exactly the tokio peer's `measure`. `once`
+// returns what one repetition measured (its duration, or several figures).
 template <class F>
-std::vector<Clock::duration> measure(const Config& cfg, F&& once) {
+auto measure(const Config& cfg, F&& once) {
   (void)once();  // warm-up
-  std::vector<Clock::duration> out;
+  std::vector<decltype(once())> out;
   const auto started = Clock::now();
   const std::size_t cap = cfg.max_reps > cfg.min_reps ? cfg.max_reps : cfg.min_reps;
   while (out.size() < cfg.min_reps || (Clock::now() - started < cfg.budget && out.size() < cap)) {
@@ -67,6 +68,13 @@ std::vector<Clock::duration> measure(const Config& cfg, F&& once) {
 }
 
 double median(std::vector<double> v);
+
+// Prints the statistics of `values` (one per repetition, in `unit`) on stderr under `label`
+// and returns their median (the tokio peer's `summarize`).
+double summarize(std::string_view label, const std::vector<double>& values, std::string_view unit);
+// Prints `RESULT spool <workload> <value> <unit>` on stdout, with the tokio peer's
+// precision (3 decimals for ms, 2 otherwise).
+void result(std::string_view workload, double value, std::string_view unit);
 
 // Prints the sample statistics of `samples` (durations of one repetition each) on stderr
 // and `RESULT spool <workload> <median ns/op> ns/op` on stdout.
@@ -108,9 +116,11 @@ struct Workload {
   void (*run)(const Config& cfg);
 };
 
-// The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, fork_join.cpp).
+// The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, timers.cpp,
+// fork_join.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
+std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
