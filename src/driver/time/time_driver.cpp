@@ -46,8 +46,8 @@ TimeDriver::TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds res
                        std::function<bool()> can_auto_advance)
     : inner_(std::move(inner)),
       resolution_(resolution),
-      origin_(std::chrono::steady_clock::now()),
       clock_(start_paused),
+      origin_(clock_.now()),
       can_auto_advance_(std::move(can_auto_advance)) {
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(shards, 1); ++i) {
     shards_.push_back(std::make_unique<Shard>());
