@@ -100,6 +100,7 @@ void BlockingPool::run_thread(std::size_t id) {
   if (config_.on_thread_start) config_.on_thread_start();
   std::unique_lock lock(mutex_);
   for (;;) {
+    bool ran = false;
     while (!queue_.empty()) {
       Job job = std::move(queue_.front());
       queue_.pop_front();
@@ -109,10 +110,18 @@ void BlockingPool::run_thread(std::size_t id) {
       } else {
         job.fn();
       }
+      ran = true;
       lock.lock();
     }
     if (shutdown_) break;
     ++num_idle_;
+    if (ran && config_.on_idle && num_idle_ == num_threads_) {
+      // The last busy thread: is_idle() turns true here, which nothing else announces.
+      // (A job queued meanwhile bumps num_notify_, which the wait below checks first.)
+      lock.unlock();
+      config_.on_idle();
+      lock.lock();
+    }
     bool timed_out =
         !work_cv_.wait_for(lock, config_.keep_alive, [&] { return num_notify_ > 0 || shutdown_; });
     --num_idle_;

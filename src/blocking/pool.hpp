@@ -34,6 +34,9 @@ class BlockingPool {
     // The runtime the pool's threads belong to: each is marked as its thread (context/
     // current.hpp), so that a shutdown started there does not wait for itself.
     RuntimeShared* runtime;
+    // Called (without the pool's lock, on the thread that finished) when a job finished and
+    // the pool became idle: no job runs and none waits (see is_idle). May be empty.
+    std::function<void()> on_idle;
   };
 
   // A job: a blocking task to run (its notification reference comes with it), or a plain

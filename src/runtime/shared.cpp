@@ -19,7 +19,13 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
     : config_(std::move(config)),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
-                                     config_.on_thread_stop, this}),
+                                     config_.on_thread_stop, this,
+                                     // A paused clock does not jump while a blocking call
+                                     // runs (can_auto_advance below), so the driver must look
+                                     // again when the last one ends: nothing else may wake it.
+                                     [this] {
+                                       if (driver_->time().clock().is_paused()) driver_->unpark();
+                                     }}),
       driver_(std::make_shared<Driver>(Driver::Options{
           config_.timer_resolution, config_.start_paused,
           // One timer wheel per worker (see TimeDriver).

@@ -23,9 +23,10 @@ struct TimerEntry : TimerNode {
   static constexpr std::uint32_t kShutdown = 3;
 
   /// Written under the shard's lock (arm, disarm, fire, shutdown); the driver's store of
-  /// kFired / kShutdown is a release that pairs with the acquire load of the future's poll,
-  /// which then returns ready without the lock. The future reads its own kIdle / kArmed
-  /// writes relaxed.
+  /// kFired / kShutdown is a release that pairs with the acquire loads of the future's poll,
+  /// which then returns ready without the lock, and of disarm, which then returns without
+  /// the lock (and the entry may be freed). The future reads its own kIdle / kArmed writes
+  /// relaxed.
   Atomic<std::uint32_t> state{kIdle};
   /// The waiting task's waker: registered by each poll, taken by the driver when it fires.
   AtomicWaker waker;

@@ -38,8 +38,8 @@ class Sleep {
   /// shut down before that.
   Poll<void> poll(Context& cx);
   /// Moves the deadline (earlier or later), also after the Sleep completed: it is then
-  /// pending again until `deadline`. The waiting task is not woken: it is the one that
-  /// resets, or it is woken at the new deadline.
+  /// pending again until `deadline`. A task waiting on it is woken at the new deadline, or
+  /// at once if `deadline` has passed.
   void reset(Instant deadline);
   /// The instant the Sleep completes at.
   Instant deadline() const noexcept { return deadline_; }

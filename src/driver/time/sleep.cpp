@@ -69,6 +69,9 @@ void Sleep::reset(Instant deadline) {
   // Idle, or fired (unlinked: the driver no longer touches it).
   if (deadline <= now()) {
     entry_.state.store(TimerEntry::kFired, std::memory_order_relaxed);  // due: no wheel
+    // No deadline is left for the driver to wake a waiting task at: wake it now (when the
+    // task resetting is the one waiting, that is one spurious poll).
+    entry_.waker.wake();
   } else {
     entry_.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
     // Polled before: arm now, where it stays. Never polled: at the first poll.

@@ -46,8 +46,8 @@ TimeDriver::TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds res
                        std::function<bool()> can_auto_advance)
     : inner_(std::move(inner)),
       resolution_(resolution),
-      origin_(std::chrono::steady_clock::now()),
       clock_(start_paused),
+      origin_(clock_.now()),
       can_auto_advance_(std::move(can_auto_advance)) {
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(shards, 1); ++i) {
     shards_.push_back(std::make_unique<Shard>());
@@ -128,9 +128,11 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
 }
 
 void TimeDriver::disarm(TimerEntry& e) noexcept {
-  // Relaxed: the entry's own thread wrote kArmed; if the driver fired it since, the lock
-  // below settles it (the node is then unlinked).
-  if (e.state.load(std::memory_order_relaxed) != TimerEntry::kArmed) return;
+  // Acquire: pairs with the driver's release store of kFired / kShutdown. Seeing it, this
+  // thread returns without the lock and its caller may free the entry (~Sleep), so the
+  // driver's writes to it before that store (the unlink, the waker's take) must be visible
+  // here. If it still reads kArmed, the lock below settles it (the node may be unlinked).
+  if (e.state.load(std::memory_order_acquire) != TimerEntry::kArmed) return;
   Shard& s = *static_cast<Shard*>(e.shard);
   std::lock_guard guard(s.lock);
   if (!e.linked) return;  // fired (or shut down) meanwhile: that state stays

@@ -88,8 +88,11 @@ class TimeDriver final : public Park {
 
   const std::shared_ptr<Park> inner_;
   const std::chrono::nanoseconds resolution_;
-  const Clock::time_point origin_;  // tick 0
   Clock clock_;
+  // Tick 0: where the clock stood when the driver was made. A start_paused clock thus stands
+  // on a tick boundary, so that a whole number of ticks slept and then advanced fires exactly
+  // at the advance that reaches the deadline (declared after clock_, which it reads).
+  const Clock::time_point origin_;
   const std::function<bool()> can_auto_advance_;
   bool idle_park_ = false;  // written and read by the holder only (see set_idle_park)
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -1,0 +1,143 @@
+// Timers where the executor does not drive their driver: a hand-written executor with no
+// reactor slot, or with another reactor in it (the driver's background thread fires the
+// timer); a timer of runtime A polled by a task of runtime B; and timers that outlive their
+// runtime (TimerShutdown instead of a hang) or die with it (cancelled with their task).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "spool/spool.hpp"
+#include "support/eventfd_reactor.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/sync.hpp"
+#include "support/time_helpers.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spool::Instant;
+using spool::Task;
+using spool_time_test::metrics;
+using spool_time_test::poll_once;
+using spool_time_test::run_foreign;
+
+// --- A foreign executor (support/time_helpers.hpp: run_foreign) ---
+
+TEST(ForeignExecutor, SleepFiresWithoutAReactorSlot) {
+  auto s = spool::sleep(2ms);  // outside every runtime: the process-wide driver
+  int pending = 0;
+  run_foreign(s, nullptr, &pending);
+  EXPECT_GE(std::chrono::steady_clock::now(), s.deadline());
+  EXPECT_TRUE(s.is_elapsed());
+}
+
+// The executor's slot holds its own reactor (installed first): the Sleep cannot install its
+// driver, so the background thread fires it, and the executor parks in its reactor, woken
+// through the waker.
+TEST(ForeignExecutor, SleepFiresWhileTheSlotHoldsAnotherReactor) {
+  auto reactor = std::make_shared<spool_test::EventfdReactor>();
+  spool::ReactorSlot slot;
+  ASSERT_TRUE(slot.install(reactor));
+  auto s = spool::sleep(2ms);
+  int pending = 0;
+  run_foreign(s, &slot, &pending, reactor);
+  EXPECT_TRUE(s.is_elapsed());
+  EXPECT_EQ(slot.hook(), reactor) << "the Sleep replaced the executor's reactor";
+  // Each pending poll was followed by a park in the executor's own reactor.
+  EXPECT_GE(reactor->parks(), pending);
+}
+
+// --- Timers across runtimes ---
+
+Task<std::unique_ptr<spool::Sleep>> make_sleep(std::chrono::nanoseconds d) {
+  co_return std::make_unique<spool::Sleep>(spool::sleep(d));
+}
+
+Task<void> await_sleep(spool::Sleep* s) {
+  co_await *s;
+  EXPECT_GE(std::chrono::steady_clock::now(), s->deadline());
+}
+
+class CrossRuntimeAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(CrossRuntimeAnyFlavor);
+
+// A Sleep made in runtime A (a current-thread runtime that nothing drives afterwards) is
+// awaited by a task of runtime B: B's slot holds B's driver, so A's background thread
+// fires it.
+TEST_P(CrossRuntimeAnyFlavor, SleepOfRuntimeAAwaitedByATaskOfRuntimeB) {
+  auto a = spool::Builder::current_thread().build();
+  std::unique_ptr<spool::Sleep> s = a.block_on(make_sleep(3ms));
+  auto b = build();
+  wait(b, b.spawn(await_sleep(s.get())));
+  EXPECT_TRUE(s->is_elapsed());
+  EXPECT_EQ(a.metrics().timers_armed, 1u);
+  EXPECT_EQ(a.metrics().timers_fired, 1u);
+  EXPECT_EQ(b.metrics().timers_armed, 0u) << "the Sleep was armed in the wrong runtime";
+}
+
+// A Sleep made in a runtime that is then dropped: polling it reports TimerShutdown at once.
+TEST_P(CrossRuntimeAnyFlavor, SleepPolledAfterItsRuntimeWasDroppedThrows) {
+  std::unique_ptr<spool::Sleep> never_polled, polled;
+  {
+    auto rt = build();
+    never_polled = rt.block_on(make_sleep(1h));
+    polled = rt.block_on(make_sleep(1h));
+    rt.block_on([](spool::Sleep* s) -> Task<void> {
+      EXPECT_FALSE(co_await poll_once(*s));  // armed in the runtime's driver
+    }(polled.get()));
+    EXPECT_EQ(rt.metrics().timers_armed, 1u);
+  }
+  EXPECT_THROW(spool::block_on(*never_polled), spool::TimerShutdown);
+  EXPECT_FALSE(polled->is_elapsed());
+  EXPECT_THROW(spool::block_on(*polled), spool::TimerShutdown);
+  // A foreign executor too (no slot: it would have started a background thread).
+  int pending = 0;
+  EXPECT_THROW(run_foreign(*polled, nullptr, &pending), spool::TimerShutdown);
+  EXPECT_EQ(pending, 0);
+}
+
+// Set (seq_cst store) by the destructor of a sleeping task's local when the task is
+// cancelled; read (seq_cst) by the test after the runtime is gone.
+struct DropGuard {
+  std::atomic<bool>* dropped;
+  ~DropGuard() { dropped->store(true); }
+};
+
+Task<void> guarded_long_sleep(std::atomic<bool>* dropped) {
+  DropGuard guard{dropped};
+  co_await spool::sleep(1h);
+  ADD_FAILURE() << "the hour-long sleep completed";
+}
+
+// A task of runtime A awaits a long sleep when A is dropped: the task is cancelled (its
+// locals destroyed, its Sleep unregistered), without a hang (and without a leak: ASan).
+TEST_P(CrossRuntimeAnyFlavor, TaskSleepingWhenItsRuntimeIsDroppedIsCancelled) {
+  std::atomic<bool> dropped{false};
+  std::optional<spool::JoinHandle<void>> h;
+  {
+    auto rt = build();
+    h.emplace(rt.spawn(guarded_long_sleep(&dropped)));
+    if (is_multi_thread()) {
+      spool_test::spin_until([&] { return rt.metrics().timers_armed == 1; });
+    } else {
+      rt.block_on([]() -> Task<void> {
+        while (metrics().timers_armed == 0) co_await spool::yield_now();
+      }());
+    }
+    EXPECT_FALSE(dropped.load());
+  }
+  EXPECT_TRUE(dropped.load());
+  bool cancelled = false;
+  try {
+    spool::block_on(*h);
+  } catch (const spool::JoinError& e) {
+    cancelled = e.is_cancelled();
+  }
+  EXPECT_TRUE(cancelled);
+}
+
+}  // namespace

@@ -1,0 +1,132 @@
+// Timers on the real clock. No timing thresholds: the tests check completion, the "never
+// early" rule (the clock reads at least the deadline once a Sleep is ready), where the
+// executing thread parked, and exact counters.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/eventfd_reactor.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/time_helpers.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spool::Instant;
+using spool::Task;
+using spool_time_test::metrics;
+
+// Polls an hour-long Sleep (pending at its first poll, whatever the machine's speed: it
+// installs its driver then), then offers the Context another reactor, which must be
+// refused, then waits for `sleep`.
+class OfferReactorAfterSleep {
+ public:
+  OfferReactorAfterSleep(spool::Sleep sleep, std::shared_ptr<spool::ReactorHook> other)
+      : installer_(spool::sleep(1h)), sleep_(std::move(sleep)), other_(std::move(other)) {}
+  spool::Poll<void> poll(spool::Context& cx) {
+    EXPECT_TRUE(installer_.poll(cx).is_pending());
+    ++polls_;
+    if (cx.install_reactor(other_)) ++accepted_;
+    if (cx.reactor() == nullptr || cx.reactor() == other_.get()) ++slot_not_driver_;
+    return sleep_.poll(cx);
+  }
+  int polls() const { return polls_; }
+  int accepted() const { return accepted_; }
+  int slot_not_driver() const { return slot_not_driver_; }
+  Instant deadline() const { return sleep_.deadline(); }
+
+ private:
+  spool::Sleep installer_;
+  spool::Sleep sleep_;
+  std::shared_ptr<spool::ReactorHook> other_;
+  int polls_ = 0, accepted_ = 0, slot_not_driver_ = 0;
+};
+
+// spool::block_on outside every runtime: the Sleep (on the process-wide driver) installs
+// that driver in block_on's slot, so block_on parks in the time driver, not in `other`.
+TEST(RealClock, BlockOnOutsideARuntimeParksInTheTimeDriver) {
+  auto other = std::make_shared<spool_test::EventfdReactor>();
+  OfferReactorAfterSleep fut(spool::sleep(5ms), other);
+  spool::block_on(fut);
+  EXPECT_GE(std::chrono::steady_clock::now(), fut.deadline());
+  EXPECT_GE(fut.polls(), 1);
+  EXPECT_EQ(fut.accepted(), 0) << "block_on's slot did not hold the time driver";
+  EXPECT_EQ(fut.slot_not_driver(), 0);
+  EXPECT_EQ(other->parks(), 0);
+}
+
+TEST(RealClock, BlockOnOfAPlainSleepCompletes) {
+  const Instant deadline = spool::time::now() + 5ms;
+  spool::block_on(spool::sleep_until(deadline));
+  EXPECT_GE(spool::time::now(), deadline);
+}
+
+class RealClockAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(RealClockAnyFlavor);
+
+Task<void> sleep_1ms() {
+  const Instant deadline = spool::time::now() + 1ms;
+  co_await spool::sleep_until(deadline);
+  EXPECT_GE(spool::time::now(), deadline) << "a timer fired early";
+}
+
+Task<void> ten_sleeps_in_tasks() {
+  std::vector<spool::JoinHandle<void>> hs;
+  for (int i = 0; i < 10; ++i) hs.push_back(spool::spawn(sleep_1ms()));
+  for (auto& h : hs) co_await h;
+}
+
+// Every armed timer fires exactly once; the runtime's threads parked in its driver (which
+// is the only place a real-clock timer fires).
+TEST_P(RealClockAnyFlavor, TimersFiredAndArmedCountExactly) {
+  auto rt = build();
+  rt.block_on(ten_sleeps_in_tasks());
+  spool::RuntimeMetrics m = rt.metrics();
+  EXPECT_EQ(m.timers_armed, 10u);
+  EXPECT_EQ(m.timers_fired, 10u);
+  EXPECT_EQ(m.timers_cancelled, 0u);
+  EXPECT_GE(m.driver_parks, 1u);
+  // The root future of block_on itself: armed in the runtime's driver too.
+  const std::uint64_t parks_before = m.driver_parks;
+  rt.block_on(sleep_1ms());
+  m = rt.metrics();
+  EXPECT_EQ(m.timers_armed, 11u);
+  EXPECT_EQ(m.timers_fired, 11u);
+  if (!is_multi_thread()) {
+    // The block_on thread drives the runtime: it parked in the driver to fire the timer.
+    EXPECT_GT(m.driver_parks, parks_before);
+  }
+}
+
+// A current-thread runtime that never ran: no parks. Its first timer needs one.
+TEST(RealClock, CurrentThreadDriverParksCountFromZero) {
+  auto rt = spool::Builder::current_thread().build();
+  EXPECT_EQ(rt.metrics().driver_parks, 0u);
+  rt.block_on(sleep_1ms());
+  EXPECT_GE(rt.metrics().driver_parks, 1u);
+  EXPECT_EQ(rt.metrics().timers_fired, 1u);
+}
+
+Task<void> past_deadlines_real() {
+  const spool::Waker noop = spool::Waker::noop();
+  spool::Context cx(noop);
+  auto past = spool::sleep_until(spool::time::now() - 1s);
+  auto zero = spool::sleep(0ms);
+  auto negative = spool::sleep(-1ms);
+  EXPECT_TRUE(past.poll(cx).is_ready());
+  EXPECT_TRUE(zero.poll(cx).is_ready());
+  EXPECT_TRUE(negative.poll(cx).is_ready());
+  co_await spool::sleep(0ms);
+  EXPECT_EQ(metrics().timers_armed, 0u);
+}
+
+TEST_P(RealClockAnyFlavor, PastDeadlinesAreReadyAtTheFirstPollWithoutArming) {
+  auto rt = build();
+  rt.block_on(past_deadlines_real());
+  EXPECT_EQ(rt.metrics().timers_armed, 0u);
+}
+
+}  // namespace
