@@ -195,6 +195,9 @@ class Runtime {
 
   /// Runs `fut` to completion on the calling thread while the runtime's tasks run (on the
   /// workers, or on this thread for a current-thread runtime); spool::spawn works inside.
+  /// The future's reactor slot holds the runtime's driver (its timers), so a future that
+  /// installs another reactor is refused (install_reactor returns false) and must fall back,
+  /// as on the runtime's workers; spool::block_on parks in any reactor.
   /// Throws NestedEventLoop on a runtime worker thread or inside another block_on.
   template <Future F>
   future_output_t<std::remove_reference_t<F>> block_on(F&& fut) {

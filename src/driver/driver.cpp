@@ -16,7 +16,8 @@ thread_local FollowerSeen follower_seen;
 }  // namespace
 
 Driver::Driver(Options options)
-    : bottom_(std::make_shared<ThreadParker>()),
+    : always_driven_(options.always_driven),
+      bottom_(std::make_shared<ThreadParker>()),
       time_(std::make_shared<TimeDriver>(bottom_, options.timer_resolution, options.start_paused,
                                          options.shards, std::move(options.can_auto_advance))) {}
 
@@ -25,10 +26,15 @@ Driver::~Driver() { time_->shutdown(); }
 
 void Driver::unlock() noexcept {
   locked_.store(false, std::memory_order_seq_cst);
-  if (followers_.load(std::memory_order_seq_cst) != 0) {
-    { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
-    follow_cv_.notify_all();
-  }
+  notify_followers();
+}
+
+void Driver::notify_followers() noexcept {
+  // Seq_cst: after the caller's seq_cst store (of locked_ or epoch_); pairs with follow's
+  // increment and its seq_cst loads of the two.
+  if (followers_.load(std::memory_order_seq_cst) == 0) return;
+  { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
+  follow_cv_.notify_all();
 }
 
 bool Driver::park_thread(ThreadParker& own) {
@@ -55,38 +61,46 @@ void Driver::maintain() {
 }
 
 void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
+  const auto start = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
+  if (timeout) {
+    deadline = *timeout < std::chrono::steady_clock::time_point::max() - start
+                   ? start + *timeout
+                   : std::chrono::steady_clock::time_point::max();
+  }
+  // A paused clock moves only when the scheduler finds every task waiting: a thread that
+  // knows nothing of the tasks never drives it (it would make time jump, or hold the lock
+  // the scheduler's idle thread needs); it follows, and the scheduler's thread fires.
+  const bool may_drive = !time_->clock().is_paused();
   for (;;) {
-    if (try_lock()) {
+    if (may_drive && try_lock()) {
       time_->park(timeout);
       unlock();
-      // The scheduler's threads may all have parked on their own parkers meanwhile.
-      if (time_->has_timers()) {
-        std::lock_guard lock(handoff_mutex_);
-        if (handoff_) handoff_();
-      }
+      // The scheduler's threads may all have parked on their own parkers meanwhile (they
+      // found the lock taken): one of them takes the driver back.
+      std::lock_guard lock(handoff_mutex_);
+      if (handoff_) handoff_();
       break;
     }
-    if (!follow(deadline)) break;
-    if (deadline)
+    if (!follow(deadline, may_drive)) break;
+    if (deadline) {
       timeout =
           std::max(*deadline - std::chrono::steady_clock::now(), std::chrono::nanoseconds::zero());
+    }
   }
   follower_seen = {this, epoch_.load(std::memory_order_seq_cst)};
 }
 
-bool Driver::follow(std::optional<std::chrono::steady_clock::time_point> deadline) {
+bool Driver::follow(std::optional<std::chrono::steady_clock::time_point> deadline,
+                    bool until_released) {
   std::unique_lock lock(follow_mutex_);
   followers_.fetch_add(1, std::memory_order_seq_cst);
   // A thread new to this driver cannot tell which unparks it has seen: return at once.
   const std::uint64_t seen = follower_seen.driver == this ? follower_seen.epoch : ~std::uint64_t{0};
   bool lock_freed = false;
   auto done = [&] {
-    if (epoch_.load(std::memory_order_seq_cst) != seen || stop_.load(std::memory_order_acquire)) {
-      return true;
-    }
-    lock_freed = !locked_.load(std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) != seen) return true;
+    lock_freed = until_released && !locked_.load(std::memory_order_seq_cst);
     return lock_freed;
   };
   if (deadline) {
@@ -101,14 +115,12 @@ bool Driver::follow(std::optional<std::chrono::steady_clock::time_point> deadlin
 void Driver::unpark() noexcept {
   time_->unpark();
   epoch_.fetch_add(1, std::memory_order_seq_cst);
-  if (followers_.load(std::memory_order_seq_cst) != 0) {
-    { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
-    follow_cv_.notify_all();
-  }
+  notify_followers();
 }
 
 void Driver::ensure_driven() {
-  if (started_.load(std::memory_order_acquire)) return;
+  // Threads that never all go away (a multi-thread runtime's workers) drive it already.
+  if (always_driven_ || started_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(background_mutex_);
   if (started_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_acquire)) return;
   std::thread t =
@@ -129,7 +141,8 @@ void Driver::run_background() {
 void Driver::shutdown() {
   set_handoff(nullptr);
   stop_.store(true, std::memory_order_release);
-  unpark();  // the background thread (holder or follower) returns and sees stop_
+  unpark();  // the background thread (holder or follower) returns and sees stop_; the
+             // epoch it bumps ends a follow begun after the thread last checked stop_
   {
     std::unique_lock lock(background_mutex_);
     // On the background thread itself (a waker it fired shut the runtime down), it ends

@@ -29,7 +29,10 @@ namespace spool::detail {
 //    takes over). Every face unpark wakes every follower (spurious returns are allowed).
 //  - A background thread (ensure_driven), started when a timer is polled by an executor
 //    that cannot park in this driver (its slot is absent or holds another reactor): it
-//    parks through the face forever, so the timers fire even if no executor drives.
+//    parks through the face forever, so the timers fire even if no executor drives. (Not
+//    for a multi-thread runtime's driver, which its workers always drive.)
+// While the clock is paused, the face never takes the lock: only a scheduler thread with
+// no task to run may drive (and make time jump).
 class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
  public:
   struct Options {
@@ -37,6 +40,10 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     bool start_paused = false;
     std::uint32_t shards = 1;                // timer wheels (one per worker)
     std::function<bool()> can_auto_advance;  // see TimeDriver
+    // Some scheduler thread drives it as long as it lives (a multi-thread runtime: idle
+    // workers park in it, busy ones poll it at their maintenance tick), so a timer that
+    // cannot install it needs no background thread.
+    bool always_driven = false;
   };
   explicit Driver(Options options);
   ~Driver() override;
@@ -78,11 +85,14 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     return !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() noexcept;
-  // A face park that found the driver held. Returns true if it ended because the lock
-  // was released (the caller tries to take it), false for an unpark or the timeout.
-  bool follow(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // A face park that does not drive: waits for an unpark, the deadline or — if
+  // `until_released` — the lock's release. Returns true if it ended because the lock was
+  // released (the caller tries to take it), false for an unpark or the deadline.
+  bool follow(std::optional<std::chrono::steady_clock::time_point> deadline, bool until_released);
+  void notify_followers() noexcept;
   void run_background();
 
+  const bool always_driven_;
   std::mutex handoff_mutex_;
   std::function<void()> handoff_;  // guarded by handoff_mutex_
   std::shared_ptr<ThreadParker> bottom_;
@@ -102,8 +112,8 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   std::condition_variable follow_cv_;
   // The background thread (detached; it holds a shared_ptr to the driver): started once
   // (started_: set under background_mutex_ with release, read with acquire as the fast
-  // path), stopped by shutdown (stop_: store release, read acquire by its loop and by
-  // followers), which waits on background_exited_ until background_running_ is false.
+  // path), stopped by shutdown (stop_: store release, read acquire by its loop), which waits on
+  // background_exited_ until background_running_ is false.
   std::mutex background_mutex_;
   std::condition_variable background_exited_;
   bool background_running_ = false;  // guarded by background_mutex_

@@ -33,7 +33,9 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
                                          ? MultiThread::num_workers(config_)
                                          : 1),
           // A paused clock jumps ahead only while no blocking call runs.
-          [this] { return blocking_.is_idle(); }})) {
+          [this] { return blocking_.is_idle(); },
+          // A multi-thread runtime's workers always drive it: no background thread.
+          config_.flavor == RuntimeConfig::Flavor::kMultiThread})) {
   if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
     multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_, driver_);
     scheduler_ = multi_thread_.get();

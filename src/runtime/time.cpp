@@ -33,18 +33,13 @@ detail::Clock& pausable_clock(const char* what) {
   return rt->driver()->time().clock();
 }
 
-Instant saturating_add(Instant t, std::chrono::nanoseconds d) {
-  if (d > Instant::max() - t) return Instant::max();
-  return t + d;
-}
-
 }  // namespace
 
 Sleep sleep(std::chrono::nanoseconds duration) {
   const std::shared_ptr<detail::Driver>& driver = current_driver();
   const Instant now = driver->time().clock().now();
   const bool due = duration <= std::chrono::nanoseconds::zero();
-  return Sleep(driver, due ? now : saturating_add(now, duration), due);
+  return Sleep(driver, due ? now : detail::saturating_add(now, duration), due);
 }
 
 Sleep sleep_until(Instant deadline) {

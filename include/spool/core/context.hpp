@@ -17,6 +17,9 @@ class ReactorConflict : public std::logic_error {
 
 /// The reactor-hook slot of one executor thread: empty, or holding the one reactor that
 /// the thread parks in. Owned by the executor; only its thread touches it (during polls).
+/// An executor that offers a slot must honour it: while a future that installed a hook
+/// waits, the executor parks in it (or sees to it that the hook is driven); an executor that
+/// cannot offers no slot.
 class ReactorSlot {
  public:
   /// Installs `hook` if the slot is empty. Returns true if `hook` is (now) the installed
@@ -80,9 +83,10 @@ class Context {
     }
     if (!slot_->install(hook)) {
       throw ReactorConflict(
-          "spool: a different reactor hook is already installed for this executor thread; "
-          "one thread can park in only one reactor, so a future that needs another reactor "
-          "must fall back to driving it on a background thread");
+          "spool: a different reactor hook is already installed for this executor thread (on "
+          "a spool runtime: the runtime's own driver); one thread can park in only one "
+          "reactor, so a future that needs another reactor must fall back to driving it on a "
+          "background thread, or be run with spool::block_on");
     }
   }
 

@@ -22,11 +22,11 @@ struct TimerEntry : TimerNode {
   /// The driver shut down (its runtime is gone) before the deadline.
   static constexpr std::uint32_t kShutdown = 3;
 
-  /// Written under the shard's lock (arm, disarm, fire, shutdown); the driver's store of
-  /// kFired / kShutdown is a release that pairs with the acquire loads of the future's poll,
-  /// which then returns ready without the lock, and of disarm, which then returns without
-  /// the lock (and the entry may be freed). The future reads its own kIdle / kArmed writes
-  /// relaxed.
+  /// Written by the driver under the shard's lock (arm, disarm, fire, shutdown), and by the
+  /// owning future while the entry is in no wheel (made due, reset; relaxed: nobody else
+  /// touches it then). The driver's stores of kFired / kShutdown are releases that pair with
+  /// the acquire loads of the future's poll (which then returns ready without the lock) and
+  /// of disarm (which then returns without the lock, and the entry may be freed).
   Atomic<std::uint32_t> state{kIdle};
   /// The waiting task's waker: registered by each poll, taken by the driver when it fires.
   AtomicWaker waker;

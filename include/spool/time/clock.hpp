@@ -24,7 +24,9 @@ void pause();
 void resume();
 
 /// The future of advance(): moves the clock on, fires the timers that came due, and yields
-/// once so that the tasks they woke run before the caller goes on.
+/// once. Awaited by a spawned task, the tasks the timers woke (queued before it) run before
+/// it goes on; awaited by a current-thread runtime's block_on root, at most one scheduler
+/// batch (event_interval tasks) runs before the root is polled again.
 class Advance {
  public:
   /// Advances at the first poll, returns ready at the second.

@@ -30,6 +30,7 @@ class Interval {
    public:
     /// Ready at the next tick, with its scheduled instant.
     Poll<Instant> poll(Context& cx) { return interval_->poll_tick(cx); }
+    /// The next tick of `interval`.
     explicit Tick(Interval& interval) noexcept : interval_(&interval) {}
 
    private:

@@ -30,8 +30,10 @@ class TimerShutdown : public std::runtime_error {
 /// The timer is registered with the time driver at the first poll and unregistered when the
 /// Sleep is destroyed or reset (O(1) both). Polled by a spool runtime or by spool::block_on,
 /// the executing thread parks in the time driver (Context::install_reactor); polled by any
-/// other executor, a background thread of the driver fires it. Once polled it must not move
-/// (the driver links it in place): moving it then throws std::logic_error.
+/// other executor (no reactor slot, or one holding another reactor), a background thread
+/// of the driver fires it (a multi-thread runtime's workers always drive theirs). Once
+/// armed it must not move (the driver links it in place): moving it then throws
+/// std::logic_error.
 class Sleep {
  public:
   /// Ready once the deadline has passed. Throws TimerShutdown when the timer's runtime
@@ -46,7 +48,8 @@ class Sleep {
   /// True once the driver fired the timer (the deadline passed while it was registered).
   bool is_elapsed() const noexcept;
 
-  /// Moves a Sleep that was never polled; throws std::logic_error for one that was.
+  /// Moves a Sleep that was never armed (polled while pending, or reset after a poll);
+  /// throws std::logic_error for one that was.
   Sleep(Sleep&& other);
   Sleep& operator=(Sleep&&) = delete;
   Sleep(const Sleep&) = delete;

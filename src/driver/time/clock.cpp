@@ -49,7 +49,7 @@ void Clock::advance(std::chrono::nanoseconds d) {
         "spool::time::advance: the clock is not paused; call spool::time::pause (or build the "
         "runtime with Builder::start_paused(true)) first");
   }
-  paused_at_ += d;
+  paused_at_ = saturating_add(paused_at_, d);
 }
 
 void Clock::advance_to(time_point t) {

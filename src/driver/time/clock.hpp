@@ -8,6 +8,14 @@
 
 namespace spool::detail {
 
+// `t + d`, clamped to the clock's range (a deadline of "never" stays representable).
+inline std::chrono::steady_clock::time_point saturating_add(std::chrono::steady_clock::time_point t,
+                                                            std::chrono::nanoseconds d) noexcept {
+  using tp = std::chrono::steady_clock::time_point;
+  if (d >= std::chrono::nanoseconds::zero()) return d > tp::max() - t ? tp::max() : t + d;
+  return d < tp::min() - t ? tp::min() : t + d;
+}
+
 // The steady clock, which tests may pause: while paused, time moves only by advance (or by
 // the driver's auto-advance, time_driver.hpp); after resume it runs at the steady clock's
 // rate again from where it stood (so it never goes backwards).

@@ -63,9 +63,9 @@ Poll<void> Sleep::poll(Context& cx) {
 
 void Sleep::reset(Instant deadline) {
   using detail::TimerEntry;
-  deadline_ = deadline;
   driver_->time().disarm(entry_);
   if (entry_.state.load(std::memory_order_acquire) == TimerEntry::kShutdown) return;
+  deadline_ = deadline;
   // Idle, or fired (unlinked: the driver no longer touches it).
   if (deadline <= now()) {
     entry_.state.store(TimerEntry::kFired, std::memory_order_relaxed);  // due: no wheel
@@ -83,16 +83,16 @@ Poll<Instant> Interval::poll_tick(Context& cx) {
   if (sleep_.poll(cx).is_pending()) return pending;
   const Instant scheduled = sleep_.deadline();
   const Instant now = sleep_.now();
-  Instant next = scheduled + period_;
+  Instant next = detail::saturating_add(scheduled, period_);
   if (now >= next) {  // the following tick is due already: this one was taken late
     switch (behavior_) {
       case MissedTickBehavior::kBurst:
         break;
       case MissedTickBehavior::kDelay:
-        next = now + period_;
+        next = detail::saturating_add(now, period_);
         break;
       case MissedTickBehavior::kSkip:
-        next = now + (period_ - (now - scheduled) % period_);
+        next = detail::saturating_add(now, period_ - (now - scheduled) % period_);
         break;
     }
   }
@@ -100,6 +100,6 @@ Poll<Instant> Interval::poll_tick(Context& cx) {
   return Poll<Instant>::ready(scheduled);
 }
 
-void Interval::reset() { sleep_.reset(sleep_.now() + period_); }
+void Interval::reset() { sleep_.reset(detail::saturating_add(sleep_.now(), period_)); }
 
 }  // namespace spool

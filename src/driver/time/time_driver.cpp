@@ -15,7 +15,8 @@ constexpr std::uint32_t kNoShard = ~std::uint32_t{0};
 // The shard hint of the calling thread (set_thread_shard), or kNoShard.
 thread_local std::uint32_t thread_shard = kNoShard;
 // Hands out shard hints to threads that have none, round robin.
-std::atomic<std::uint32_t> next_thread_shard{0};
+// Relaxed: only the values must differ, nothing is published with them.
+Atomic<std::uint32_t> next_thread_shard{0};
 
 }  // namespace
 
@@ -142,8 +143,21 @@ void TimeDriver::disarm(TimerEntry& e) noexcept {
   e.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
 }
 
-bool TimeDriver::process() {
-  bool any = false;
+void TimeDriver::expire_locked(Shard& s, std::uint64_t now, std::uint32_t state,
+                               std::vector<Waker>& to_wake) {
+  s.wheel.poll(now, [&](TimerNode* node) {
+    auto& e = static_cast<TimerEntry&>(*node);
+    // The waker is taken under the lock: once it is released the entry may be gone.
+    if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
+    // Release: pairs with the acquire loads of poll and disarm (see TimerEntry::state).
+    e.state.store(state, std::memory_order_release);
+    bump(s.linked, -1);
+    if (state == TimerEntry::kFired) bump(s.fired);
+  });
+  s.next.store(s.wheel.next_expiration().value_or(kNever), std::memory_order_relaxed);
+}
+
+void TimeDriver::process() {
   std::uint64_t now = kNever;  // read from the clock only if some shard has a timer
   std::vector<Waker> to_wake;
   for (const auto& sp : shards_) {
@@ -154,22 +168,11 @@ bool TimeDriver::process() {
     if (next > now) continue;
     {
       std::lock_guard guard(s.lock);
-      s.wheel.poll(now, [&](TimerNode* node) {
-        auto& e = static_cast<TimerEntry&>(*node);
-        // The waker is taken under the lock: once it is released the entry may be gone.
-        if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
-        // Release: pairs with the poll's acquire load, which then returns ready.
-        e.state.store(TimerEntry::kFired, std::memory_order_release);
-        bump(s.linked, -1);
-        bump(s.fired);
-      });
-      s.next.store(s.wheel.next_expiration().value_or(kNever), std::memory_order_relaxed);
+      expire_locked(s, now, TimerEntry::kFired, to_wake);
     }
     for (Waker& w : to_wake) std::move(w).wake();
-    any = any || !to_wake.empty();
     to_wake.clear();
   }
-  return any;
 }
 
 void TimeDriver::shutdown() {
@@ -179,13 +182,7 @@ void TimeDriver::shutdown() {
     std::lock_guard guard(s.lock);
     // Relaxed: arm reads it under this same lock.
     shut_down_.store(true, std::memory_order_relaxed);
-    s.wheel.poll(kNever - 1, [&](TimerNode* node) {
-      auto& e = static_cast<TimerEntry&>(*node);
-      if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
-      e.state.store(TimerEntry::kShutdown, std::memory_order_release);  // as in process
-      bump(s.linked, -1);
-    });
-    s.next.store(kNever, std::memory_order_relaxed);
+    expire_locked(s, kNever - 1, TimerEntry::kShutdown, to_wake);
   }
   for (Waker& w : to_wake) std::move(w).wake();
 }

@@ -61,8 +61,8 @@ class TimeDriver final : public Park {
   // Takes an armed entry out of its wheel if it is still there (cancel, or before reset);
   // the entry is idle afterwards unless it had fired or shut down (those states stay).
   void disarm(TimerEntry& e) noexcept;
-  // Fires every timer due by now; true if one fired.
-  bool process();
+  // Fires every timer due by now.
+  void process();
   // Fires every timer as shut down and refuses later arms (the runtime is going away).
   void shutdown();
 
@@ -84,6 +84,9 @@ class TimeDriver final : public Park {
   Clock::time_point instant_of(std::uint64_t tick) const noexcept;
   std::uint64_t next_expiration() const noexcept;  // min over the shards (kNever: none)
   Shard& shard_for_thread() noexcept;
+  // Under `s`'s lock: unlinks every timer due by `now`, moves it to `state` (kFired or
+  // kShutdown) and takes its waker into `to_wake`, to be woken after the lock is released.
+  void expire_locked(Shard& s, std::uint64_t now, std::uint32_t state, std::vector<Waker>& to_wake);
   void park_for(std::optional<std::chrono::nanoseconds> timeout);
 
   const std::shared_ptr<Park> inner_;
@@ -105,8 +108,8 @@ class TimeDriver final : public Park {
   // Set (relaxed) by every unpark; exchanged (relaxed) by a paused holder's park to tell
   // whether something was woken meanwhile (then it must not jump the clock).
   Atomic<bool> unparked_{false};
-  // Set once (release) by shutdown, under every shard's lock in turn; read by arm under its
-  // shard's lock.
+  // Set once by shutdown, under every shard's lock in turn; read by arm under its shard's
+  // lock (relaxed both: the lock orders them).
   Atomic<bool> shut_down_{false};
   // Written by the holder only (relaxed increments); read by counters().
   Atomic<std::uint64_t> parks_{0};

@@ -76,16 +76,18 @@ class Idle {
   }
 
   // Removes `worker` from the sleeper list if it is there (it woke for another reason,
-  // such as shutdown, and will look for work).
-  void unpark_by_id(std::uint32_t worker) {
+  // such as shutdown, and will look for work). False if it was not: a notify took it out
+  // meanwhile and counted it as searching, which the worker must then be.
+  bool unpark_by_id(std::uint32_t worker) {
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < sleepers_.size(); ++i) {
       if (sleepers_[i] == worker) {
         sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
         state_.fetch_add(pack(1, 0), std::memory_order_seq_cst);
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   // Some parked worker, left parked (in the list), or nullopt: the worker to hand the

@@ -64,9 +64,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, Ow
   }
   // A block_on or background thread left the driver with timers armed: a parked worker
   // takes it over (it finds no work and parks again, in the driver).
-  driver_->set_handoff([this] {
-    if (auto w = idle_.a_parked_worker()) workers_[*w]->parker.unpark();
-  });
+  driver_->set_handoff([this] { hand_driver_over(); });
 }
 
 // The runtime joins (or, past a shutdown deadline, detaches) every thread before it
@@ -251,19 +249,24 @@ void MultiThread::park(Core& core) {
       core.is_searching = true;  // a notify unparked us and counted us as searching
       found_work = true;
     } else if (core.lifo != nullptr || !w.queue.is_empty()) {
-      idle_.unpark_by_id(core.index);  // timers fired here woke tasks into our queue
+      // Timers fired here woke tasks into our queue. A notify that took us out of the list
+      // since the check above counted us as searching: then we are.
+      core.is_searching = !idle_.unpark_by_id(core.index);
       found_work = true;
     }
     if (!found_work) continue;
-    // Leaving the driver for work while timers wait: hand it to a parked worker, which
-    // parks again, in the driver (else the timers would wait for a maintenance tick).
-    if (drove && driver_->time().has_timers()) {
-      if (auto other = idle_.a_parked_worker()) workers_[*other]->parker.unpark();
-    }
+    // Leaving the driver for work while timers wait: hand it over (else the timers would
+    // wait for a maintenance tick).
+    if (drove && driver_->time().has_timers()) hand_driver_over();
     break;
   }
   if (is_shutdown()) idle_.unpark_by_id(core.index);
   if (config_.on_thread_unpark) config_.on_thread_unpark();
+}
+
+void MultiThread::hand_driver_over() noexcept {
+  // Left parked (not counted as notified): it finds no work and parks again, in the driver.
+  if (auto w = idle_.a_parked_worker()) workers_[*w]->parker.unpark();
 }
 
 void MultiThread::notify_parked(Idle::Published where) noexcept {

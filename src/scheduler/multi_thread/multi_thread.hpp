@@ -91,6 +91,8 @@ class MultiThread final : public Scheduler {
   void park(Core& core);
   // Wakes a parked worker for a task published `where`, unless a worker is searching.
   void notify_parked(Idle::Published where) noexcept;
+  // Wakes a parked worker to take the driver, which nobody holds now while timers wait.
+  void hand_driver_over() noexcept;
   // Drains the deferred-wake list into this worker's queue with one notification for the
   // lot; true if there was anything.
   bool requeue_deferred(Core& core, DeferredWakes& deferred);
