@@ -55,6 +55,9 @@ void Driver::set_handoff(std::function<void()> handoff) {
 }
 
 void Driver::maintain() {
+  // Nothing armed: nothing to fire, and the lock's cache line is left alone (every worker
+  // comes here every event_interval ticks). (The I/O driver will always need the poll.)
+  if (!time_->has_deadline()) return;
   if (!try_lock()) return;  // another thread holds it: it fires the timers
   time_->park(std::chrono::nanoseconds::zero());
   unlock();

@@ -69,6 +69,9 @@ class TimeDriver final : public Park {
   Clock& clock() noexcept { return clock_; }
   // True while some timer is armed.
   bool has_timers() const noexcept;
+  // False when no shard has a deadline (cheap: reads words written only when a shard's
+  // earliest deadline changes, not on every arm).
+  bool has_deadline() const noexcept { return next_expiration() != kNever; }
   TimerCounters counters() const noexcept;
 
   // Which shard timers armed on the calling thread go to (a worker sets its index; other
