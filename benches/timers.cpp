@@ -151,41 +151,49 @@ std::vector<std::chrono::milliseconds> sleep_storm_durations() {
 }
 
 // Deadline = the instant the task starts its sleep + its duration; lateness = the instant it
-// resumes - deadline (negative if it resumed early), both on spool's clock.
-spool::Task<void> w9_sleeper(Latch* done, std::chrono::milliseconds d, std::int64_t* late_ns) {
-  const spool::Instant deadline = spool::time::now() + d;
+// resumes - deadline (negative if it resumed early), both on spool's clock (the steady clock:
+// the runtime's clock is not paused). `start` receives the instant the sleep began.
+spool::Task<void> w9_sleeper(Latch* done, std::chrono::milliseconds d, std::int64_t* late_ns,
+                             spool::Instant* start) {
+  *start = spool::time::now();
+  const spool::Instant deadline = *start + d;
   co_await spool::sleep_until(deadline);
   *late_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(spool::time::now() - deadline).count();
   done->count_down();
 }
 
-// Spawns the sleepers in sequence order; task i writes its lateness to late_ns[i].
+// Spawns the sleepers in sequence order; task i writes its lateness to late_ns[i] and the
+// instant it began to sleep to start[i].
 spool::Task<void> w9_spawner(Latch* done, const std::vector<std::chrono::milliseconds>* durs,
-                             std::int64_t* late_ns) {
+                             std::int64_t* late_ns, spool::Instant* start) {
   for (std::size_t i = 0; i < durs->size(); ++i) {
-    (void)spool::spawn(w9_sleeper(done, (*durs)[i], &late_ns[i]));
+    (void)spool::spawn(w9_sleeper(done, (*durs)[i], &late_ns[i], &start[i]));
   }
   co_return;
 }
 
-// What one repetition measured: its wall time and the lateness percentiles (ns).
+// What one repetition measured: its wall time, the lateness percentiles (ns), and when the
+// last sleeper began its sleep (after the start of the wall time): the part of the wall
+// time that spawning and first polls take, before any sleep can end.
 struct StormRep {
   Clock::duration wall;
   std::int64_t p50, p99, max;
+  Clock::duration last_start;
 };
 
 void w9_sleep_storm(const Config& cfg) {
   Latch done;  // outlives the runtime (declared first), as the vectors the tasks use
   std::vector<std::chrono::milliseconds> durs;
   std::vector<std::int64_t> late_ns(kSleepers);
+  std::vector<spool::Instant> start(kSleepers);
   spool::Runtime rt = make_runtime(cfg);
 
   auto samples = measure(cfg, [&] {
     durs = sleep_storm_durations();  // re-seeded: the same sequence every repetition
     done.arm(kSleepers);
     const auto t0 = Clock::now();
-    (void)rt.spawn(w9_spawner(&done, &durs, late_ns.data()));
+    (void)rt.spawn(w9_spawner(&done, &durs, late_ns.data(), start.data()));
     done.wait();
     const auto wall = Clock::now() - t0;
 
@@ -193,20 +201,23 @@ void w9_sleep_storm(const Config& cfg) {
     std::sort(sorted.begin(), sorted.end());
     // nearest rank: element ceil(q% × n) (1-based) of the sorted lateness
     const auto pct = [&](std::size_t q) { return sorted[(kSleepers * q + 99) / 100 - 1]; };
-    return StormRep{wall, pct(50), pct(99), sorted.back()};
+    const auto last_start = *std::max_element(start.begin(), start.end()) - t0;
+    return StormRep{wall, pct(50), pct(99), sorted.back(), last_start};
   });
 
-  std::vector<double> wall_ms, p50_us, p99_us, max_us;
+  std::vector<double> wall_ms, p50_us, p99_us, max_us, last_start_ms;
   for (const StormRep& s : samples) {
     wall_ms.push_back(std::chrono::duration<double, std::milli>(s.wall).count());
     p50_us.push_back(static_cast<double>(s.p50) / 1e3);
     p99_us.push_back(static_cast<double>(s.p99) / 1e3);
     max_us.push_back(static_cast<double>(s.max) / 1e3);
+    last_start_ms.push_back(std::chrono::duration<double, std::milli>(s.last_start).count());
   }
   const double wall = summarize("sleep_storm (total wall time)", wall_ms, "ms");
   const double p99 = summarize("sleep_storm (p99 lateness)", p99_us, "us");
   summarize("info: sleep_storm (p50 lateness)", p50_us, "us");
   summarize("info: sleep_storm (max lateness)", max_us, "us");
+  summarize("info: sleep_storm (last sleep began)", last_start_ms, "ms");
   result("sleep_storm_wall", wall, "ms");
   result("sleep_storm_p99_late", p99, "us");
 }
