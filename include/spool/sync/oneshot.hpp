@@ -24,24 +24,31 @@ class RecvError : public std::runtime_error {
 namespace detail {
 template <class T>
 struct Shared {
-  // The state word, each bit set once and never cleared, by one fetch_or (acq_rel):
+  // The state word; no bit is ever cleared. kReceiverGone is set by one fetch_or (acq_rel).
+  // kValue is set by send's compare-exchange (acq_rel) together with kSenderGone, and only
+  // while kReceiverGone is clear, so a value is either seen by the receiver or refused by
+  // send — never both; otherwise kSenderGone is set by a fetch_or (acq_rel):
   //   kValue         a value is stored: set by send after writing `value` (the release half
   //                  publishes it).
   //   kSenderGone    the Sender was dropped (after sending or not).
-  //   kReceiverGone  the Receiver was dropped: send() then reports that no one will receive.
-  // The receiver loads it with acquire after registering its waker, which pairs with the
-  // sender's release: a send (or drop) between the register and the load still wakes it.
+  //   kReceiverGone  the Receiver was dropped or closed: send() then refuses its value.
+  // Each side loads it with acquire after registering its waker, which pairs with the other
+  // side's release: a send (or drop, or close) between the register and the load still
+  // wakes it.
   static constexpr unsigned kValue = 1;
   static constexpr unsigned kSenderGone = 2;
   static constexpr unsigned kReceiverGone = 4;
   std::atomic<unsigned> state{0};
   std::optional<T> value;  // written by send before kValue is set; read after it is seen
-  AtomicWaker receiver;
+  AtomicWaker receiver;    // woken by send and by the Sender's drop
+  AtomicWaker sender;      // woken by the Receiver's close or drop (Sender::closed)
 };
 }  // namespace detail
 
 template <class T>
 class Receiver;
+template <class T>
+class Closed;
 
 /// The sending half. send() may be called once, from any thread. Dropping it without
 /// sending wakes the receiver with RecvError.
@@ -58,22 +65,44 @@ class Sender {
   }
   ~Sender() { close(); }
 
-  /// Sends `value`. Returns false (and drops the value) when the receiver is gone.
-  /// Throws std::logic_error on a second send.
+  /// Sends `value`. Returns false (and drops the value) when the receiver is gone or
+  /// closed. Throws std::logic_error on a second send.
   bool send(T value) {
     if (!shared_)
       throw std::logic_error(
           "spool::oneshot::Sender::send called twice (or on a moved-from Sender)");
     auto s = std::move(shared_);
     s->value.emplace(std::move(value));
-    unsigned prev = s->state.fetch_or(detail::Shared<T>::kValue, std::memory_order_acq_rel);
+    unsigned prev = s->state.load(std::memory_order_relaxed);
+    do {
+      if (prev & detail::Shared<T>::kReceiverGone) {
+        // Refused: the receiver never reads `value` without kValue, so it is ours to drop.
+        s->value.reset();
+        s->state.fetch_or(detail::Shared<T>::kSenderGone, std::memory_order_acq_rel);
+        return false;
+      }
+    } while (!s->state.compare_exchange_weak(
+        prev, prev | detail::Shared<T>::kValue | detail::Shared<T>::kSenderGone,
+        std::memory_order_acq_rel, std::memory_order_relaxed));
     s->receiver.wake();
-    return !(prev & detail::Shared<T>::kReceiverGone);
+    return true;
   }
-  /// True when the receiver was dropped (a send would be discarded).
+  /// True when the receiver was dropped or closed (a send would be refused).
   bool is_closed() const noexcept {
     return !shared_ ||
            (shared_->state.load(std::memory_order_acquire) & detail::Shared<T>::kReceiverGone);
+  }
+  /// A future that completes once the receiver is dropped or closed — for a producer that
+  /// should stop computing a value nobody will receive — or once a value was sent (nothing
+  /// is left to wait for). It shares the channel (the Sender may move, send or go away
+  /// meanwhile); one closed() future waits at a time (a second one polled replaces the
+  /// first one's waker). Throws std::logic_error on a Sender that
+  /// has sent or was moved from.
+  Closed<T> closed() {
+    if (!shared_)
+      throw std::logic_error(
+          "spool::oneshot::Sender::closed called after send (or on a moved-from Sender)");
+    return Closed<T>(shared_);
   }
 
  private:
@@ -94,11 +123,32 @@ class Sender {
 template <class T>
 class Receiver {
  public:
-  Receiver(Receiver&&) noexcept = default;
-  Receiver& operator=(Receiver&&) noexcept = default;
-  ~Receiver() {
-    if (shared_)
-      shared_->state.fetch_or(detail::Shared<T>::kReceiverGone, std::memory_order_acq_rel);
+  Receiver(Receiver&& o) noexcept : shared_(std::move(o.shared_)) {}
+  Receiver& operator=(Receiver&& o) noexcept {
+    if (this != &o) {
+      close();
+      shared_ = std::move(o.shared_);
+    }
+    return *this;
+  }
+  ~Receiver() { close(); }
+
+  /// Closes the channel from the receiving side: a later send is refused (returns false)
+  /// and the Sender's closed() completes. A value sent before the close can still be
+  /// received (poll or try_recv); otherwise receiving now throws RecvError. Idempotent.
+  void close() noexcept {
+    if (!shared_) return;
+    unsigned prev =
+        shared_->state.fetch_or(detail::Shared<T>::kReceiverGone, std::memory_order_acq_rel);
+    if (!(prev & detail::Shared<T>::kReceiverGone)) shared_->sender.wake();
+  }
+
+  /// The value if it was sent, without waiting: std::nullopt while the sender may still
+  /// send. Throws RecvError when it never will (dropped, or this side closed first), and
+  /// std::logic_error once the value was taken.
+  std::optional<T> try_recv() {
+    if (!shared_) throw std::logic_error("spool::oneshot::Receiver used after it gave its value");
+    return try_take();
   }
 
   /// Ready with the value once sent; throws RecvError once the sender is gone without
@@ -125,10 +175,38 @@ class Receiver {
       std::shared_ptr<detail::Shared<T>> shared = std::move(shared_);
       return std::move(shared->value);
     }
-    if (s & detail::Shared<T>::kSenderGone) throw RecvError();
+    if (s & (detail::Shared<T>::kSenderGone | detail::Shared<T>::kReceiverGone)) {
+      throw RecvError();
+    }
     return std::nullopt;
   }
 
+  std::shared_ptr<detail::Shared<T>> shared_;
+};
+
+/// The future of Sender::closed(): ready once the receiver is dropped or closed, or a value
+/// was sent.
+template <class T>
+class Closed {
+ public:
+  /// Ready once the receiver is gone or closed (or a value was sent); stores the latest
+  /// waker while it is not.
+  Poll<void> poll(Context& cx) {
+    if (is_closed()) return Poll<void>::ready();
+    shared_->sender.register_waker(cx.waker());
+    if (is_closed()) return Poll<void>::ready();
+    return pending;
+  }
+
+ private:
+  friend class Sender<T>;
+  explicit Closed(std::shared_ptr<detail::Shared<T>> shared) noexcept
+      : shared_(std::move(shared)) {}
+  bool is_closed() const noexcept {
+    // Acquire: pairs with the receiver's close and with send (see Shared::state).
+    return shared_->state.load(std::memory_order_acquire) &
+           (detail::Shared<T>::kReceiverGone | detail::Shared<T>::kValue);
+  }
   std::shared_ptr<detail::Shared<T>> shared_;
 };
 

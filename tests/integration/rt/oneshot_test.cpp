@@ -1,6 +1,7 @@
 // spool::oneshot: send then receive, receive then send from another thread, a dropped
-// sender (RecvError) and a dropped receiver (send returns false); between tasks of either
-// runtime flavour (OneshotAnyFlavor.<test>/MultiThread and .../CurrentThread).
+// sender (RecvError) and a dropped receiver (send returns false); the receiver's close and
+// try_recv, the sender's closed(); between tasks of either runtime flavour
+// (OneshotAnyFlavor.<test>/MultiThread and .../CurrentThread).
 #include <gtest/gtest.h>
 
 #include <latch>
@@ -10,21 +11,23 @@
 #include <thread>
 
 #include "spool/spool.hpp"
+#include "support/counting_waker.hpp"
 #include "support/rt_flavor.hpp"
 
 namespace {
 
 using spool::Task;
 
-// Polls the receiver and counts down `first_pending` the first time it is pending, so the
-// other side knows the receiver registered its waker.
-template <class T>
+// Polls `*inner` and counts down `first_pending` the first time it is pending, so the
+// other side knows the future registered its waker.
+template <spool::Future F>
 struct SignalWhenPending {
-  spool::oneshot::Receiver<T>* rx;
+  using T = spool::future_output_t<F>;
+  F* inner;
   std::latch* first_pending;
   bool signalled = false;
   spool::Poll<T> poll(spool::Context& cx) {
-    spool::Poll<T> p = rx->poll(cx);
+    spool::Poll<T> p = inner->poll(cx);
     if (p.is_pending() && !signalled) {
       signalled = true;
       first_pending->count_down();
@@ -47,7 +50,9 @@ TEST(Oneshot, ReceiveThenSendFromAnotherThread) {
     pending.wait();
     EXPECT_TRUE(tx.send("hello"));
   });
-  EXPECT_EQ(spool::block_on(SignalWhenPending<std::string>{&rx, &pending}), "hello");
+  EXPECT_EQ(
+      spool::block_on(SignalWhenPending<spool::oneshot::Receiver<std::string>>{&rx, &pending}),
+      "hello");
   sender.join();
 }
 
@@ -72,7 +77,8 @@ TEST(Oneshot, SenderDroppedOnAnotherThreadWakesThePendingReceiver) {
     pending.wait();
     auto gone = std::move(tx);
   });
-  EXPECT_THROW(spool::block_on(SignalWhenPending<int>{&rx, &pending}), spool::oneshot::RecvError);
+  EXPECT_THROW(spool::block_on(SignalWhenPending<spool::oneshot::Receiver<int>>{&rx, &pending}),
+               spool::oneshot::RecvError);
   dropper.join();
 }
 
@@ -95,6 +101,89 @@ TEST(Oneshot, PollingAfterTheValueWasTakenThrowsLogicError) {
   EXPECT_TRUE(tx.send(1));
   EXPECT_EQ(spool::block_on(rx), 1);
   EXPECT_THROW(spool::block_on(rx), std::logic_error);
+}
+
+TEST(Oneshot, TryRecvIsEmptyUntilTheValueIsSentThenTakesIt) {
+  auto [tx, rx] = spool::oneshot::channel<std::string>();
+  EXPECT_EQ(rx.try_recv(), std::nullopt);
+  EXPECT_TRUE(tx.send("sent"));
+  EXPECT_EQ(rx.try_recv(), "sent");
+  EXPECT_THROW((void)rx.try_recv(), std::logic_error);
+}
+
+TEST(Oneshot, TryRecvAfterTheSenderWasDroppedThrowsRecvError) {
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  { auto gone = std::move(tx); }
+  EXPECT_THROW((void)rx.try_recv(), spool::oneshot::RecvError);
+}
+
+TEST(Oneshot, ReceiverCloseRefusesALaterSendAndDropsItsValue) {
+  auto [tx, rx] = spool::oneshot::channel<std::shared_ptr<int>>();
+  rx.close();
+  rx.close();  // idempotent
+  EXPECT_TRUE(tx.is_closed());
+  auto value = std::make_shared<int>(5);
+  EXPECT_FALSE(tx.send(value));
+  EXPECT_EQ(value.use_count(), 1);  // the refused copy was destroyed at once
+  EXPECT_THROW((void)rx.try_recv(), spool::oneshot::RecvError);
+  EXPECT_THROW(spool::block_on(rx), spool::oneshot::RecvError);
+}
+
+TEST(Oneshot, AValueSentBeforeTheCloseIsStillReceived) {
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  EXPECT_TRUE(tx.send(8));
+  rx.close();
+  EXPECT_EQ(spool::block_on(rx), 8);
+}
+
+TEST(Oneshot, MoveAssigningAReceiverClosesTheChannelItHeld) {
+  auto [tx1, rx1] = spool::oneshot::channel<int>();
+  auto [tx2, rx2] = spool::oneshot::channel<int>();
+  rx1 = std::move(rx2);
+  EXPECT_TRUE(tx1.is_closed());
+  EXPECT_FALSE(tx2.is_closed());
+  EXPECT_TRUE(tx2.send(3));
+  EXPECT_EQ(spool::block_on(rx1), 3);
+}
+
+TEST(Oneshot, SenderClosedIsReadyOnceTheReceiverClosesOrAValueWasSent) {
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  auto closed = tx.closed();
+  spool_test::CountingWaker counting;
+  const spool::Waker waker = counting.waker();
+  spool::Context cx(waker);
+  EXPECT_TRUE(closed.poll(cx).is_pending());
+  rx.close();
+  EXPECT_EQ(counting.counts().total_wakes(), 1);  // the close woke the registered waker
+  EXPECT_TRUE(closed.poll(cx).is_ready());
+
+  auto [tx2, rx2] = spool::oneshot::channel<int>();
+  auto closed2 = tx2.closed();
+  EXPECT_TRUE(tx2.send(1));
+  spool::block_on(closed2);  // nothing is left to wait for
+  EXPECT_THROW((void)tx2.closed(), std::logic_error);
+}
+
+// A task waits in closed() (its waker registered) when the receiver is dropped on another
+// thread: the drop must wake it.
+TEST(Oneshot, ReceiverDroppedOnAnotherThreadWakesSenderClosed) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  std::latch pending(1);
+  struct Body {
+    static Task<bool> run(spool::oneshot::Sender<int> tx, std::latch* pending) {
+      auto closed = tx.closed();
+      co_await SignalWhenPending<spool::oneshot::Closed<int>>{&closed, pending};
+      co_return tx.is_closed();
+    }
+  };
+  auto waiting = rt.spawn(Body::run(std::move(tx), &pending));
+  std::thread receiver([&pending, rx = std::move(rx)]() mutable {
+    pending.wait();
+    auto gone = std::move(rx);
+  });
+  EXPECT_TRUE(rt.block_on(waiting));
+  receiver.join();
 }
 
 Task<void> send_later(spool::oneshot::Sender<int> tx, int v) {
@@ -124,7 +213,7 @@ TEST_P(OneshotAnyFlavor, SendFromAnotherThreadWakesAReceivingTask) {
   std::latch pending(1);
   struct Body {
     static Task<int> run(spool::oneshot::Receiver<int> rx, std::latch* pending) {
-      co_return co_await SignalWhenPending<int>{&rx, pending};
+      co_return co_await SignalWhenPending<spool::oneshot::Receiver<int>>{&rx, pending};
     }
   };
   auto r = rt.spawn(Body::run(std::move(rx), &pending));
