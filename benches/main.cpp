@@ -35,7 +35,8 @@ constexpr std::pair<const char*, const char*> kNotImplemented[] = {
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
   for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
-                     spool_bench::timer_workloads, spool_bench::fork_join_workloads}) {
+                     spool_bench::timer_workloads, spool_bench::fork_join_workloads,
+                     spool_bench::sync_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;

@@ -1,0 +1,110 @@
+// The intrusive FIFO of waiting futures that every queueing primitive shares (Semaphore, and
+// through it Mutex and RwLock; Notify; bounded channels). docs/sync.md describes the design.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "spool/core/waker.hpp"
+
+namespace spool::detail {
+
+/// One waiting future's entry in a WaiterList. It lives inside the future (no allocation per
+/// wait), so the future must not move while the node is linked. Every field is guarded by
+/// the lock of the primitive whose list links it. A primitive derives from it to add what its
+/// waiters carry (permits still needed, a notification, a message slot); the field that tells
+/// the owner it was completed is the derived node's, and is written last, after `waker` was
+/// taken out, since the owner may destroy the node as soon as it sees it.
+class WaiterNode {
+ public:
+  WaiterNode() = default;
+  WaiterNode(const WaiterNode&) = delete;
+  WaiterNode& operator=(const WaiterNode&) = delete;
+
+  /// True while the node is linked in a list.
+  bool linked() const noexcept { return linked_; }
+
+  /// The waiter's latest Waker: set when the node is linked, refreshed by every later poll
+  /// (refresh_waker), taken out by whoever completes the waiter, who wakes it only after
+  /// releasing the lock.
+  Waker waker;
+
+ private:
+  friend class WaiterList;
+  WaiterNode* prev_ = nullptr;
+  WaiterNode* next_ = nullptr;
+  bool linked_ = false;
+};
+
+/// A FIFO of WaiterNodes linked through the nodes themselves: push, remove and pop are O(1)
+/// and never allocate. Not thread-safe: the primitive that owns it guards it (and the nodes
+/// in it) with its lock. Never calls a Waker.
+class WaiterList {
+ public:
+  WaiterList() = default;
+  WaiterList(const WaiterList&) = delete;
+  WaiterList& operator=(const WaiterList&) = delete;
+
+  /// True when no node is linked.
+  bool empty() const noexcept { return head_ == nullptr; }
+  /// The oldest node, or null.
+  WaiterNode* front() const noexcept { return head_; }
+
+  /// Links `n` (not linked) at the back, with a clone of `waker` (which may throw; `n` then
+  /// stays unlinked).
+  void push_back(WaiterNode& n, const Waker& waker) {
+    n.waker = waker;
+    n.prev_ = tail_;
+    n.next_ = nullptr;
+    if (tail_ != nullptr) {
+      tail_->next_ = &n;
+    } else {
+      head_ = &n;
+    }
+    tail_ = &n;
+    n.linked_ = true;
+  }
+
+  /// Unlinks `n`, which must be linked in this list.
+  void remove(WaiterNode& n) noexcept {
+    if (n.prev_ != nullptr) {
+      n.prev_->next_ = n.next_;
+    } else {
+      head_ = n.next_;
+    }
+    if (n.next_ != nullptr) {
+      n.next_->prev_ = n.prev_;
+    } else {
+      tail_ = n.prev_;
+    }
+    n.prev_ = n.next_ = nullptr;
+    n.linked_ = false;
+  }
+
+  /// Stores `waker` in the linked node `n` unless its waker already wakes the same task
+  /// (DESIGN §1: a pending leaf keeps the latest waker). Returns the replaced waker, for the
+  /// caller to drop after releasing the lock (dropping a waker may free a task).
+  static Waker refresh_waker(WaiterNode& n, const Waker& waker) {
+    if (n.waker.will_wake(waker)) return Waker();
+    Waker fresh(waker);
+    std::swap(fresh, n.waker);
+    return fresh;
+  }
+
+ private:
+  WaiterNode* head_ = nullptr;
+  WaiterNode* tail_ = nullptr;
+};
+
+/// Throws the address-stability error (DESIGN §5) for a future of type `what` that was moved
+/// while its waiter node was linked.
+[[noreturn]] inline void throw_moved_while_waiting(const char* what) {
+  throw std::logic_error(
+      std::string(what) +
+      " moved while it waits: its waiter node is linked into the primitive's queue in place; "
+      "move it only before its first poll (co_await it directly, or keep it where it is, e.g. "
+      "in a coroutine frame)");
+}
+
+}  // namespace spool::detail

@@ -1,0 +1,44 @@
+// WakeList: wakers collected under a primitive's lock, woken after the lock is released.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "spool/core/waker.hpp"
+
+namespace spool::detail {
+
+/// A bounded batch of Wakers. A primitive moves the wakers of the waiters it completes in
+/// here while it holds its lock, releases the lock, then calls wake_all(): no waker runs
+/// under the lock (DESIGN §2: waking only schedules, but a waker's code is not ours, and may
+/// drop the last reference to a task whose frame holds another waiter of the same primitive).
+/// When full() the caller releases its lock, wakes the batch and takes the lock again.
+/// Owned by one thread (a local variable).
+class WakeList {
+ public:
+  /// The batch size (tokio's WakeList holds 32 too).
+  static constexpr std::size_t kCapacity = 32;
+
+  WakeList() = default;
+  WakeList(const WakeList&) = delete;
+  WakeList& operator=(const WakeList&) = delete;
+  /// Wakes whatever is left.
+  ~WakeList() { wake_all(); }
+
+  /// True when no more wakers fit.
+  bool full() const noexcept { return size_ == kCapacity; }
+  /// Adds `w` (the list must not be full).
+  void push(Waker&& w) noexcept { wakers_[size_++] = std::move(w); }
+  /// Wakes every collected waker (in order) and empties the list.
+  void wake_all() {
+    for (std::size_t i = 0; i < size_; ++i) std::move(wakers_[i]).wake();
+    size_ = 0;
+  }
+
+ private:
+  std::array<Waker, kCapacity> wakers_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,260 @@
+// spool::Semaphore: the lock-free fast paths' slow halves — the waiter queue, hand-off,
+// cancellation and close. docs/sync.md explains the protocol.
+#include "spool/sync/semaphore.hpp"
+
+#include <mutex>
+#include <string>
+
+#include "spool/coop.hpp"
+#include "spool/detail/wake_list.hpp"
+
+namespace spool {
+
+namespace {
+
+using detail::AcquireWaiter;
+
+void check_count(std::size_t n, const char* what) {
+  if (n > Semaphore::max_permits) {
+    throw std::invalid_argument(std::string("spool::Semaphore::") + what + "(" + std::to_string(n) +
+                                "): more permits than spool::Semaphore::max_permits");
+  }
+}
+
+}  // namespace
+
+Semaphore::Semaphore(std::size_t permits) : state_(0) {
+  if (permits > max_permits) {
+    throw std::invalid_argument("spool::Semaphore(" + std::to_string(permits) +
+                                "): more permits than spool::Semaphore::max_permits");
+  }
+  state_.store(permits << kShift, std::memory_order_relaxed);
+}
+
+bool Semaphore::is_closed() const noexcept {
+  return (state_.load(std::memory_order_acquire) & kClosed) != 0;
+}
+
+std::size_t Semaphore::available_permits() const noexcept {
+  return state_.load(std::memory_order_acquire) >> kShift;
+}
+
+Semaphore::Take Semaphore::try_take(std::size_t n) noexcept {
+  std::size_t cur = state_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((cur & kClosed) != 0) return Take::kClosed;
+    if ((cur >> kShift) < n) return Take::kShort;
+    // Acquire: pairs with the release CAS (or release_slow's lock) that returned the permits.
+    if (state_.compare_exchange_weak(cur, cur - (n << kShift), std::memory_order_acquire,
+                                     std::memory_order_relaxed)) {
+      return Take::kTaken;
+    }
+  }
+}
+
+SemaphoreAcquire Semaphore::acquire(std::size_t n) {
+  check_count(n, "acquire");
+  return SemaphoreAcquire(this, n);
+}
+
+std::optional<SemaphorePermit> Semaphore::try_acquire(std::size_t n) {
+  check_count(n, "try_acquire");
+  switch (try_take(n)) {
+    case Take::kTaken:
+      return SemaphorePermit(this, n);
+    case Take::kClosed:
+      throw AcquireError();
+    case Take::kShort:
+      break;
+  }
+  return std::nullopt;
+}
+
+// Hands `n` permits to the waiters at the head of the queue (each is fully served before the
+// next gets any: FIFO), then, when none is left waiting, clears kWaiters and makes the rest
+// available. Called with `lock` held; releases and retakes it to wake a full batch. Leaves
+// the lock held and the last batch in `wakes`.
+void Semaphore::assign_locked(std::size_t n, Lock& lock, detail::WakeList& wakes) noexcept {
+  while (!waiters_.empty()) {
+    auto& node = static_cast<AcquireWaiter&>(*waiters_.front());
+    const std::size_t need = node.remaining.load(std::memory_order_relaxed);
+    if (need > n) {
+      node.remaining.store(need - n, std::memory_order_relaxed);
+      return;  // still waiting: kWaiters stays, 0 available
+    }
+    n -= need;
+    waiters_.remove(node);
+    wakes.push(std::move(node.waker));
+    // Release: the owner's acquire load sees its permits and the emptied node; from here on
+    // the node may be gone.
+    node.remaining.store(0, std::memory_order_release);
+    if (wakes.full()) {
+      lock.unlock();
+      wakes.wake_all();
+      lock.lock();
+    }
+  }
+  std::size_t cur = state_.load(std::memory_order_relaxed);
+  // Release: publishes what the releaser wrote to the next lock-free acquirer. Only close()
+  // (kClosed) and lock-free acquires/releases (only while kWaiters is clear) race with it.
+  while (!state_.compare_exchange_weak(cur, (cur & ~kWaiters) + (n << kShift),
+                                       std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
+void Semaphore::release_slow(std::size_t n) noexcept {
+  detail::WakeList wakes;
+  Lock lock(lock_);
+  assign_locked(n, lock, wakes);
+  lock.unlock();
+}  // wakes: woken here, outside the lock
+
+void Semaphore::add_permits(std::size_t n) {
+  if (n > max_permits - available_permits()) {
+    throw std::overflow_error("spool::Semaphore::add_permits(" + std::to_string(n) +
+                              "): the available permits would exceed "
+                              "spool::Semaphore::max_permits");
+  }
+  if (n != 0) release(n);
+}
+
+Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker) {
+  AcquireWaiter& node = a.node_;
+  Lock lock(lock_);
+  std::size_t cur = state_.load(std::memory_order_acquire);
+  std::size_t need = a.n_;
+  for (;;) {
+    if ((cur & kClosed) != 0) {
+      a.state_ = SemaphoreAcquire::State::kDone;
+      throw AcquireError();
+    }
+    const std::size_t available = cur >> kShift;
+    if (available >= need) {
+      // Acquire: as try_take (the permits were released lock-free, or became available
+      // when the last waiter left).
+      if (state_.compare_exchange_weak(cur, cur - (need << kShift), std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+        return a.finish();
+      }
+    } else if (state_.compare_exchange_weak(cur, (cur & kClosed) | kWaiters,
+                                            std::memory_order_acquire, std::memory_order_relaxed)) {
+      need -= available;  // take what there is; wait at the back for the rest
+      break;
+    }
+  }
+  node.requested = a.n_;
+  node.remaining.store(need, std::memory_order_relaxed);
+  try {
+    waiters_.push_back(node, waker);
+  } catch (...) {
+    // Cloning the waker failed: give back what was taken (and clear kWaiters if alone).
+    detail::WakeList wakes;
+    assign_locked(a.n_ - need, lock, wakes);
+    lock.unlock();
+    throw;
+  }
+  a.state_ = SemaphoreAcquire::State::kWaiting;
+  return pending;
+}
+
+Poll<SemaphorePermit> Semaphore::repoll(SemaphoreAcquire& a, const Waker& waker) {
+  Waker old;  // dropped after the lock
+  {
+    std::lock_guard<detail::Mutex> lock(lock_);
+    if (a.node_.linked()) {
+      old = detail::WaiterList::refresh_waker(a.node_, waker);
+      return pending;
+    }
+  }
+  // Completed between the caller's load and the lock.
+  if (a.node_.remaining.load(std::memory_order_acquire) == AcquireWaiter::kClosed) {
+    a.state_ = SemaphoreAcquire::State::kDone;
+    throw AcquireError();
+  }
+  return a.finish();
+}
+
+void Semaphore::cancel(AcquireWaiter& node) noexcept {
+  std::size_t give_back = 0;
+  detail::WakeList wakes;
+  Waker old;  // the node's waker, dropped after the lock
+  {
+    Lock lock(lock_);
+    const std::size_t remaining = node.remaining.load(std::memory_order_relaxed);
+    if (node.linked()) {
+      waiters_.remove(node);
+      old = std::move(node.waker);
+      give_back = node.requested - remaining;  // what it had collected; 0 still clears kWaiters
+    } else if (remaining == 0) {
+      give_back = node.requested;  // granted, never polled again: pass it all on
+    } else {
+      return;  // closed: close() gave back what it had
+    }
+    assign_locked(give_back, lock, wakes);
+  }
+}
+
+void Semaphore::close() {
+  // AcqRel: later lock-free acquires see it (they never take permits again).
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  detail::WakeList wakes;
+  std::size_t give_back = 0;  // what the failed waiters had collected
+  Lock lock(lock_);
+  while (!waiters_.empty()) {
+    auto& node = static_cast<AcquireWaiter&>(*waiters_.front());
+    give_back += node.requested - node.remaining.load(std::memory_order_relaxed);
+    waiters_.remove(node);
+    wakes.push(std::move(node.waker));
+    // Release: the owner's acquire load sees kClosed; from here on the node may be gone.
+    node.remaining.store(AcquireWaiter::kClosed, std::memory_order_release);
+    if (wakes.full()) {
+      lock.unlock();
+      wakes.wake_all();
+      lock.lock();
+    }
+  }
+  assign_locked(give_back, lock, wakes);
+  lock.unlock();
+}
+
+// --- SemaphoreAcquire ---
+
+SemaphoreAcquire::SemaphoreAcquire(SemaphoreAcquire&& o) : sem_(o.sem_), n_(o.n_) {
+  if (o.state_ == State::kWaiting) detail::throw_moved_while_waiting("spool::SemaphoreAcquire");
+  state_ = o.state_;
+  o.state_ = State::kDone;  // the moved-from future holds nothing
+}
+
+SemaphoreAcquire::~SemaphoreAcquire() {
+  if (state_ == State::kWaiting) sem_->cancel(node_);
+}
+
+Poll<SemaphorePermit> SemaphoreAcquire::poll(Context& cx) {
+  if (state_ == State::kDone) {
+    throw std::logic_error(
+        "spool::SemaphoreAcquire polled after it completed (or after it was moved from)");
+  }
+  if (!detail::coop_poll_proceed(cx)) return pending;
+  if (state_ == State::kIdle) {
+    switch (sem_->try_take(n_)) {
+      case Semaphore::Take::kTaken:
+        return finish();
+      case Semaphore::Take::kClosed:
+        state_ = State::kDone;
+        throw AcquireError();
+      case Semaphore::Take::kShort:
+        break;
+    }
+    return sem_->enqueue(*this, cx.waker());
+  }
+  // Waiting. Acquire: pairs with the release store of whoever completed the node.
+  const std::size_t remaining = node_.remaining.load(std::memory_order_acquire);
+  if (remaining == 0) return finish();
+  if (remaining == detail::AcquireWaiter::kClosed) {
+    state_ = State::kDone;
+    throw AcquireError();
+  }
+  return sem_->repoll(*this, cx.waker());
+}
+
+}  // namespace spool
