@@ -27,7 +27,6 @@ using spool_bench::Workload;
 // The workloads of WORKLOADS.md that spool-bench does not implement yet, so that asking
 // for one gives a precise message.
 constexpr std::pair<const char*, const char*> kNotImplemented[] = {
-    {"W7", "mpsc_throughput"},
     {"W10", "tcp_echo"},
     {"P1", "priority_latency"},
 };
