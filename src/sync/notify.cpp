@@ -52,7 +52,7 @@ void Notify::notify_one() {
   }
   auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
   waiters_.remove(node);
-  wakes.push(std::move(node.waker));
+  wakes.push(node.take_waker());
   // Release: the owner's acquire load sees it; from here on the node may be gone.
   node.notified.store(NotifyWaiter::kOne, std::memory_order_release);
   leave_waiting_locked();
@@ -72,7 +72,7 @@ void Notify::notify_waiters() {
     auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
     if (node.generation >= generation) break;
     waiters_.remove(node);
-    wakes.push(std::move(node.waker));
+    wakes.push(node.take_waker());
     // Release: as in notify_one.
     node.notified.store(NotifyWaiter::kAll, std::memory_order_release);
     if (wakes.full()) {
@@ -141,7 +141,7 @@ void Notify::cancel(Notified& n) noexcept {
     std::lock_guard<detail::Mutex> lock(lock_);
     if (n.node_.linked()) {
       waiters_.remove(n.node_);
-      old = std::move(n.node_.waker);
+      old = n.node_.take_waker();
       leave_waiting_locked();
       return;
     }

@@ -2,6 +2,7 @@
 // through it Mutex and RwLock; Notify; bounded channels). docs/sync.md describes the design.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,13 +26,23 @@ class WaiterNode {
   /// True while the node is linked in a list.
   bool linked() const noexcept { return linked_; }
 
-  /// The waiter's latest Waker: set when the node is linked, refreshed by every later poll
-  /// (refresh_waker), taken out by whoever completes the waiter, who wakes it only after
-  /// releasing the lock.
-  Waker waker;
+  /// Moves the waiter's waker out (the no-op waker if it has none). Whoever completes or
+  /// unlinks the waiter takes it, and wakes or drops it only after releasing the lock.
+  Waker take_waker() noexcept {
+    Waker w;
+    if (waker_) {
+      w = std::move(*waker_);
+      waker_.reset();
+    }
+    return w;
+  }
 
  private:
   friend class WaiterList;
+  // The waiter's latest Waker: set when the node is linked, refreshed by every later poll
+  // (WaiterList::refresh_waker). Empty until linked, so that a future that never waits pays
+  // nothing for it.
+  std::optional<Waker> waker_;
   WaiterNode* prev_ = nullptr;
   WaiterNode* next_ = nullptr;
   bool linked_ = false;
@@ -54,7 +65,7 @@ class WaiterList {
   /// Links `n` (not linked) at the back, with a clone of `waker` (which may throw; `n` then
   /// stays unlinked).
   void push_back(WaiterNode& n, const Waker& waker) {
-    n.waker = waker;
+    n.waker_.emplace(waker);
     n.prev_ = tail_;
     n.next_ = nullptr;
     if (tail_ != nullptr) {
@@ -86,9 +97,9 @@ class WaiterList {
   /// (DESIGN §1: a pending leaf keeps the latest waker). Returns the replaced waker, for the
   /// caller to drop after releasing the lock (dropping a waker may free a task).
   static Waker refresh_waker(WaiterNode& n, const Waker& waker) {
-    if (n.waker.will_wake(waker)) return Waker();
+    if (n.waker_->will_wake(waker)) return Waker();
     Waker fresh(waker);
-    std::swap(fresh, n.waker);
+    std::swap(fresh, *n.waker_);
     return fresh;
   }
 
