@@ -15,7 +15,7 @@ namespace spool::detail {
 /// wait), so the future must not move while the node is linked. Every field is guarded by
 /// the lock of the primitive whose list links it. A primitive derives from it to add what its
 /// waiters carry (permits still needed, a notification, a message slot); the field that tells
-/// the owner it was completed is the derived node's, and is written last, after `waker` was
+/// the owner it was completed is the derived node's, and is written last, after the waker was
 /// taken out, since the owner may destroy the node as soon as it sees it.
 class WaiterNode {
  public:
