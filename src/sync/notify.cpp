@@ -51,8 +51,7 @@ void Notify::notify_one() {
     return;
   }
   auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
-  waiters_.remove(node);
-  wakes.push(node.take_waker());
+  waiters_.complete(node, wakes);
   // Release: the owner's acquire load sees it; from here on the node may be gone.
   node.notified.store(NotifyWaiter::kOne, std::memory_order_release);
   leave_waiting_locked();
@@ -71,15 +70,10 @@ void Notify::notify_waiters() {
   while (!waiters_.empty()) {
     auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
     if (node.generation >= generation) break;
-    waiters_.remove(node);
-    wakes.push(node.take_waker());
+    waiters_.complete(node, wakes);
     // Release: as in notify_one.
     node.notified.store(NotifyWaiter::kAll, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   leave_waiting_locked();
   lock.unlock();
@@ -123,14 +117,7 @@ void Notify::leave_waiting_locked() noexcept {
 }
 
 Poll<void> Notify::repoll(Notified& n, const Waker& waker) {
-  Waker old;  // dropped after the lock
-  {
-    std::lock_guard<detail::Mutex> lock(lock_);
-    if (n.node_.linked()) {
-      old = detail::WaiterList::refresh_waker(n.node_, waker);
-      return pending;
-    }
-  }
+  if (detail::WaiterList::refresh_if_linked(lock_, n.node_, waker)) return pending;
   n.state_ = Notified::State::kDone;  // notified between the caller's load and the lock
   return Poll<void>::ready();
 }

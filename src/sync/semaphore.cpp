@@ -63,16 +63,11 @@ void Semaphore::assign_locked(std::size_t n, Lock& lock, detail::WakeList& wakes
       return;  // still waiting: kWaiters stays, 0 available
     }
     n -= need;
-    waiters_.remove(node);
-    wakes.push(node.take_waker());
+    waiters_.complete(node, wakes);
     // Release: the owner's acquire load sees its permits and the emptied node; from here on
     // the node may be gone.
     node.remaining.store(0, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   std::size_t cur = state_.load(std::memory_order_relaxed);
   // Release: publishes what the releaser wrote to the next lock-free acquirer. Only close()
@@ -138,14 +133,7 @@ Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker
 }
 
 Poll<SemaphorePermit> Semaphore::repoll(SemaphoreAcquire& a, const Waker& waker) {
-  Waker old;  // dropped after the lock
-  {
-    std::lock_guard<detail::Mutex> lock(lock_);
-    if (a.node_.linked()) {
-      old = detail::WaiterList::refresh_waker(a.node_, waker);
-      return pending;
-    }
-  }
+  if (detail::WaiterList::refresh_if_linked(lock_, a.node_, waker)) return pending;
   // Completed between the caller's load and the lock.
   if (a.node_.remaining.load(std::memory_order_acquire) == AcquireWaiter::kClosed) {
     a.state_ = SemaphoreAcquire::State::kDone;
@@ -183,15 +171,10 @@ void Semaphore::close() {
   while (!waiters_.empty()) {
     auto& node = static_cast<AcquireWaiter&>(*waiters_.front());
     give_back += node.requested - node.remaining.load(std::memory_order_relaxed);
-    waiters_.remove(node);
-    wakes.push(node.take_waker());
+    waiters_.complete(node, wakes);
     // Release: the owner's acquire load sees kClosed; from here on the node may be gone.
     node.remaining.store(AcquireWaiter::kClosed, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   assign_locked(give_back, lock, wakes);
   lock.unlock();

@@ -31,6 +31,15 @@ class WakeList {
   bool full() const noexcept { return size_ == kCapacity; }
   /// Adds `w` (the list must not be full).
   void push(Waker&& w) noexcept { new (&slots_[size_++].waker) Waker(std::move(w)); }
+  /// When full: releases `lock` (a std::unique_lock of the primitive's lock), wakes the
+  /// batch and takes `lock` again.
+  template <class Lock>
+  void flush_if_full(Lock& lock) {
+    if (!full()) return;
+    lock.unlock();
+    wake_all();
+    lock.lock();
+  }
   /// Wakes every collected waker (in order) and empties the list.
   void wake_all() {
     for (std::size_t i = 0; i < size_; ++i) {
