@@ -33,7 +33,7 @@ bool Notify::take_permit(std::size_t cur) noexcept {
 
 void Notify::notify_one() {
   std::size_t cur = state_.load(std::memory_order_acquire);
-  while ((cur & kStateMask) != kWaitingS) {
+  while ((cur & kStateMask) != kHasWaiters) {
     // Release: the consumer's acquire CAS sees what was written before notify_one.
     if (state_.compare_exchange_weak(cur, (cur & ~kStateMask) | kNotified,
                                      std::memory_order_release, std::memory_order_acquire)) {
@@ -88,11 +88,11 @@ Poll<void> Notify::enqueue(Notified& n, const Waker& waker) {
       return Poll<void>::ready();
     }
     cur = state_.load(std::memory_order_acquire);
-    if ((cur & kStateMask) == kWaitingS) break;
-    // kEmpty -> kWaitingS. Fails when a lock-free notify_one stored a permit meanwhile: the
+    if ((cur & kStateMask) == kHasWaiters) break;
+    // kEmpty -> kHasWaiters. Fails when a lock-free notify_one stored a permit meanwhile: the
     // loop then takes it.
     if ((cur & kStateMask) == kEmpty &&
-        state_.compare_exchange_strong(cur, cur | kWaitingS, std::memory_order_acquire,
+        state_.compare_exchange_strong(cur, cur | kHasWaiters, std::memory_order_acquire,
                                        std::memory_order_acquire)) {
       break;
     }
@@ -111,9 +111,9 @@ Poll<void> Notify::enqueue(Notified& n, const Waker& waker) {
 void Notify::leave_waiting_locked() noexcept {
   if (!waiters_.empty()) return;
   const std::size_t cur = state_.load(std::memory_order_relaxed);
-  // Under the lock nothing else moves the state out of kWaitingS (lock-free notify_one and
+  // Under the lock nothing else moves the state out of kHasWaiters (lock-free notify_one and
   // permit takers act only on kEmpty / kNotified).
-  if ((cur & kStateMask) == kWaitingS) state_.store(cur & ~kStateMask, std::memory_order_release);
+  if ((cur & kStateMask) == kHasWaiters) state_.store(cur & ~kStateMask, std::memory_order_release);
 }
 
 Poll<void> Notify::repoll(Notified& n, const Waker& waker) {

@@ -11,9 +11,11 @@
 namespace spool {
 
 namespace detail {
+/// Names RwLockReadGuard in its error messages.
 struct RwLockReadGuardName {
   static constexpr const char* name = "spool::RwLockReadGuard";
 };
+/// Names RwLockWriteGuard in its error messages.
 struct RwLockWriteGuardName {
   static constexpr const char* name = "spool::RwLockWriteGuard";
 };
