@@ -33,7 +33,7 @@ bool Notify::take_permit(std::size_t cur) noexcept {
 
 void Notify::notify_one() {
   std::size_t cur = state_.load(std::memory_order_acquire);
-  while ((cur & kStateMask) != kWaitingS) {
+  while ((cur & kStateMask) != kHasWaiters) {
     // Release: the consumer's acquire CAS sees what was written before notify_one.
     if (state_.compare_exchange_weak(cur, (cur & ~kStateMask) | kNotified,
                                      std::memory_order_release, std::memory_order_acquire)) {
@@ -51,8 +51,7 @@ void Notify::notify_one() {
     return;
   }
   auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
-  waiters_.remove(node);
-  wakes.push(std::move(node.waker));
+  waiters_.complete(node, wakes);
   // Release: the owner's acquire load sees it; from here on the node may be gone.
   node.notified.store(NotifyWaiter::kOne, std::memory_order_release);
   leave_waiting_locked();
@@ -71,15 +70,10 @@ void Notify::notify_waiters() {
   while (!waiters_.empty()) {
     auto& node = static_cast<NotifyWaiter&>(*waiters_.front());
     if (node.generation >= generation) break;
-    waiters_.remove(node);
-    wakes.push(std::move(node.waker));
+    waiters_.complete(node, wakes);
     // Release: as in notify_one.
     node.notified.store(NotifyWaiter::kAll, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   leave_waiting_locked();
   lock.unlock();
@@ -94,11 +88,11 @@ Poll<void> Notify::enqueue(Notified& n, const Waker& waker) {
       return Poll<void>::ready();
     }
     cur = state_.load(std::memory_order_acquire);
-    if ((cur & kStateMask) == kWaitingS) break;
-    // kEmpty -> kWaitingS. Fails when a lock-free notify_one stored a permit meanwhile: the
+    if ((cur & kStateMask) == kHasWaiters) break;
+    // kEmpty -> kHasWaiters. Fails when a lock-free notify_one stored a permit meanwhile: the
     // loop then takes it.
     if ((cur & kStateMask) == kEmpty &&
-        state_.compare_exchange_strong(cur, cur | kWaitingS, std::memory_order_acquire,
+        state_.compare_exchange_strong(cur, cur | kHasWaiters, std::memory_order_acquire,
                                        std::memory_order_acquire)) {
       break;
     }
@@ -117,20 +111,13 @@ Poll<void> Notify::enqueue(Notified& n, const Waker& waker) {
 void Notify::leave_waiting_locked() noexcept {
   if (!waiters_.empty()) return;
   const std::size_t cur = state_.load(std::memory_order_relaxed);
-  // Under the lock nothing else moves the state out of kWaitingS (lock-free notify_one and
+  // Under the lock nothing else moves the state out of kHasWaiters (lock-free notify_one and
   // permit takers act only on kEmpty / kNotified).
-  if ((cur & kStateMask) == kWaitingS) state_.store(cur & ~kStateMask, std::memory_order_release);
+  if ((cur & kStateMask) == kHasWaiters) state_.store(cur & ~kStateMask, std::memory_order_release);
 }
 
 Poll<void> Notify::repoll(Notified& n, const Waker& waker) {
-  Waker old;  // dropped after the lock
-  {
-    std::lock_guard<detail::Mutex> lock(lock_);
-    if (n.node_.linked()) {
-      old = detail::WaiterList::refresh_waker(n.node_, waker);
-      return pending;
-    }
-  }
+  if (detail::WaiterList::refresh_if_linked(lock_, n.node_, waker)) return pending;
   n.state_ = Notified::State::kDone;  // notified between the caller's load and the lock
   return Poll<void>::ready();
 }
@@ -141,7 +128,7 @@ void Notify::cancel(Notified& n) noexcept {
     std::lock_guard<detail::Mutex> lock(lock_);
     if (n.node_.linked()) {
       waiters_.remove(n.node_);
-      old = std::move(n.node_.waker);
+      old = n.node_.take_waker();
       leave_waiting_locked();
       return;
     }

@@ -14,13 +14,6 @@ namespace {
 
 using detail::AcquireWaiter;
 
-void check_count(std::size_t n, const char* what) {
-  if (n > Semaphore::max_permits) {
-    throw std::invalid_argument(std::string("spool::Semaphore::") + what + "(" + std::to_string(n) +
-                                "): more permits than spool::Semaphore::max_permits");
-  }
-}
-
 }  // namespace
 
 Semaphore::Semaphore(std::size_t permits) : state_(0) {
@@ -39,26 +32,13 @@ std::size_t Semaphore::available_permits() const noexcept {
   return state_.load(std::memory_order_acquire) >> kShift;
 }
 
-Semaphore::Take Semaphore::try_take(std::size_t n) noexcept {
-  std::size_t cur = state_.load(std::memory_order_relaxed);
-  for (;;) {
-    if ((cur & kClosed) != 0) return Take::kClosed;
-    if ((cur >> kShift) < n) return Take::kShort;
-    // Acquire: pairs with the release CAS (or release_slow's lock) that returned the permits.
-    if (state_.compare_exchange_weak(cur, cur - (n << kShift), std::memory_order_acquire,
-                                     std::memory_order_relaxed)) {
-      return Take::kTaken;
-    }
-  }
-}
-
-SemaphoreAcquire Semaphore::acquire(std::size_t n) {
-  check_count(n, "acquire");
-  return SemaphoreAcquire(this, n);
+void Semaphore::throw_too_many(const char* op, std::size_t n) {
+  throw std::invalid_argument(std::string("spool::Semaphore::") + op + "(" + std::to_string(n) +
+                              "): more permits than spool::Semaphore::max_permits");
 }
 
 std::optional<SemaphorePermit> Semaphore::try_acquire(std::size_t n) {
-  check_count(n, "try_acquire");
+  if (n > max_permits) throw_too_many("try_acquire", n);
   switch (try_take(n)) {
     case Take::kTaken:
       return SemaphorePermit(this, n);
@@ -83,16 +63,11 @@ void Semaphore::assign_locked(std::size_t n, Lock& lock, detail::WakeList& wakes
       return;  // still waiting: kWaiters stays, 0 available
     }
     n -= need;
-    waiters_.remove(node);
-    wakes.push(std::move(node.waker));
+    waiters_.complete(node, wakes);
     // Release: the owner's acquire load sees its permits and the emptied node; from here on
     // the node may be gone.
     node.remaining.store(0, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   std::size_t cur = state_.load(std::memory_order_relaxed);
   // Release: publishes what the releaser wrote to the next lock-free acquirer. Only close()
@@ -158,14 +133,7 @@ Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker
 }
 
 Poll<SemaphorePermit> Semaphore::repoll(SemaphoreAcquire& a, const Waker& waker) {
-  Waker old;  // dropped after the lock
-  {
-    std::lock_guard<detail::Mutex> lock(lock_);
-    if (a.node_.linked()) {
-      old = detail::WaiterList::refresh_waker(a.node_, waker);
-      return pending;
-    }
-  }
+  if (detail::WaiterList::refresh_if_linked(lock_, a.node_, waker)) return pending;
   // Completed between the caller's load and the lock.
   if (a.node_.remaining.load(std::memory_order_acquire) == AcquireWaiter::kClosed) {
     a.state_ = SemaphoreAcquire::State::kDone;
@@ -183,7 +151,7 @@ void Semaphore::cancel(AcquireWaiter& node) noexcept {
     const std::size_t remaining = node.remaining.load(std::memory_order_relaxed);
     if (node.linked()) {
       waiters_.remove(node);
-      old = std::move(node.waker);
+      old = node.take_waker();
       give_back = node.requested - remaining;  // what it had collected; 0 still clears kWaiters
     } else if (remaining == 0) {
       give_back = node.requested;  // granted, never polled again: pass it all on
@@ -203,15 +171,10 @@ void Semaphore::close() {
   while (!waiters_.empty()) {
     auto& node = static_cast<AcquireWaiter&>(*waiters_.front());
     give_back += node.requested - node.remaining.load(std::memory_order_relaxed);
-    waiters_.remove(node);
-    wakes.push(std::move(node.waker));
+    waiters_.complete(node, wakes);
     // Release: the owner's acquire load sees kClosed; from here on the node may be gone.
     node.remaining.store(AcquireWaiter::kClosed, std::memory_order_release);
-    if (wakes.full()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-    }
+    wakes.flush_if_full(lock);
   }
   assign_locked(give_back, lock, wakes);
   lock.unlock();
@@ -219,34 +182,12 @@ void Semaphore::close() {
 
 // --- SemaphoreAcquire ---
 
-SemaphoreAcquire::SemaphoreAcquire(SemaphoreAcquire&& o) : sem_(o.sem_), n_(o.n_) {
-  if (o.state_ == State::kWaiting) detail::throw_moved_while_waiting("spool::SemaphoreAcquire");
-  state_ = o.state_;
-  o.state_ = State::kDone;  // the moved-from future holds nothing
-}
-
-SemaphoreAcquire::~SemaphoreAcquire() {
-  if (state_ == State::kWaiting) sem_->cancel(node_);
-}
-
-Poll<SemaphorePermit> SemaphoreAcquire::poll(Context& cx) {
+Poll<SemaphorePermit> SemaphoreAcquire::poll_slow(Context& cx) {
   if (state_ == State::kDone) {
     throw std::logic_error(
         "spool::SemaphoreAcquire polled after it completed (or after it was moved from)");
   }
   if (!detail::coop_poll_proceed(cx)) return pending;
-  if (state_ == State::kIdle) {
-    switch (sem_->try_take(n_)) {
-      case Semaphore::Take::kTaken:
-        return finish();
-      case Semaphore::Take::kClosed:
-        state_ = State::kDone;
-        throw AcquireError();
-      case Semaphore::Take::kShort:
-        break;
-    }
-    return sem_->enqueue(*this, cx.waker());
-  }
   // Waiting. Acquire: pairs with the release store of whoever completed the node.
   const std::size_t remaining = node_.remaining.load(std::memory_order_acquire);
   if (remaining == 0) return finish();

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <new>
 #include <utility>
 
 #include "spool/core/waker.hpp"
@@ -29,15 +30,35 @@ class WakeList {
   /// True when no more wakers fit.
   bool full() const noexcept { return size_ == kCapacity; }
   /// Adds `w` (the list must not be full).
-  void push(Waker&& w) noexcept { wakers_[size_++] = std::move(w); }
+  void push(Waker&& w) noexcept { new (&slots_[size_++].waker) Waker(std::move(w)); }
+  /// When full: releases `lock` (a std::unique_lock of the primitive's lock), wakes the
+  /// batch and takes `lock` again.
+  template <class Lock>
+  void flush_if_full(Lock& lock) {
+    if (!full()) return;
+    lock.unlock();
+    wake_all();
+    lock.lock();
+  }
   /// Wakes every collected waker (in order) and empties the list.
   void wake_all() {
-    for (std::size_t i = 0; i < size_; ++i) std::move(wakers_[i]).wake();
+    for (std::size_t i = 0; i < size_; ++i) {
+      Waker& w = slots_[i].waker;
+      std::move(w).wake();
+      w.~Waker();
+    }
     size_ = 0;
   }
 
  private:
-  std::array<Waker, kCapacity> wakers_;
+  // Raw slots: only the pushed wakers are ever constructed and destroyed (a list that wakes
+  // one waiter, the common case, costs one waker, not kCapacity).
+  union Slot {
+    Slot() noexcept {}
+    ~Slot() {}
+    Waker waker;
+  };
+  std::array<Slot, kCapacity> slots_;
   std::size_t size_ = 0;
 };
 

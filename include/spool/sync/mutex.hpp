@@ -10,6 +10,7 @@
 namespace spool {
 
 namespace detail {
+/// Names MutexGuard in its error messages.
 struct MutexGuardName {
   static constexpr const char* name = "spool::MutexGuard";
 };

@@ -16,9 +16,12 @@ class Notify;
 namespace detail {
 /// A Notified future's entry in its Notify's waiter list.
 struct NotifyWaiter : WaiterNode {
-  static constexpr std::uint8_t kWaiting = 0;  // linked (or not yet)
-  static constexpr std::uint8_t kOne = 1;      // unlinked by notify_one
-  static constexpr std::uint8_t kAll = 2;      // unlinked by notify_waiters
+  /// `notified`: not notified (linked, or not linked yet).
+  static constexpr std::uint8_t kWaiting = 0;
+  /// `notified`: unlinked by notify_one (a destroyed owner passes the notification on).
+  static constexpr std::uint8_t kOne = 1;
+  /// `notified`: unlinked by notify_waiters.
+  static constexpr std::uint8_t kAll = 2;
   /// How the waiter was notified. Written under the Notify's lock by the notifier, with
   /// release, after the waker was taken out (the owner may destroy the node once it sees
   /// it); read by the owner with acquire (pairs with that release), without the lock.
@@ -67,6 +70,7 @@ class Notified {
 /// executor. Not movable; it must outlive its Notified futures.
 class Notify {
  public:
+  /// A Notify with no stored permit and no waiter.
   Notify() = default;
   Notify(const Notify&) = delete;
   Notify& operator=(const Notify&) = delete;
@@ -82,13 +86,13 @@ class Notify {
  private:
   friend class Notified;
   // state_ word: (notify_waiters calls << kShift) | one of:
-  //   kEmpty     no permit, nobody waits
-  //   kNotified  a permit is stored (set by notify_one, consumed by a Notified's poll)
-  //   kWaitingS  the waiter list is not empty (set and cleared only under lock_)
+  //   kEmpty       no permit, nobody waits
+  //   kNotified    a permit is stored (set by notify_one, consumed by a Notified's poll)
+  //   kHasWaiters  the waiter list is not empty (set and cleared only under lock_)
   // The call count is incremented under lock_ by notify_waiters.
   static constexpr std::size_t kEmpty = 0;
   static constexpr std::size_t kNotified = 1;
-  static constexpr std::size_t kWaitingS = 2;
+  static constexpr std::size_t kHasWaiters = 2;
   static constexpr std::size_t kStateMask = 3;
   static constexpr unsigned kShift = 2;
 
@@ -97,12 +101,12 @@ class Notify {
   Poll<void> enqueue(Notified& n, const Waker& waker);
   Poll<void> repoll(Notified& n, const Waker& waker);
   void cancel(Notified& n) noexcept;
-  // With lock_ held: kWaitingS -> kEmpty once the list is empty.
+  // With lock_ held: kHasWaiters -> kEmpty once the list is empty.
   void leave_waiting_locked() noexcept;
 
   // See above. Lock-free transitions (kEmpty <-> kNotified) are CASes: notify_one's with
   // release, paired with the acquire CAS of the poll that consumes the permit. Transitions
-  // to and from kWaitingS, and the call count, change only under lock_.
+  // to and from kHasWaiters, and the call count, change only under lock_.
   detail::Atomic<std::size_t> state_{kEmpty};
   // Guards waiters_ and the nodes linked in it.
   detail::Mutex lock_;

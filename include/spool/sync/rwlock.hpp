@@ -11,9 +11,11 @@
 namespace spool {
 
 namespace detail {
+/// Names RwLockReadGuard in its error messages.
 struct RwLockReadGuardName {
   static constexpr const char* name = "spool::RwLockReadGuard";
 };
+/// Names RwLockWriteGuard in its error messages.
 struct RwLockWriteGuardName {
   static constexpr const char* name = "spool::RwLockWriteGuard";
 };
@@ -36,8 +38,8 @@ using RwLockRead = detail::PermitLock<RwLockReadGuard<T>, const T>;
 template <class T>
 using RwLockWrite = detail::PermitLock<RwLockWriteGuard<T>, T>;
 
-/// An async reader-writer lock guarding a T: up to `max_readers` readers at once, or one
-/// writer. Built on a Semaphore of max_readers permits (as tokio's): a reader takes one, a
+/// An async reader-writer lock guarding a T: up to kMaxReaders readers at once, or one
+/// writer. Built on a Semaphore of kMaxReaders permits (as tokio's): a reader takes one, a
 /// writer all of them. The queue is FIFO and a waiting writer collects the permits readers
 /// return, so readers that come after a waiting writer wait behind it: writers are never
 /// starved by a stream of readers (writer-preferring), and readers queued behind a writer
@@ -46,10 +48,10 @@ using RwLockWrite = detail::PermitLock<RwLockWriteGuard<T>, T>;
 template <class T>
 class RwLock {
  public:
-  /// The default (and largest) number of concurrent readers (tokio's MAX_READS).
+  /// The most readers at once (tokio's MAX_READS).
   static constexpr std::size_t kMaxReaders = 0xffff'ffffU >> 3;
 
-  /// An RwLock guarding T(args...) with up to kMaxReaders readers.
+  /// An RwLock guarding T(args...).
   template <class... Args>
   explicit RwLock(Args&&... args) : value_(std::forward<Args>(args)...) {}
   RwLock(const RwLock&) = delete;

@@ -7,7 +7,9 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
+#include "spool/coop.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/atomic.hpp"
@@ -90,7 +92,10 @@ class SemaphoreAcquire {
 
   /// Moves a future that does not wait (not polled yet, or done); throws std::logic_error for
   /// one that does (its node is linked in the semaphore's queue).
-  SemaphoreAcquire(SemaphoreAcquire&& o);
+  SemaphoreAcquire(SemaphoreAcquire&& o) : sem_(o.sem_), n_(o.n_) {
+    if (o.state_ == State::kWaiting) detail::throw_moved_while_waiting("spool::SemaphoreAcquire");
+    state_ = std::exchange(o.state_, State::kDone);  // the moved-from future holds nothing
+  }
   SemaphoreAcquire& operator=(SemaphoreAcquire&&) = delete;
   SemaphoreAcquire(const SemaphoreAcquire&) = delete;
   SemaphoreAcquire& operator=(const SemaphoreAcquire&) = delete;
@@ -105,6 +110,8 @@ class SemaphoreAcquire {
     state_ = State::kDone;
     return SemaphorePermit(sem_, n_);
   }
+  // A poll after the first: waiting (or a misuse).
+  Poll<SemaphorePermit> poll_slow(Context& cx);
 
   Semaphore* sem_;
   std::size_t n_;
@@ -130,7 +137,10 @@ class Semaphore {
 
   /// A future of `n` permits (see SemaphoreAcquire). acquire(0) is ready at once with an
   /// empty permit (unless closed). Throws std::invalid_argument when n > max_permits.
-  SemaphoreAcquire acquire(std::size_t n = 1);
+  SemaphoreAcquire acquire(std::size_t n = 1) {
+    if (n > max_permits) throw_too_many("acquire", n);
+    return SemaphoreAcquire(this, n);
+  }
   /// `n` permits now if they are available and nobody waits ahead (nullopt otherwise).
   /// Throws AcquireError when closed, std::invalid_argument when n > max_permits.
   std::optional<SemaphorePermit> try_acquire(std::size_t n = 1);
@@ -158,9 +168,22 @@ class Semaphore {
   static constexpr std::size_t kWaiters = 2;
   static constexpr unsigned kShift = 2;
 
+  [[noreturn]] static void throw_too_many(const char* op, std::size_t n);
   enum class Take : std::uint8_t { kTaken, kShort, kClosed };
   // Lock-free: takes `n` permits if available (acquire CAS). Fails with kShort or kClosed.
-  Take try_take(std::size_t n) noexcept;
+  Take try_take(std::size_t n) noexcept {
+    std::size_t cur = state_.load(std::memory_order_relaxed);
+    for (;;) {
+      if ((cur & kClosed) != 0) return Take::kClosed;
+      if ((cur >> kShift) < n) return Take::kShort;
+      // Acquire: pairs with the release CAS of release() or assign_locked that returned
+      // the permits.
+      if (state_.compare_exchange_weak(cur, cur - (n << kShift), std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+        return Take::kTaken;
+      }
+    }
+  }
   // Returns `n` permits: one CAS when nobody waits, else release_slow.
   void release(std::size_t n) noexcept {
     std::size_t cur = state_.load(std::memory_order_relaxed);
@@ -174,8 +197,9 @@ class Semaphore {
     release_slow(n);
   }
   void release_slow(std::size_t n) noexcept;
-  // First poll that could not take its permits lock-free: under the lock, takes what is
-  // available and links `node` for the rest. Ready when nothing is left to wait for.
+  // A first poll that could not take its permits lock-free: under the lock, takes what is
+  // available and links the future's node for the rest. Ready when nothing is left to wait
+  // for; throws AcquireError when closed.
   Poll<SemaphorePermit> enqueue(SemaphoreAcquire& a, const Waker& waker);
   // A later poll of a waiting future: its result, or the waker refreshed (pending).
   Poll<SemaphorePermit> repoll(SemaphoreAcquire& a, const Waker& waker);
@@ -207,6 +231,18 @@ inline SemaphorePermit& SemaphorePermit::operator=(SemaphorePermit&& o) noexcept
     o.forget();
   }
   return *this;
+}
+
+inline SemaphoreAcquire::~SemaphoreAcquire() {
+  if (state_ == State::kWaiting) sem_->cancel(node_);
+}
+
+inline Poll<SemaphorePermit> SemaphoreAcquire::poll(Context& cx) {
+  if (state_ != State::kIdle) return poll_slow(cx);
+  if (!detail::coop_poll_proceed(cx)) return pending;
+  // The fast path inline: a first poll whose permits are there (one CAS).
+  if (sem_->try_take(n_) == Semaphore::Take::kTaken) return finish();
+  return sem_->enqueue(*this, cx.waker());  // short, or closed: under the lock
 }
 
 inline void SemaphorePermit::release() noexcept {

@@ -19,6 +19,18 @@ using spool::Notified;
 using spool::Notify;
 using spool_test::HandPoller;
 
+// Two parties, each waiting on its own Notified; `first` was linked first.
+struct TwoWaiters {
+  explicit TwoWaiters(Notify& n)
+      : first(std::make_unique<Notified>(n.notified())), second(n.notified()) {
+    EXPECT_TRUE(first_party.poll(*first).is_pending());
+    EXPECT_TRUE(second_party.poll(second).is_pending());
+  }
+  HandPoller first_party, second_party;
+  std::unique_ptr<Notified> first;
+  Notified second;
+};
+
 TEST(Notify, NotifyOneWithoutWaitersStoresOnePermit) {
   Notify n;
   HandPoller party;
@@ -35,18 +47,14 @@ TEST(Notify, NotifyOneWithoutWaitersStoresOnePermit) {
 
 TEST(Notify, NotifyOneWakesTheFirstWaiter) {
   Notify n;
-  HandPoller first_party, second_party;
-  Notified first = n.notified();
-  Notified second = n.notified();
-  EXPECT_TRUE(first_party.poll(first).is_pending());
-  EXPECT_TRUE(second_party.poll(second).is_pending());
+  TwoWaiters w(n);
   n.notify_one();
-  EXPECT_EQ(first_party.wakes(), 1);
-  EXPECT_EQ(second_party.wakes(), 0);
-  EXPECT_TRUE(first_party.poll(first).is_ready());
-  EXPECT_TRUE(second_party.poll(second).is_pending());
+  EXPECT_EQ(w.first_party.wakes(), 1);
+  EXPECT_EQ(w.second_party.wakes(), 0);
+  EXPECT_TRUE(w.first_party.poll(*w.first).is_ready());
+  EXPECT_TRUE(w.second_party.poll(w.second).is_pending());
   n.notify_one();
-  EXPECT_TRUE(second_party.poll(second).is_ready());
+  EXPECT_TRUE(w.second_party.poll(w.second).is_ready());
 }
 
 TEST(Notify, NotifyWaitersWakesEveryWaiterAndStoresNoPermit) {
@@ -82,16 +90,12 @@ TEST(Notify, NotifyWaitersReachesManyWaiters) {
 
 TEST(Notify, ANotifyOneGivenToADroppedWaiterGoesToTheNext) {
   Notify n;
-  HandPoller first_party, second_party;
-  auto first = std::make_unique<Notified>(n.notified());
-  Notified second = n.notified();
-  EXPECT_TRUE(first_party.poll(*first).is_pending());
-  EXPECT_TRUE(second_party.poll(second).is_pending());
+  TwoWaiters w(n);
   n.notify_one();  // picks `first`...
-  EXPECT_EQ(first_party.wakes(), 1);
-  first.reset();  // ...which is dropped before it saw it
-  EXPECT_EQ(second_party.wakes(), 1);
-  EXPECT_TRUE(second_party.poll(second).is_ready());
+  EXPECT_EQ(w.first_party.wakes(), 1);
+  w.first.reset();  // ...which is dropped before it saw it
+  EXPECT_EQ(w.second_party.wakes(), 1);
+  EXPECT_TRUE(w.second_party.poll(w.second).is_ready());
 }
 
 TEST(Notify, ANotifyOneGivenToTheLastDroppedWaiterIsStored) {
@@ -107,17 +111,13 @@ TEST(Notify, ANotifyOneGivenToTheLastDroppedWaiterIsStored) {
 
 TEST(Notify, ACancelledWaiterTakesNothing) {
   Notify n;
-  HandPoller first_party, second_party;
-  auto first = std::make_unique<Notified>(n.notified());
-  Notified second = n.notified();
-  EXPECT_TRUE(first_party.poll(*first).is_pending());
-  EXPECT_TRUE(second_party.poll(second).is_pending());
-  first.reset();
+  TwoWaiters w(n);
+  w.first.reset();
   n.notify_one();
-  EXPECT_EQ(first_party.wakes(), 0);
-  EXPECT_TRUE(second_party.poll(second).is_ready());
+  EXPECT_EQ(w.first_party.wakes(), 0);
+  EXPECT_TRUE(w.second_party.poll(w.second).is_ready());
   Notified third = n.notified();
-  EXPECT_TRUE(second_party.poll(third).is_pending());  // no permit left over
+  EXPECT_TRUE(w.second_party.poll(third).is_pending());  // no permit left over
 }
 
 TEST(Notify, MisuseIsAClearError) {

@@ -82,6 +82,43 @@ TEST(NotifyStress, ProducersConsumerAndCancelledWaiters) {
   canceller.join();
 }
 
+// Two tasks pass a turn back and forth through two Notify; a thread keeps starting and
+// cancelling Notified futures on both (forwarding what it is given). Each turn needs its
+// wake-up: one lost, and both tasks wait forever.
+spool::Task<std::int64_t> take_turns(Notify* mine, Notify* theirs, std::int64_t rounds,
+                                     bool starts) {
+  std::int64_t done = 0;
+  for (std::int64_t i = 0; i < rounds; ++i) {
+    if (starts) theirs->notify_one();
+    co_await mine->notified();
+    if (!starts) theirs->notify_one();
+    ++done;
+  }
+  co_return done;
+}
+
+TEST(NotifyStress, PingPongAcrossWorkersWithCancelledWaiters) {
+  constexpr std::int64_t kRounds = 200'000;
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  Notify ping, pong;
+  spool::JoinHandle<std::int64_t> a = rt.spawn(take_turns(&ping, &pong, kRounds, true));
+  spool::JoinHandle<std::int64_t> b = rt.spawn(take_turns(&pong, &ping, kRounds, false));
+  std::atomic<bool> stop{false};
+  std::thread canceller([&] {
+    spool::Waker w = spool::Waker::noop();
+    spool::Context cx(w);
+    for (std::int64_t i = 0; !stop.load(); ++i) {
+      Notify& n = i % 2 == 0 ? ping : pong;
+      auto f = n.notified();
+      if (f.poll(cx).is_ready()) n.notify_one();  // not ours: hand it back
+    }
+  });
+  EXPECT_EQ(spool::block_on(std::move(a)), kRounds);
+  EXPECT_EQ(spool::block_on(std::move(b)), kRounds);
+  stop.store(true);
+  canceller.join();
+}
+
 spool::Task<std::int64_t> follow_rounds(Notify* n, std::atomic<std::int64_t>* round,
                                         std::atomic<std::int64_t>* arrivals, std::int64_t rounds) {
   std::int64_t seen = 0;
