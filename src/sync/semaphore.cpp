@@ -28,10 +28,6 @@ bool Semaphore::is_closed() const noexcept {
   return (state_.load(std::memory_order_acquire) & kClosed) != 0;
 }
 
-std::size_t Semaphore::available_permits() const noexcept {
-  return state_.load(std::memory_order_acquire) >> kShift;
-}
-
 void Semaphore::throw_too_many(const char* op, std::size_t n) {
   throw std::invalid_argument(std::string("spool::Semaphore::") + op + "(" + std::to_string(n) +
                               "): more permits than spool::Semaphore::max_permits");
@@ -84,13 +80,9 @@ void Semaphore::release_slow(std::size_t n) noexcept {
   lock.unlock();
 }  // wakes: woken here, outside the lock
 
-void Semaphore::add_permits(std::size_t n) {
-  if (n > max_permits - available_permits()) {
-    throw std::overflow_error("spool::Semaphore::add_permits(" + std::to_string(n) +
-                              "): the available permits would exceed "
-                              "spool::Semaphore::max_permits");
-  }
-  if (n != 0) release(n);
+void Semaphore::throw_add_overflow(std::size_t n) {
+  throw std::overflow_error("spool::Semaphore::add_permits(" + std::to_string(n) +
+                            "): the available permits would exceed spool::Semaphore::max_permits");
 }
 
 Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker) {

@@ -225,10 +225,13 @@ class Recv {
  public:
   /// Ready with the next value (or nullopt: the end); pending while the queue is empty.
   Poll<std::optional<T>> poll(Context& cx) {
-    if (!spool::detail::coop_poll_proceed(cx)) return pending;
-    std::optional<T> v;
-    if (chan_->poll_recv(&cx, v) == spool::detail::MpscChan<T>::Recv::kPending) return pending;
-    return v;
+    // The value goes straight into the returned Poll (its one object: no copy).
+    Poll<std::optional<T>> out = Poll<std::optional<T>>::ready();
+    if (!spool::detail::coop_poll_proceed(cx) ||
+        chan_->poll_recv(&cx, out.value()) == spool::detail::MpscChan<T>::Recv::kPending) {
+      out = pending;
+    }
+    return out;
   }
 
  private:

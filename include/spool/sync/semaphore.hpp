@@ -145,15 +145,21 @@ class Semaphore {
   /// Throws AcquireError when closed, std::invalid_argument when n > max_permits.
   std::optional<SemaphorePermit> try_acquire(std::size_t n = 1);
   /// Adds `n` permits (the first waiters get them). Throws std::overflow_error when the
-  /// available permits would exceed max_permits.
-  void add_permits(std::size_t n);
+  /// available permits would exceed max_permits. Inline: an mpsc receiver returns a slot's
+  /// permit with it for every value.
+  void add_permits(std::size_t n) {
+    if (n > max_permits - available_permits()) throw_add_overflow(n);
+    if (n != 0) release(n);
+  }
   /// Closes the semaphore: every waiting acquire fails with AcquireError, and so does every
   /// later acquire / try_acquire. Permits held stay valid and may still be released.
   void close();
   /// True once close() was called.
   bool is_closed() const noexcept;
   /// Permits available now (0 while anyone waits).
-  std::size_t available_permits() const noexcept;
+  std::size_t available_permits() const noexcept {
+    return state_.load(std::memory_order_acquire) >> kShift;
+  }
 
  private:
   friend class SemaphorePermit;
@@ -169,6 +175,7 @@ class Semaphore {
   static constexpr unsigned kShift = 2;
 
   [[noreturn]] static void throw_too_many(const char* op, std::size_t n);
+  [[noreturn]] static void throw_add_overflow(std::size_t n);
   enum class Take : std::uint8_t { kTaken, kShort, kClosed };
   // Lock-free: takes `n` permits if available (acquire CAS). Fails with kShort or kClosed.
   Take try_take(std::size_t n) noexcept {
