@@ -13,6 +13,7 @@
 #include "spool/join_handle.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
+#include "spool/sync/mpsc.hpp"
 #include "spool/sync/mutex.hpp"
 #include "spool/sync/notify.hpp"
 #include "spool/sync/oneshot.hpp"
