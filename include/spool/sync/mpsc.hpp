@@ -114,17 +114,26 @@ class Reserve {
  public:
   /// Ready with the permit (or nullopt: closed); pending while the channel is full.
   Poll<std::optional<Permit<T>>> poll(Context& cx) {
-    if (chan_->receiver_closed()) return std::optional<Permit<T>>();
-    try {
-      Poll<SemaphorePermit> p = acquire_.poll(cx);
-      if (p.is_pending()) return pending;
-      return std::optional<Permit<T>>(Permit<T>(chan_, std::move(p).value()));
-    } catch (const AcquireError&) {  // the receiver closed the channel while we waited
-      return std::optional<Permit<T>>();
-    }
+    std::optional<SemaphorePermit> room = poll_room(cx);
+    if (!room) return pending;
+    if (room->num_permits() == 0) return std::optional<Permit<T>>();
+    return std::optional<Permit<T>>(Permit<T>(chan_, std::move(*room)));
   }
 
  private:
+  // Room for one value: nullopt while the channel is full (pending), an empty permit when
+  // the receiver is gone or closed, else the slot's permit.
+  std::optional<SemaphorePermit> poll_room(Context& cx) {
+    if (chan_->receiver_closed()) return SemaphorePermit();
+    try {
+      Poll<SemaphorePermit> p = acquire_.poll(cx);
+      if (p.is_pending()) return std::nullopt;
+      return std::move(p).value();
+    } catch (const AcquireError&) {  // the receiver closed the channel while we waited
+      return SemaphorePermit();
+    }
+  }
+
   friend class Sender<T>;
   friend class Send<T>;
   explicit Reserve(spool::detail::MpscChan<T>* chan)
@@ -143,11 +152,11 @@ class Send {
  public:
   /// Ready once sent (true) or refused (false); pending while the channel is full.
   Poll<bool> poll(Context& cx) {
-    Poll<std::optional<Permit<T>>> p = reserve_.poll(cx);
-    if (p.is_pending()) return pending;
-    std::optional<Permit<T>> permit = std::move(p).value();
-    if (!permit) return false;
-    permit->send(std::move(value_));
+    std::optional<SemaphorePermit> room = reserve_.poll_room(cx);
+    if (!room) return pending;
+    if (room->num_permits() == 0) return false;  // refused: the receiver is gone or closed
+    room->forget();                              // the slot's permit now travels with the value
+    reserve_.chan_->push(std::move(value_));
     return true;
   }
 
