@@ -117,11 +117,12 @@ struct Workload {
 };
 
 // The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, timers.cpp,
-// fork_join.cpp).
+// fork_join.cpp, sync.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
 std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
+std::vector<Workload> sync_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the

@@ -27,7 +27,6 @@ using spool_bench::Workload;
 // The workloads of WORKLOADS.md that spool-bench does not implement yet, so that asking
 // for one gives a precise message.
 constexpr std::pair<const char*, const char*> kNotImplemented[] = {
-    {"W7", "mpsc_throughput"},
     {"W10", "tcp_echo"},
     {"P1", "priority_latency"},
 };
@@ -35,7 +34,8 @@ constexpr std::pair<const char*, const char*> kNotImplemented[] = {
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
   for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
-                     spool_bench::timer_workloads, spool_bench::fork_join_workloads}) {
+                     spool_bench::timer_workloads, spool_bench::fork_join_workloads,
+                     spool_bench::sync_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;

@@ -7,7 +7,7 @@
 #include <functional>
 #include <mutex>
 
-#include "sync/spin_lock.hpp"
+#include "spool/detail/spin_lock.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {

@@ -11,6 +11,13 @@ namespace spool {
 /// A future: `f.poll(cx)` returns a `Poll<T>`. A pending poll must have arranged for
 /// `cx.waker()` — the latest one — to be woken when polling again can make progress.
 /// Polling a future again after it returned ready is a misuse.
+///
+/// Address stability (C++ has no Pin): a future is movable until it is first polled, never
+/// after. A pending leaf may have linked a node that lives inside it into a primitive (a
+/// Semaphore's or Notify's waiter list, a timer wheel), which then points into the future;
+/// so poll a future where it will stay (`co_await` moves an rvalue into the coroutine frame
+/// before polling it). spool's leaves check it: moving one after it registered such a node
+/// throws std::logic_error, in every build.
 template <class F>
 concept Future = requires(F& f, Context& cx) {
   {f.poll(cx)};

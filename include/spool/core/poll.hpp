@@ -44,6 +44,13 @@ class Poll {
                       PendingTag>)constexpr Poll(U&& value)  // NOLINT(google-explicit-constructor)
       : value_(std::in_place, std::forward<U>(value)) {}
 
+  /// Makes this result pending again, destroying the value it held (`p = spool::pending;`);
+  /// works for a T that cannot be move-assigned.
+  constexpr Poll& operator=(PendingTag) noexcept {
+    value_.reset();
+    return *this;
+  }
+
   /// A ready result built in place from `args`.
   template <class... Args>
   static constexpr Poll ready(Args&&... args) {

@@ -12,8 +12,8 @@
 #include "driver/park.hpp"
 #include "driver/time/clock.hpp"
 #include "driver/time/wheel.hpp"
+#include "spool/detail/spin_lock.hpp"
 #include "spool/detail/timer_entry.hpp"
-#include "sync/spin_lock.hpp"
 
 namespace spool::detail {
 

@@ -136,6 +136,23 @@ TEST(Poll, IsUsableInConstantExpressions) {
   EXPECT_TRUE(void_ready.is_ready());
 }
 
+// `p = spool::pending` destroys the value, also for a T that cannot be move-assigned.
+TEST(Poll, AssigningPendingDestroysTheValue) {
+  struct NotAssignable {
+    explicit NotAssignable(std::shared_ptr<int> h) : held(std::move(h)) {}
+    NotAssignable(NotAssignable&&) = default;
+    NotAssignable& operator=(NotAssignable&&) = delete;
+    std::shared_ptr<int> held;
+  };
+  static_assert(!std::is_move_assignable_v<NotAssignable>);
+  auto held = std::make_shared<int>(1);
+  auto p = spool::Poll<NotAssignable>::ready(held);
+  EXPECT_EQ(held.use_count(), 2);
+  p = spool::pending;
+  EXPECT_TRUE(p.is_pending());
+  EXPECT_EQ(held.use_count(), 1);
+}
+
 TEST(Poll, TraitsIdentifyPollTypes) {
   static_assert(spool::is_poll_v<spool::Poll<int>>);
   static_assert(spool::is_poll_v<spool::Poll<void>>);

@@ -7,10 +7,10 @@
 
 namespace spool::detail {
 
-// Meets the Lockable requirements (std::lock_guard works). Uncontended, it costs one
-// exchange to lock and one store to unlock, where a pthread mutex costs several times
-// that. Under contention it spins on a plain load, then yields the CPU, so a preempted
-// holder is not fought for a whole time slice.
+/// Meets the Lockable requirements (std::lock_guard works). Uncontended, it costs one
+/// exchange to lock and one store to unlock, where a pthread mutex costs several times
+/// that. Under contention it spins on a plain load, then yields the CPU, so a preempted
+/// holder is not fought for a whole time slice.
 class SpinLock {
  public:
   void lock() noexcept {
