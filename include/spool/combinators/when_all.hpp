@@ -27,9 +27,10 @@ class BasicWhenAll {
   /// What the future produces.
   using Output = typename Branches::AllOutput;
 
-  /// Takes the children over.
-  explicit BasicWhenAll(detail::Children<Branches> children)
-      : children_(std::move(children)), remaining_(children_.branches().size()) {}
+  /// Takes the children over: `args` (a name for errors, then the futures) build them.
+  template <class... Args>
+  explicit BasicWhenAll(std::in_place_t, Args&&... args)
+      : children_(std::forward<Args>(args)...), remaining_(children_.branches().size()) {}
 
   /// Polls the children woken since the last poll (all of them at the first).
   Poll<Output> poll(Context& cx) {

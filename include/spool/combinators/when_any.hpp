@@ -34,8 +34,9 @@ class BasicWhenAny {
   /// What the future produces.
   using Output = typename Branches::AnyOutput;
 
-  /// Takes the children over.
-  explicit BasicWhenAny(detail::Children<Branches> children) : children_(std::move(children)) {}
+  /// Takes the children over: `args` (a name for errors, then the futures) build them.
+  template <class... Args>
+  explicit BasicWhenAny(std::in_place_t, Args&&... args) : children_(std::forward<Args>(args)...) {}
 
   /// Polls the children woken since the last poll (all of them at the first), until one
   /// is ready.

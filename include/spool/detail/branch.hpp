@@ -2,6 +2,7 @@
 // cancelled (a JoinHandle is aborted).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -33,27 +34,35 @@ Poll<typename branch_output<T>::type> lift(Poll<T>&& p) {
 
 // One child future of a combinator, owned until it is ready or cancelled. Destroying an
 // unfinished Branch cancels it: the future is destroyed, and a JoinHandle is aborted first
-// (dropping it would only detach its task).
+// (dropping it would only detach its task). The future lives in a union, not a
+// std::optional: g++ 12 at -O1 and up warns, wrongly, that a std::optional's payload may be
+// used uninitialised once such a member is moved or destroyed on several paths.
 template <Future F>
 class Branch {
  public:
   using Output = branch_output_t<F>;
 
-  explicit Branch(F fut) : fut_(std::move(fut)) {}
-  Branch(Branch&&) = default;
+  template <class U>
+  requires std::is_constructible_v<F, U&&>
+  explicit Branch(U&& fut) : fut_(std::forward<U>(fut)), active_(true) {}
+  Branch(Branch&& other) : active_(false) {
+    if (!other.active_) return;
+    std::construct_at(&fut_, std::move(other.fut_));
+    active_ = true;
+  }
   Branch& operator=(Branch&&) = delete;
   ~Branch() { cancel(); }
 
   // True until the future was ready or cancelled.
-  bool active() const noexcept { return fut_.has_value(); }
+  bool active() const noexcept { return active_; }
 
   // Polls the future (active() must be true). Ready: keeps its output for take() and
   // destroys the future at once, and returns true. An exception from its poll propagates.
   bool poll(Context& cx) {
-    Poll<Output> p = lift(fut_->poll(cx));
+    Poll<Output> p = lift(fut_.poll(cx));
     if (p.is_pending()) return false;
     out_.emplace(std::move(p).value());
-    fut_.reset();
+    destroy();
     return true;
   }
 
@@ -62,14 +71,21 @@ class Branch {
 
   // Cancels the future if it is still active (aborting a JoinHandle's task).
   void cancel() noexcept {
-    if constexpr (is_join_handle_v<F>) {
-      if (fut_) fut_->abort();
-    }
-    fut_.reset();
+    if (!active_) return;
+    if constexpr (is_join_handle_v<F>) fut_.abort();
+    destroy();
   }
 
  private:
-  std::optional<F> fut_;
+  void destroy() noexcept {
+    active_ = false;
+    fut_.~F();
+  }
+
+  union {
+    F fut_;  // alive while active_
+  };
+  bool active_;
   std::optional<Output> out_;
 };
 

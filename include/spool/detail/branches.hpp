@@ -27,7 +27,9 @@ class TupleBranches {
   // when_any's result: the winner's output, at the winner's index.
   using AnyOutput = std::variant<branch_output_t<Fs>...>;
 
-  explicit TupleBranches(Fs... futs) : branches_(Branch<Fs>(std::move(futs))...) {}
+  // Each Branch is built in place from its future.
+  template <class... Args>
+  explicit TupleBranches(Args&&... futs) : branches_(std::forward<Args>(futs)...) {}
 
   std::size_t size() const noexcept { return sizeof...(Fs); }
 

@@ -37,6 +37,20 @@ TEST_P(CombinatorAnyFlavor, WhenAnyAbortsTheLosingJoinHandles) {
   EXPECT_TRUE(dropped.try_wait());
 }
 
+TEST_P(CombinatorAnyFlavor, DestroyingAnUnfinishedCombinatorAbortsItsJoinHandles) {
+  auto rt = build();
+  std::latch dropped(2);
+  {
+    auto all = spool::when_all(rt.spawn(pending_forever(LatchOnDrop(dropped))),
+                               rt.spawn(pending_forever(LatchOnDrop(dropped))));
+    Waker w = Waker::noop();
+    Context cx(w);
+    EXPECT_TRUE(all.poll(cx).is_pending());
+  }
+  until_done(rt, dropped);
+  EXPECT_TRUE(dropped.try_wait());
+}
+
 TEST_P(CombinatorAnyFlavor, WhenAllAbortsTheSiblingsOfATaskThatThrew) {
   auto rt = build();
   std::latch dropped(1);
