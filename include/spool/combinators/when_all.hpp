@@ -13,39 +13,31 @@
 
 namespace spool {
 
-/// The future of `when_all(...)`: ready with every child's output once all are ready — a
-/// `std::tuple` in argument order (WhenAll), or a `std::vector` in vector order (WhenAllVec);
-/// see branch_output for void and reference outputs. Each child is polled with its own
-/// Waker in a nested Context (same reactor slot), so a wake from one child re-polls only
-/// that child; a child that is ready is destroyed at once (its output kept). If a child's
-/// poll throws, every other child is cancelled (destroyed; a JoinHandle aborted first) and
-/// the exception propagates; destroying an unfinished when_all cancels its children the
-/// same way. Movable until its first poll; moving it afterwards throws std::logic_error.
+/// The future of `when_all(...)`: ready once every child is, with all their outputs — a
+/// `std::tuple` in argument order, or a `std::vector` in vector order (see branch_output).
+/// A child's poll that throws cancels the other children (a JoinHandle is aborted), then
+/// its exception propagates. Waking, cancellation and moving: docs/combinators.md.
 template <class Branches>
-class BasicWhenAll {
+class BasicWhenAll : public detail::Combinator<Branches> {
  public:
+  /// Takes the children over.
+  using detail::Combinator<Branches>::Combinator;
   /// What the future produces.
   using Output = typename Branches::AllOutput;
 
-  /// Takes the children over: `args` (a name for errors, then the futures) build them.
-  template <class... Args>
-  explicit BasicWhenAll(std::in_place_t, Args&&... args)
-      : children_(std::forward<Args>(args)...), remaining_(children_.branches().size()) {}
-
   /// Polls the children woken since the last poll (all of them at the first).
   Poll<Output> poll(Context& cx) {
-    children_.poll(cx, [this](std::size_t) {
+    this->children_.poll(cx, [this](std::size_t) {
       --remaining_;
       return false;
     });
     if (remaining_ != 0) return pending;
-    children_.finish();
-    return Poll<Output>::ready(children_.branches().take_all());
+    this->children_.finish();
+    return Poll<Output>::ready(this->children_.branches().take_all());
   }
 
  private:
-  detail::Children<Branches> children_;
-  std::size_t remaining_;  // children not ready yet
+  std::size_t remaining_ = this->children_.branches().size();  // children not ready yet
 };
 
 /// when_all of a list of futures of any types: a std::tuple of their outputs.

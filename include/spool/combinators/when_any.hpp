@@ -16,47 +16,38 @@
 
 namespace spool {
 
-/// The future of `when_any(...)`: ready with the first child to be ready — a `std::variant`
-/// whose index() is the winner's position among the arguments (WhenAny), or an AnyOf with
-/// the winner's index in the vector (WhenAnyVec); see branch_output for void and reference
-/// outputs. Each child is polled with its own Waker in a nested Context (same reactor slot),
-/// so a wake from one child re-polls only that child; children polled in the same poll are
-/// polled in order, and the first ready one wins (biased, as tokio's `select! { biased; }`).
-/// Before it returns, every loser is cancelled: destroyed, and a JoinHandle aborted first
-/// (dropping one would only detach its task). A child whose poll throws wins with its
-/// exception: the others are cancelled, then it propagates. Destroying an unfinished
-/// when_any cancels every child the same way. An empty vector throws std::invalid_argument
-/// at the first poll (nothing could complete); when_any() of no argument does not compile.
-/// Movable until its first poll; moving it afterwards throws std::logic_error.
+/// The future of `when_any(...)`: ready with the first child to be ready — a std::variant
+/// whose index() is the winner's position (or an AnyOf for a vector; see branch_output).
+/// Children woken together are polled in order, the first ready wins (biased); the losers
+/// are cancelled (a JoinHandle is aborted) before the result is returned; a child whose poll
+/// throws wins with its exception. An empty vector throws std::invalid_argument at the first
+/// poll. Waking, cancellation and moving: docs/combinators.md.
 template <class Branches>
-class BasicWhenAny {
+class BasicWhenAny : public detail::Combinator<Branches> {
+  using Base = detail::Combinator<Branches>;
+
  public:
   /// What the future produces.
   using Output = typename Branches::AnyOutput;
-
-  /// Takes the children over: `args` (a name for errors, then the futures) build them.
-  template <class... Args>
-  explicit BasicWhenAny(std::in_place_t, Args&&... args) : children_(std::forward<Args>(args)...) {}
+  /// Takes the children over.
+  using Base::Base;
 
   /// Polls the children woken since the last poll (all of them at the first), until one
   /// is ready.
   Poll<Output> poll(Context& cx) {
-    if (children_.branches().size() == 0) {
+    if (this->children_.branches().size() == 0) {
       throw std::invalid_argument("spool::when_any of no future: nothing can complete");
     }
     std::optional<std::size_t> winner;
-    children_.poll(cx, [&winner](std::size_t i) {
+    this->children_.poll(cx, [&winner](std::size_t i) {
       winner = i;
       return true;
     });
     if (!winner) return pending;
-    auto out = Poll<Output>::ready(children_.branches().take_any(*winner));
-    children_.finish();  // the losers go before the result is handed out
+    auto out = Poll<Output>::ready(this->children_.branches().take_any(*winner));
+    this->children_.finish();  // the losers go before the result is handed out
     return out;
   }
-
- private:
-  detail::Children<Branches> children_;
 };
 
 /// when_any of a list of futures of any types: a std::variant of their outputs.

@@ -92,6 +92,18 @@ class Children {
   Branches branches_;
 };
 
+// The base of when_all's and when_any's futures: their children, built in place.
+template <class Branches>
+class Combinator {
+ public:
+  // `args` (a name for errors, then the futures) build the children.
+  template <class... Args>
+  explicit Combinator(std::in_place_t, Args&&... args) : children_(std::forward<Args>(args)...) {}
+
+ protected:
+  Children<Branches> children_;
+};
+
 // Combinator<TupleBranches<...>> over `futs` (moved in); `who` names it in errors. Every
 // part is built in place: no temporary Children or Branch is moved (g++ 12 at -O1 and up
 // warns, wrongly, that a moved-from temporary's std::optional may be uninitialised).
