@@ -13,7 +13,8 @@
 //  - Clones count references on the block (the owner holds one, and so does each Waker it
 //    keeps per child): a clone that outlives the combinator (a leaf that gave it to a timer
 //    or another thread) keeps the block alive, and a wake through it then sets a bit nobody
-//    reads and wakes whatever parent waker is left. The last reference frees the block.
+//    reads (the owner took the parent's waker out when it went). The last reference frees
+//    the block.
 #pragma once
 
 #include <algorithm>
@@ -58,8 +59,8 @@ class ChildWakers {
   std::size_t size() const noexcept { return wakers_.size(); }
 
   /// Gives children size() .. n-1 their node and Waker, each woken (so that the next poll
-  /// polls it once, and a poll waiting for it runs again). Allocates a chunk per 64 children beyond
-  /// the first 64.
+  /// polls it once, and a poll waiting for it runs again). Allocates a chunk per 64
+  /// children beyond the first 64.
   void grow(std::size_t n) {
     if (wakers_.capacity() < n) wakers_.reserve(std::max(n, 2 * wakers_.capacity()));
     while (wakers_.size() < n) {
@@ -69,7 +70,7 @@ class ChildWakers {
       Chunk& chunk = block_->chunk(i / kChunkBits);
       Node& node = chunk.nodes[i % kChunkBits];
       node = Node{block_, &chunk.ready, std::uint64_t{1} << (i % kChunkBits)};
-      // Relaxed: a new reference made from the owner's, as clone() does.
+      // Relaxed: a new reference made from the owner's, as raw_clone() does.
       block_->refs.fetch_add(1, std::memory_order_relaxed);
       wakers_.push_back(Waker::from_raw(RawWaker{&node, &kVTable}));  // cannot throw: reserved
       wake(i);
@@ -127,9 +128,9 @@ class ChildWakers {
     std::uint64_t bit = 0;
   };
   struct Chunk {
-    // Ready bits of the chunk's children. Set by wake_by_ref (fetch_or, release) on any thread;
-    // taken by for_each_ready (exchange 0, acquire: pairs with those fetch_ors) and put back
-    // by restore (fetch_or, release: pairs with the next exchange), both on the owner's
+    // Ready bits of the chunk's children. Set by raw_wake_by_ref (fetch_or, release) on any
+    // thread; taken by for_each_ready (exchange 0, acquire: pairs with those fetch_ors) and put
+    // back by restore (fetch_or, release: pairs with the next exchange), both on the owner's
     // polling thread.
     Atomic<std::uint64_t> ready{0};
     std::array<Node, kChunkBits> nodes{};
@@ -155,23 +156,24 @@ class ChildWakers {
     if (bits != 0) chunk.ready.fetch_or(bits, std::memory_order_release);
   }
 
-  static RawWaker clone(const void* data) noexcept {
+  // The vtable of the children's Wakers.
+  static RawWaker raw_clone(const void* data) noexcept {
     // Relaxed: a new reference made from an existing one.
     node_of(data).block->refs.fetch_add(1, std::memory_order_relaxed);
     return RawWaker{data, &kVTable};
   }
-  static void wake_by_ref(const void* data) {
+  static void raw_wake_by_ref(const void* data) {
     const Node& node = node_of(data);
     // Release: pairs with for_each_ready's acquire exchange.
     node.ready->fetch_or(node.bit, std::memory_order_release);
     node.block->parent.wake();
   }
-  static void wake(const void* data) {
-    wake_by_ref(data);
-    drop(data);
+  static void raw_wake(const void* data) {
+    raw_wake_by_ref(data);
+    raw_drop(data);
   }
-  static void drop(const void* data) noexcept { release(node_of(data).block); }
-  static constexpr WakerVTable kVTable{&clone, &wake, &wake_by_ref, &drop};
+  static void raw_drop(const void* data) noexcept { release(node_of(data).block); }
+  static constexpr WakerVTable kVTable{&raw_clone, &raw_wake, &raw_wake_by_ref, &raw_drop};
 
   Block* block_;               // null only once moved from
   std::vector<Waker> wakers_;  // child i's Waker, each holding a reference on block_
