@@ -117,17 +117,17 @@ class JoinSet {
     wakers_.for_each_ready([&](std::size_t i) {
       if (!slots_[i]) return false;  // a stale wake of a slot joined earlier
       Context child_cx(wakers_.waker(i), cx);
-      struct Free {
+      struct TakeOut {  // takes the task out of the set once its handle gave its result
         JoinSet* set;
         std::size_t i;
-        bool done = true;  // the handle gave its output or its JoinError
-        ~Free() {
+        bool done = true;  // the handle gave its output or threw its JoinError
+        ~TakeOut() {
           if (done) set->remove(i);
         }
-      } free{this, i};
+      } take_out{this, i};
       auto p = detail::lift(slots_[i]->poll(child_cx));
       if (p.is_pending()) {
-        free.done = false;
+        take_out.done = false;
         return false;
       }
       joined.emplace(Poll<Output>::ready(std::move(p).value()));
