@@ -51,7 +51,8 @@ class JoinError : public std::runtime_error, public std::nested_exception {
 
 /// Owns the right to a spawned task's result. `co_await handle` (or polling it, e.g. with
 /// block_on from a plain thread) gives the task's value, or throws JoinError. Dropping
-/// the handle detaches the task: it runs on, and its result is discarded. Move-only.
+/// the handle detaches the task: it runs on, and its result is discarded; say so with
+/// detach() rather than discarding the [[nodiscard]] handle. Move-only.
 /// abort() and is_finished() may be called from any thread; polling needs one owner.
 template <class T>
 class [[nodiscard]] JoinHandle {
@@ -75,7 +76,8 @@ class [[nodiscard]] JoinHandle {
   /// threw. Spends one unit of the polling task's cooperative budget.
   Poll<T> poll(Context& cx) {
     if (task_ == nullptr) {
-      throw std::logic_error("spool::JoinHandle polled after it gave its result (or moved from)");
+      throw std::logic_error(
+          "spool::JoinHandle polled after it gave its result (or was detached or moved from)");
     }
     if (!detail::coop_poll_proceed(cx)) return pending;
     if (!detail::join_poll_complete(task_, cx.waker())) return pending;
@@ -96,14 +98,20 @@ class [[nodiscard]] JoinHandle {
 
   /// Asks the task to stop: it is cancelled (its frame destroyed, the destructors of its
   /// locals run) before its next poll, or at once if idle. No effect once it finished, nor
-  /// on a handle that gave its result or was moved from.
+  /// on a handle that gave its result or was detached or moved from.
   void abort() const noexcept {
     if (task_) detail::join_abort(task_);
   }
+  /// Lets the task run on unobserved: its result is discarded when it finishes. The handle
+  /// is empty afterwards, as a moved-from one (polling it throws std::logic_error; abort()
+  /// does nothing). Same as dropping the handle, but says so.
+  void detach() noexcept { reset(); }
+
   /// True once the task completed (with a value, an exception, or by cancellation); true
-  /// also for a handle that gave its result or was moved from.
+  /// also for a handle that gave its result or was detached or moved from.
   bool is_finished() const noexcept { return task_ == nullptr || detail::join_is_finished(task_); }
-  /// The task's unique id (0 for a handle that gave its result or was moved from).
+  /// The task's unique id (0 for a handle that gave its result or was detached or moved
+  /// from).
   std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
 
  private:

@@ -10,6 +10,7 @@
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/core/poll_fn.hpp"
 #include "spool/core/reactor_hook.hpp"
 #include "spool/core/waker.hpp"
 
@@ -114,20 +115,8 @@ class Signal::Future {
 
 inline Signal::Future Signal::future() const { return Future(state_); }
 
-// A future whose poll is `f(cx)`; `f` returns a spool::Poll<T>.
-template <class F>
-class PollFn {
- public:
-  explicit PollFn(F f) : f_(std::move(f)) {}
-  auto poll(spool::Context& cx) { return f_(cx); }
-
- private:
-  F f_;
-};
-template <class F>
-PollFn<F> poll_fn(F f) {
-  return PollFn<F>(std::move(f));
-}
+// A future whose poll is `f(cx)` (spool's own, under the name the tests have always used).
+using spool::poll_fn;
 
 // Installs `hook` through cx.install_reactor on every poll, then polls `inner` (held by
 // value; use a handle-like future such as Signal::Future). Records the install results.

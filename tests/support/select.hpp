@@ -3,38 +3,22 @@
 // is — pending, with the waker of its last poll stored — and stays with the caller.
 #pragma once
 
-#include <functional>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
+#include "spool/combinators/branch_output.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
 
 namespace spool_test {
 
-namespace detail {
-// What a branch's output becomes inside the variant: void → monostate, T& → reference_wrapper.
-template <class T>
-struct BranchOut {
-  using type = T;
-};
-template <>
-struct BranchOut<void> {
-  using type = std::monostate;
-};
-template <class T>
-struct BranchOut<T&> {
-  using type = std::reference_wrapper<T>;
-};
-}  // namespace detail
-
 template <spool::Future A, spool::Future B>
 class Select {
  public:
-  using OutA = typename detail::BranchOut<spool::future_output_t<A>>::type;
-  using OutB = typename detail::BranchOut<spool::future_output_t<B>>::type;
+  using OutA = spool::branch_output_t<A>;
+  using OutB = spool::branch_output_t<B>;
   // index 0: `a` finished first; index 1: `b` did.
   using Output = std::variant<OutA, OutB>;
 

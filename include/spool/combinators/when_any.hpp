@@ -1,0 +1,78 @@
+// spool::when_any / spool::select: wait for the first of several futures; cancel the rest.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "spool/combinators/branch_output.hpp"
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/detail/children.hpp"
+
+namespace spool {
+
+/// The future of `when_any(...)`: ready with the first child to be ready — a std::variant
+/// whose index() is the winner's position (or an AnyOf for a vector; see branch_output).
+/// Children woken together are polled in order, the first ready wins (biased); the losers
+/// are cancelled (a JoinHandle is aborted) before the result is returned; a child whose poll
+/// throws wins with its exception. An empty vector throws std::invalid_argument at the first
+/// poll. Waking, cancellation and moving: docs/combinators.md.
+template <class Branches>
+class BasicWhenAny : public detail::Combinator<Branches> {
+  using Base = detail::Combinator<Branches>;
+
+ public:
+  /// What the future produces.
+  using Output = typename Branches::AnyOutput;
+  /// Takes the children over.
+  using Base::Base;
+
+  /// Polls the children woken since the last poll (all of them at the first), until one
+  /// is ready.
+  Poll<Output> poll(Context& cx) {
+    if (this->children_.branches().size() == 0) {
+      throw std::invalid_argument("spool::when_any of no future: nothing can complete");
+    }
+    std::optional<std::size_t> winner;
+    this->children_.poll(cx, [&winner](std::size_t i) {
+      winner = i;
+      return true;
+    });
+    if (!winner) return pending;
+    auto out = Poll<Output>::ready(this->children_.branches().take_any(*winner));
+    this->children_.finish();  // the losers go before the result is handed out
+    return out;
+  }
+};
+
+/// when_any of a list of futures of any types: a std::variant of their outputs.
+template <Future... Fs>
+using WhenAny = BasicWhenAny<detail::TupleBranches<Fs...>>;
+
+/// Waits for the first of `futs` (any Futures: Tasks, JoinHandles, leaves; moved in) and
+/// gives a `std::variant` holding the winner's output at the winner's index; the losers are
+/// cancelled (JoinHandles aborted) before it returns. See BasicWhenAny.
+template <Future... Fs>
+WhenAny<std::decay_t<Fs>...> when_any(Fs&&... futs) {
+  return detail::combine<BasicWhenAny>("spool::when_any", std::forward<Fs>(futs)...);
+}
+
+/// Another name for when_any (tokio's select): the same function, the same future.
+template <Future... Fs>
+WhenAny<std::decay_t<Fs>...> select(Fs&&... futs) {
+  return when_any(std::forward<Fs>(futs)...);
+}
+
+/// Waits for the first of `futs` and gives its index and output (AnyOf); the others are
+/// cancelled before it returns. See BasicWhenAny.
+template <Future F>
+BasicWhenAny<detail::VecBranches<F>> when_any(std::vector<F> futs) {
+  return detail::combine<BasicWhenAny>("spool::when_any", std::move(futs));
+}
+
+}  // namespace spool
