@@ -103,10 +103,15 @@ Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker
                                        std::memory_order_relaxed)) {
         return a.finish();
       }
-    } else if (state_.compare_exchange_weak(cur, (cur & kClosed) | kWaiters,
-                                            std::memory_order_acquire, std::memory_order_relaxed)) {
-      need -= available;  // take what there is; wait at the back for the rest
-      break;
+    } else {
+      // Take what there is and wait at the back for the rest. Already marked (others wait,
+      // nothing is available): no RMW needed, the lock orders us behind them.
+      const std::size_t marked = (cur & kClosed) | kWaiters;
+      if (cur == marked || state_.compare_exchange_weak(cur, marked, std::memory_order_acquire,
+                                                        std::memory_order_relaxed)) {
+        need -= available;
+        break;
+      }
     }
   }
   node.requested = a.n_;

@@ -46,9 +46,9 @@ class Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   /// A future of the lock: `auto guard = co_await m.lock();`.
-  MutexLock<T> lock() { return MutexLock<T>(sem_.acquire(1), &value_); }
+  [[nodiscard]] MutexLock<T> lock() { return MutexLock<T>(sem_.acquire(1), &value_); }
   /// The lock now if it is free and nobody waits for it, else nullopt.
-  std::optional<MutexGuard<T>> try_lock() {
+  [[nodiscard]] std::optional<MutexGuard<T>> try_lock() {
     std::optional<SemaphorePermit> p = sem_.try_acquire(1);
     if (!p) return std::nullopt;
     return MutexGuard<T>(std::move(*p), &value_);

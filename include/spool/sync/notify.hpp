@@ -76,7 +76,7 @@ class Notify {
   Notify& operator=(const Notify&) = delete;
 
   /// A future that completes at the next notification (see Notified).
-  Notified notified() noexcept;
+  [[nodiscard]] Notified notified() noexcept;
   /// Wakes the first waiter, or stores the permit when nobody waits.
   void notify_one();
   /// Wakes every current waiter (and every Notified created before this call); stores no

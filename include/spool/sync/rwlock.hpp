@@ -58,13 +58,17 @@ class RwLock {
   RwLock& operator=(const RwLock&) = delete;
 
   /// A future of shared access: `auto r = co_await lock.read();`.
-  RwLockRead<T> read() { return RwLockRead<T>(sem_.acquire(1), &value_); }
+  [[nodiscard]] RwLockRead<T> read() { return RwLockRead<T>(sem_.acquire(1), &value_); }
   /// A future of exclusive access: `auto w = co_await lock.write();`.
-  RwLockWrite<T> write() { return RwLockWrite<T>(sem_.acquire(kMaxReaders), &value_); }
+  [[nodiscard]] RwLockWrite<T> write() {
+    return RwLockWrite<T>(sem_.acquire(kMaxReaders), &value_);
+  }
   /// Shared access now if no writer holds or waits for the lock, else nullopt.
-  std::optional<RwLockReadGuard<T>> try_read() { return try_lock<RwLockReadGuard<T>>(1); }
+  [[nodiscard]] std::optional<RwLockReadGuard<T>> try_read() {
+    return try_lock<RwLockReadGuard<T>>(1);
+  }
   /// Exclusive access now if nobody holds or waits for the lock, else nullopt.
-  std::optional<RwLockWriteGuard<T>> try_write() {
+  [[nodiscard]] std::optional<RwLockWriteGuard<T>> try_write() {
     return try_lock<RwLockWriteGuard<T>>(kMaxReaders);
   }
 

@@ -137,13 +137,13 @@ class Semaphore {
 
   /// A future of `n` permits (see SemaphoreAcquire). acquire(0) is ready at once with an
   /// empty permit (unless closed). Throws std::invalid_argument when n > max_permits.
-  SemaphoreAcquire acquire(std::size_t n = 1) {
+  [[nodiscard]] SemaphoreAcquire acquire(std::size_t n = 1) {
     if (n > max_permits) throw_too_many("acquire", n);
     return SemaphoreAcquire(this, n);
   }
   /// `n` permits now if they are available and nobody waits ahead (nullopt otherwise).
   /// Throws AcquireError when closed, std::invalid_argument when n > max_permits.
-  std::optional<SemaphorePermit> try_acquire(std::size_t n = 1);
+  [[nodiscard]] std::optional<SemaphorePermit> try_acquire(std::size_t n = 1);
   /// Adds `n` permits (the first waiters get them). Throws std::overflow_error when the
   /// available permits would exceed max_permits. Inline: an mpsc receiver returns a slot's
   /// permit with it for every value.
