@@ -18,6 +18,8 @@
 #include "spool/join_set.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
+#include "spool/sync/barrier.hpp"
+#include "spool/sync/cancellation_token.hpp"
 #include "spool/sync/mpsc.hpp"
 #include "spool/sync/mutex.hpp"
 #include "spool/sync/notify.hpp"
