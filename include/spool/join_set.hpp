@@ -26,7 +26,7 @@ class JoinSet;
 /// (cancelled, or its exception nested inside). Refers to its JoinSet, which must outlive
 /// it. Destroying it while pending loses nothing: every finished task stays in the set.
 template <class T>
-class JoinNext {
+class [[nodiscard]] JoinNext {
  public:
   /// What the future produces: a task's output (branch_output_t: `void` → std::monostate),
   /// or nullopt.

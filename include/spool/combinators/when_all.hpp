@@ -18,7 +18,7 @@ namespace spool {
 /// A child's poll that throws cancels the other children (a JoinHandle is aborted), then
 /// its exception propagates. Waking, cancellation and moving: docs/combinators.md.
 template <class Branches>
-class BasicWhenAll : public detail::Combinator<Branches> {
+class [[nodiscard]] BasicWhenAll : public detail::Combinator<Branches> {
  public:
   /// Takes the children over.
   using detail::Combinator<Branches>::Combinator;

@@ -23,7 +23,7 @@ namespace spool {
 /// throws wins with its exception. An empty vector throws std::invalid_argument at the first
 /// poll. Waking, cancellation and moving: docs/combinators.md.
 template <class Branches>
-class BasicWhenAny : public detail::Combinator<Branches> {
+class [[nodiscard]] BasicWhenAny : public detail::Combinator<Branches> {
   using Base = detail::Combinator<Branches>;
 
  public:

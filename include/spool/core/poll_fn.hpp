@@ -14,7 +14,7 @@ namespace spool {
 /// `cx.waker()` to wake. Movable until first polled when `F` is (it holds `f` by value).
 template <class F>
 requires is_poll_v<std::invoke_result_t<F&, Context&>>
-class PollFn {
+class [[nodiscard]] PollFn {
  public:
   /// Wraps `f`.
   explicit PollFn(F f) noexcept(std::is_nothrow_move_constructible_v<F>) : f_(std::move(f)) {}
