@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/counting_waker.hpp"
 #include "support/futures.hpp"
+#include "support/hand_poll.hpp"
 #include "support/rt_leaf.hpp"
 
 namespace spool_comb_test {
@@ -28,21 +29,9 @@ using spool_test::CountingWaker;
 using spool_test::ReadyFuture;
 using spool_test::Signal;
 
-/// Polls futures by hand with one Context whose waker is a CountingWaker (`parent`), so
-/// that a test sees each poll's result and how often the polled future woke its parent.
-struct HandPoll {
-  CountingWaker parent;
-  Waker waker = parent.waker();
-  Context cx{waker};
-
-  /// One poll of `fut` with this Context.
-  template <class F>
-  auto poll(F& fut) {
-    return fut.poll(cx);
-  }
-  /// The wakes the parent received so far.
-  int wakes() const { return parent.counts().total_wakes(); }
-};
+/// Polls futures by hand with a CountingWaker (the sync tests' HandPoller), so that a test
+/// sees each poll's result and how often the polled future woke its parent.
+using HandPoll = spool_test::HandPoller;
 
 /// What a Tracked future saw. Atomic: a child may be polled and destroyed on a worker while
 /// the test thread reads; the test reads after a join or block_on (seq_cst everywhere).

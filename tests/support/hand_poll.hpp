@@ -21,6 +21,8 @@ class HandPoller {
   }
   // The wake-ups delivered to this party's wakers so far.
   int wakes() const { return waker_.counts().total_wakes(); }
+  // Clones of this party's waker still alive (kept by the futures it polled).
+  int live_wakers() const { return waker_.counts().live(); }
 
  private:
   CountingWaker waker_;
