@@ -6,6 +6,9 @@
 namespace spool {
 
 Poll<BarrierWaitResult> BarrierWait::poll(Context& cx) {
+  if (barrier_ == nullptr) {
+    throw std::logic_error("spool::BarrierWait polled after it was moved from");
+  }
   if (done_) throw std::logic_error("spool::BarrierWait polled after it completed");
   if (!released_) {  // the first poll: arrive
     Barrier& b = *barrier_;

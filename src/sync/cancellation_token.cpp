@@ -12,8 +12,9 @@ namespace detail {
 
 // One token's state, shared by its copies, its futures, and (weakly) its parent.
 struct CancelState {
-  // Set once, under `lock`, by cancel (release); read with acquire by is_cancelled and the
-  // futures (pairs with that store: what the canceller did before is visible).
+  // Set once: by cancel under `lock` (release), or by child_token before the state is shared
+  // (relaxed: the token's hand-over publishes it). Read with acquire by is_cancelled and the
+  // futures (pairs with cancel's store: what the canceller did before is visible).
   Atomic<bool> cancelled{false};
   // Woken (notify_waiters) once, by cancel, after `cancelled` was set.
   Notify notify;
@@ -99,6 +100,9 @@ CancellationToken CancellationToken::child_token() const {
 }
 
 Poll<void> WaitForCancellation::poll(Context& cx) {
+  if (!state_) {
+    throw std::logic_error("spool::WaitForCancellation polled after it was moved from");
+  }
   if (state_->cancelled.load(std::memory_order_acquire)) return Poll<void>::ready();
   // The Notified is made before the second look: a cancel after its creation completes it
   // (notify_waiters wakes every Notified made before the call), and a cancel before it is

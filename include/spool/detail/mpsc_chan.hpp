@@ -43,7 +43,7 @@ template <class T>
 class MpscChan {
  public:
   /// A bounded channel of `capacity` (≥ 1) slots, or an unbounded one (nullopt).
-  explicit MpscChan(std::optional<std::size_t> capacity) {
+  explicit MpscChan(std::optional<std::size_t> capacity) : capacity_(capacity.value_or(0)) {
     if (capacity) {
       ring_.emplace(*capacity);
       permits_.emplace(*capacity);
@@ -52,21 +52,45 @@ class MpscChan {
 
   /// The capacity semaphore (bounded channels only).
   Semaphore& permits() noexcept { return *permits_; }
-  bool bounded() const noexcept { return permits_.has_value(); }
 
   // --- senders ---
 
-  /// Stores `value` (bounded: the caller has given up one capacity permit for it) and wakes
-  /// the receiver if it waits.
+  /// Bounded: stores `value` in the ring (the caller has given up one capacity permit for
+  /// it) and wakes the receiver if it waits — also when T's constructor throws, since the
+  /// hole left behind holds that permit until the receiver passes it.
   template <class U>
   void push(U&& value) {
-    if (ring_) {
+    try {
       ring_->push(std::forward<U>(value));
-    } else {
+    } catch (...) {
+      wake_receiver_if_parked();
+      throw;
+    }
+    wake_receiver_if_parked();
+  }
+
+  /// Unbounded: queues `value` unless the receiver closed; false (the value untouched) if it
+  /// did. The check is made under the list's lock, where close_receiver sets the flag, so no
+  /// value can follow the receiver's end.
+  template <class U>
+  bool push_unless_closed(U&& value) {
+    {
       std::lock_guard guard(list_lock_);
+      if (rx_closed_.load(std::memory_order_relaxed)) return false;
       list_.push_back(std::forward<U>(value));
     }
     wake_receiver_if_parked();
+    return true;
+  }
+
+  /// Bounded: a sender gave room back without filling it (a Permit dropped unused, a
+  /// reservation granted and then dropped). Once the receiver closed, that room may be what
+  /// it waits for (see no_more_sends): wake it.
+  void room_returned() noexcept {
+    // The load of the semaphore's state comes after the release of the room on the same
+    // word: if the close came first, this load sees it (coherence); if it came after, the
+    // receiver's check after it sees the room home.
+    if (permits_->is_closed()) rx_waker_.wake();
   }
 
   /// One more sender (a copy of a live one).
@@ -101,7 +125,7 @@ class MpscChan {
   /// stack with a store-forwarding stall, measured at ~15 ns a message on W7.)
   Recv poll_recv(Context* cx, std::optional<T>& out) {
     if (pop(out)) return Recv::kValue;
-    if (no_more_sends()) return pop(out) ? Recv::kValue : Recv::kEnd;
+    if (no_more_sends()) return pop_or_wait_for_reserved(out) ? Recv::kValue : Recv::kEnd;
     if (cx == nullptr) return Recv::kPending;
     rx_waker_.register_waker(cx->waker());
     // Seq_cst read-modify-write: the receiver's barrier in the park protocol (see the class
@@ -111,24 +135,49 @@ class MpscChan {
       rx_parked_.store(false, std::memory_order_relaxed);
       return Recv::kValue;
     }
-    if (no_more_sends()) return pop(out) ? Recv::kValue : Recv::kEnd;
+    if (no_more_sends()) return pop_or_wait_for_reserved(out) ? Recv::kValue : Recv::kEnd;
     return Recv::kPending;
   }
 
-  /// True when nothing more can be pushed: no sender left, or the receiver closed.
+  /// Receiver only: true when no value can be queued any more besides those queued or being
+  /// written now: no sender is left, or the receiver closed and no sender still holds room —
+  /// bounded: the permits not home are exactly the slots reserved and not yet consumed
+  /// (permits are read first: a holder that reserves between the two reads is counted in
+  /// both, and its value is waited for by the caller); unbounded: sends check the flag under
+  /// the list's lock, so none follows the close.
   bool no_more_sends() const noexcept {
     // Acquire: pairs with drop_sender's release half, so every push of the senders that
     // went away is visible to the pop that follows.
-    return senders_.load(std::memory_order_acquire) == 0 ||
-           rx_closed_.load(std::memory_order_relaxed);
+    if (senders_.load(std::memory_order_acquire) == 0) return true;
+    // Acquire: pairs with close_receiver's release store.
+    if (!rx_closed_.load(std::memory_order_acquire)) return false;
+    if (!permits_) return true;
+    // No permits are taken after the close, only given back: the count only grows.
+    const std::size_t out = capacity_ - permits_->available_permits();
+    return out == ring_->reserved_count();
   }
 
   /// Closes the channel from the receiving side: later sends are refused, senders waiting
   /// for capacity are woken and refused; the values queued so far can still be received.
   void close_receiver() noexcept {
-    // Release: pairs with receiver_closed's acquire load.
-    rx_closed_.store(true, std::memory_order_release);
-    if (permits_) permits_->close();
+    if (permits_) {
+      // Release: pairs with receiver_closed's and no_more_sends' acquire loads.
+      rx_closed_.store(true, std::memory_order_release);
+      permits_->close();
+    } else {
+      std::lock_guard guard(list_lock_);  // see push_unless_closed
+      rx_closed_.store(true, std::memory_order_release);
+    }
+  }
+
+  /// Destroys every value queued now, in place (the receiver went away).
+  void drop_queued() noexcept {
+    if (ring_) {
+      while (ring_->drop_next()) permits_->add_permits(1);
+    } else {
+      std::lock_guard guard(list_lock_);
+      list_.clear();
+    }
   }
 
  private:
@@ -167,15 +216,17 @@ class MpscChan {
     }
   }
 
+  const std::size_t capacity_;        // bounded: the permits of permits_ (0: unbounded)
   std::optional<MpscRing<T>> ring_;   // bounded
   std::optional<Semaphore> permits_;  // bounded: one permit per free slot
   SpinLock list_lock_;                // unbounded: guards list_
   std::deque<T> list_;                // unbounded
   // Live senders. Copies fetch_add (relaxed), drops fetch_sub (acq_rel, see drop_sender);
-  // the receiver loads it with acquire (finished).
+  // the receiver loads it with acquire (no_more_sends).
   alignas(64) Atomic<std::size_t> senders_{1};
-  // Set once (release) by close_receiver; read with acquire by senders (receiver_closed)
-  // and relaxed by the receiver itself (finished).
+  // Set once (release) by close_receiver (unbounded: under list_lock_); read with acquire
+  // by senders (receiver_closed) and by no_more_sends, relaxed under list_lock_ by
+  // push_unless_closed.
   Atomic<bool> rx_closed_{false};
   // True while the receiver may be parked: raised (seq_cst exchange) by poll_recv; loaded seq_cst
   // by senders after they pushed (see the class comment); lowered by the sender that wakes it

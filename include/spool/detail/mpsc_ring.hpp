@@ -33,8 +33,8 @@ class MpscRing {
   MpscRing& operator=(const MpscRing&) = delete;
   /// Destroys the values pushed and never popped (no producer may still be pushing).
   ~MpscRing() {
-    std::optional<T> dropped;
-    while (pop_into(dropped)) dropped.reset();
+    while (drop_next()) {
+    }
   }
 
   /// Producer, holding a capacity permit: stores `value` in the next slot. If T's
@@ -65,9 +65,22 @@ class MpscRing {
 
   /// Consumer: true when a producer has reserved the next slot (it may still be writing it;
   /// pop_into takes it once it is published).
-  bool reserved() const noexcept {
+  bool reserved() const noexcept { return reserved_count() != 0; }
+  /// Consumer: the slots reserved and not yet consumed (published or being written).
+  std::size_t reserved_count() const noexcept {
     // Seq_cst: the receiver's half of the park protocol (see push).
-    return tail_.load(std::memory_order_seq_cst) != head_;
+    return static_cast<std::size_t>(tail_.load(std::memory_order_seq_cst) - head_);
+  }
+
+  /// Consumer: destroys the oldest published value in place (nothing moved, so nothing can
+  /// throw there) and frees its slot; false when the next slot is not published yet.
+  bool drop_next() noexcept {
+    Slot& s = slots_[head_ & mask_];
+    // Acquire: pairs with push's release store of seq = position + 1.
+    if (s.seq.load(std::memory_order_acquire) != head_ + 1) return false;
+    if (s.full) std::launder(reinterpret_cast<T*>(s.storage))->~T();
+    free_head(s);
+    return true;
   }
 
   /// Consumer: takes the oldest published slot, if any, and returns whether it did; the
@@ -82,14 +95,20 @@ class MpscRing {
       out.emplace(std::move(*v));
       v->~T();
     }
-    // Release: pairs with push's acquire load by the producer that reuses this slot one
-    // lap later (seq = that producer's position).
-    s.seq.store(head_ + mask_ + 1, std::memory_order_release);
-    ++head_;
+    free_head(s);
     return true;
   }
 
  private:
+  struct Slot;
+  // Hands the head slot `s` (consumed) to the producer of the next lap.
+  void free_head(Slot& s) noexcept {
+    // Release: pairs with push's acquire load by the producer that reuses this slot one
+    // lap later (seq = that producer's position).
+    s.seq.store(head_ + mask_ + 1, std::memory_order_release);
+    ++head_;
+  }
+
   struct Slot {
     // The slot's turn: position p's producer may write it when seq == p, the consumer may
     // read it when seq == p + 1 (see push and pop for the pairings).

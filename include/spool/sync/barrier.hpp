@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -33,7 +34,17 @@ class BarrierWaitResult {
 /// throws std::logic_error. It must not outlive its Barrier.
 class BarrierWait {
  public:
-  /// Arrives (first poll), then ready once all the generation's tasks have arrived.
+  /// Moves a future that does not wait (the source is left empty: polling it throws
+  /// std::logic_error, so it cannot arrive twice); throws std::logic_error for one that
+  /// waits, leaving both intact.
+  BarrierWait(BarrierWait&& o)
+      : barrier_(o.barrier_), released_(std::move(o.released_)), done_(o.done_) {
+    o.barrier_ = nullptr;
+  }
+  BarrierWait& operator=(BarrierWait&&) = delete;
+
+  /// Arrives (first poll), then ready once all the generation's tasks have arrived. Throws
+  /// std::logic_error on a moved-from or completed future.
   Poll<BarrierWaitResult> poll(Context& cx);
 
  private:

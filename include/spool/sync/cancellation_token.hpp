@@ -21,10 +21,20 @@ struct CancelState;
 /// The future of CancellationToken::cancelled(): ready once the token is cancelled. It holds
 /// a share of the token's state, so it may outlive the token it came from. Cancellation
 /// (destroying it) loses nothing. Movable until first polled; moving it while it waits
-/// throws std::logic_error. Spends one unit of the task's cooperative budget per poll.
+/// throws std::logic_error. A poll that waits spends one unit of the task's cooperative
+/// budget.
 class WaitForCancellation {
  public:
-  /// Ready once cancelled; pending (keeping the latest waker) until then.
+  /// Moves a future that does not wait (the source is left empty: polling it throws
+  /// std::logic_error); throws std::logic_error for one that waits, leaving both intact.
+  WaitForCancellation(WaitForCancellation&& o)
+      : state_(o.state_), notified_(std::move(o.notified_)) {
+    o.state_.reset();
+  }
+  WaitForCancellation& operator=(WaitForCancellation&&) = delete;
+
+  /// Ready once cancelled; pending (keeping the latest waker) until then. Throws
+  /// std::logic_error on a moved-from future.
   Poll<void> poll(Context& cx);
 
  private:
@@ -93,7 +103,8 @@ class CancellationToken {
   /// Cancels this token and every child token (transitively); wakes every task awaiting
   /// cancelled(). Idempotent.
   void cancel();
-  /// True once cancel() was called on this token or an ancestor.
+  /// True once this token is cancelled: by cancel() on it, or on an ancestor (by the time
+  /// that cancel() returns; while it walks the tree, a descendant may still read false).
   bool is_cancelled() const;
   /// A new token that is cancelled when this one is (at once, if this one already is).
   /// Cancelling the child does not cancel this token.

@@ -2,6 +2,7 @@
 // back-pressure) and unbounded.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -81,27 +82,36 @@ template <class T>
 std::pair<UnboundedSender<T>, Receiver<T>> unbounded_channel();
 
 /// Room for one value in a bounded channel, reserved by Sender::reserve: send() then queues
-/// without waiting. Destroying it unused gives the room back. It must not outlive its
-/// Sender.
+/// without waiting. It counts as a sender while it lives (the receiver does not see the end
+/// before it is used or dropped), so it may outlive the Sender it came from. Destroying it
+/// unused gives the room back. Move only.
 template <class T>
-class Permit {
+class Permit : public detail::SenderHandle<T> {
  public:
-  /// Queues `value` (never waits). When the receiver has gone meanwhile, the value is
-  /// dropped with the channel. Throws std::logic_error on a used or moved-from Permit.
+  Permit(Permit&&) noexcept = default;
+  Permit& operator=(Permit&&) = delete;
+  /// Gives the room back if it was not used.
+  ~Permit() {
+    if (permit_.num_permits() != 0) {
+      permit_.release();
+      this->chan("Permit").room_returned();
+    }
+  }
+
+  /// Queues `value` (never waits; when the receiver went away meanwhile, the value goes with
+  /// the channel). Throws std::logic_error on a used or moved-from Permit.
   void send(T value) {
-    if (!permit_.num_permits())
+    if (permit_.num_permits() == 0)
       throw std::logic_error("spool::mpsc::Permit::send on a used or moved-from permit");
     permit_.forget();  // the slot's permit now travels with the value
-    chan_->push(std::move(value));
+    this->chan("Permit::send").push(std::move(value));
   }
 
  private:
-  friend class Sender<T>;
   template <class U>
   friend class Reserve;
-  Permit(spool::detail::MpscChan<T>* chan, SemaphorePermit permit) noexcept
-      : chan_(chan), permit_(std::move(permit)) {}
-  spool::detail::MpscChan<T>* chan_;
+  Permit(const detail::SenderHandle<T>& sender, SemaphorePermit permit) noexcept
+      : detail::SenderHandle<T>(sender), permit_(std::move(permit)) {}
   SemaphorePermit permit_;
 };
 
@@ -112,34 +122,47 @@ class Permit {
 template <class T>
 class Reserve {
  public:
+  Reserve(Reserve&&) = default;
+  Reserve& operator=(Reserve&&) = delete;
+  /// Gives back room granted to it and never taken (see MpscChan::room_returned).
+  ~Reserve() {
+    if (room_taken_) return;
+    acquire_.reset();
+    chan_->room_returned();
+  }
+
   /// Ready with the permit (or nullopt: closed); pending while the channel is full.
   Poll<std::optional<Permit<T>>> poll(Context& cx) {
     std::optional<SemaphorePermit> room = poll_room(cx);
     if (!room) return pending;
     if (room->num_permits() == 0) return std::optional<Permit<T>>();
-    return std::optional<Permit<T>>(Permit<T>(chan_, std::move(*room)));
+    return std::optional<Permit<T>>(Permit<T>(*sender_, std::move(*room)));
   }
 
  private:
+  friend class Sender<T>;
+  friend class Send<T>;
+  Reserve(const detail::SenderHandle<T>& sender, spool::detail::MpscChan<T>* chan)
+      : sender_(&sender), chan_(chan), acquire_(chan->permits().acquire(1)) {}
+
   // Room for one value: nullopt while the channel is full (pending), an empty permit when
   // the receiver is gone or closed, else the slot's permit.
   std::optional<SemaphorePermit> poll_room(Context& cx) {
     if (chan_->receiver_closed()) return SemaphorePermit();
     try {
-      Poll<SemaphorePermit> p = acquire_.poll(cx);
+      Poll<SemaphorePermit> p = acquire_->poll(cx);
       if (p.is_pending()) return std::nullopt;
+      room_taken_ = true;
       return std::move(p).value();
     } catch (const AcquireError&) {  // the receiver closed the channel while we waited
       return SemaphorePermit();
     }
   }
 
-  friend class Sender<T>;
-  friend class Send<T>;
-  explicit Reserve(spool::detail::MpscChan<T>* chan)
-      : chan_(chan), acquire_(chan->permits().acquire(1)) {}
+  const detail::SenderHandle<T>* sender_;
   spool::detail::MpscChan<T>* chan_;
-  SemaphoreAcquire acquire_;
+  std::optional<SemaphoreAcquire> acquire_;  // an optional only to be destroyed first
+  bool room_taken_ = false;                  // poll_room handed the room out
 };
 
 /// The future of Sender::send: ready with true once the value is queued, with false (the
@@ -162,7 +185,8 @@ class Send {
 
  private:
   friend class Sender<T>;
-  Send(spool::detail::MpscChan<T>* chan, T value) : reserve_(chan), value_(std::move(value)) {}
+  Send(const detail::SenderHandle<T>& sender, spool::detail::MpscChan<T>* chan, T value)
+      : reserve_(sender, chan), value_(std::move(value)) {}
   Reserve<T> reserve_;
   T value_;
 };
@@ -174,10 +198,12 @@ template <class T>
 class Sender : public detail::SenderHandle<T> {
  public:
   /// A future that queues `value`, waiting while the channel is full (see Send).
-  Send<T> send(T value) const { return Send<T>(&this->chan("Sender::send"), std::move(value)); }
+  Send<T> send(T value) const {
+    return Send<T>(*this, &this->chan("Sender::send"), std::move(value));
+  }
   /// A future of room for one value (see Reserve, Permit): reserve first, compute the value,
   /// then send it without waiting.
-  Reserve<T> reserve() const { return Reserve<T>(&this->chan("Sender::reserve")); }
+  Reserve<T> reserve() const { return Reserve<T>(*this, &this->chan("Sender::reserve")); }
   /// Queues `value` now if there is room: see TrySendResult (the value is moved from only
   /// when it is kSent).
   TrySendResult try_send(T&& value) const {
@@ -213,10 +239,7 @@ class UnboundedSender : public detail::SenderHandle<T> {
   /// Queues `value`. Returns false (and drops the value) when the receiver is gone or
   /// closed.
   bool send(T value) const {
-    auto& c = this->chan("UnboundedSender::send");
-    if (c.receiver_closed()) return false;
-    c.push(std::move(value));
-    return true;
+    return this->chan("UnboundedSender::send").push_unless_closed(std::move(value));
   }
 
  private:
@@ -251,7 +274,9 @@ class Recv {
 
 /// The future of Receiver::recv_many: waits for at least one value, then appends up to
 /// `limit` of those queued to the vector; ready with how many it appended (0: the end, or
-/// limit 0). Cancellation as Recv. It must not outlive its Receiver or the vector.
+/// limit 0). Cancellation as Recv. The vector grows before a value leaves the channel, so
+/// only a T whose move constructor throws can lose the value being appended. It must not
+/// outlive its Receiver or the vector.
 template <class T>
 class RecvMany {
  public:
@@ -260,14 +285,16 @@ class RecvMany {
     if (limit_ == 0) return std::size_t{0};
     if (!spool::detail::coop_poll_proceed(cx)) return pending;
     using Recv = typename spool::detail::MpscChan<T>::Recv;
+    make_room();
     std::optional<T> v;
     Recv r = chan_->poll_recv(&cx, v);
     if (r == Recv::kPending) return pending;
     std::size_t n = 0;
     while (r == Recv::kValue) {
-      out_->push_back(std::move(*v));
+      out_->push_back(std::move(*v));  // room was made before the value left the channel
       v.reset();
       if (++n == limit_) break;
+      make_room();
       r = chan_->poll_recv(nullptr, v);
     }
     return n;
@@ -275,6 +302,11 @@ class RecvMany {
 
  private:
   friend class Receiver<T>;
+  // Grows the vector (geometrically) before a value is taken out of the channel, so that
+  // appending it cannot fail for want of memory once it is out.
+  void make_room() {
+    if (out_->size() == out_->capacity()) out_->reserve(std::max<std::size_t>(8, 2 * out_->size()));
+  }
   RecvMany(spool::detail::MpscChan<T>* chan, std::vector<T>* out, std::size_t limit) noexcept
       : chan_(chan), out_(out), limit_(limit) {}
   spool::detail::MpscChan<T>* chan_;
@@ -333,8 +365,7 @@ class Receiver {
   void drop() noexcept {
     if (!chan_) return;
     chan_->close_receiver();
-    std::optional<T> v;  // destroy what is queued now
-    while (chan_->poll_recv(nullptr, v) == spool::detail::MpscChan<T>::Recv::kValue) v.reset();
+    chan_->drop_queued();
     chan_.reset();
   }
 

@@ -1,7 +1,6 @@
 // spool::oneshot: a channel that carries one value from a Sender to a Receiver.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -11,14 +10,25 @@
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::oneshot {
 
-/// Thrown by the Receiver when the Sender was dropped without sending.
+/// Thrown by the Receiver when no value will come: the Sender was dropped without sending,
+/// or the Receiver closed the channel before a value was sent (the message says which).
 class RecvError : public std::runtime_error {
  public:
+  /// The sender was dropped without sending.
   RecvError()
       : std::runtime_error("spool::oneshot: the sender was dropped without sending a value") {}
+
+ private:
+  template <class T>
+  friend class Receiver;
+  struct ClosedTag {};
+  explicit RecvError(ClosedTag)
+      : std::runtime_error(
+            "spool::oneshot: the receiver closed the channel before a value was sent") {}
 };
 
 namespace detail {
@@ -28,17 +38,21 @@ struct Shared {
   // kValue is set by send's compare-exchange (acq_rel) together with kSenderGone, and only
   // while kReceiverGone is clear, so a value is either seen by the receiver or refused by
   // send — never both; otherwise kSenderGone is set by a fetch_or (acq_rel):
-  //   kValue         a value is stored: set by send after writing `value` (the release half
-  //                  publishes it).
-  //   kSenderGone    the Sender was dropped (after sending or not).
-  //   kReceiverGone  the Receiver was dropped or closed: send() then refuses its value.
+  //   kValue          a value is stored: set by send after writing `value` (the release half
+  //                   publishes it).
+  //   kSenderGone     the Sender was dropped (after sending or not).
+  //   kReceiverGone   the Receiver was dropped or closed: send() then refuses its value.
+  //   kClosedWaiting  a Closed future registered its waker (fetch_or, acq_rel): send's CAS,
+  //                   which reads the word anyway, then wakes it. Both are RMWs of this
+  //                   word: either send sees the bit, or Closed's load after it sees kValue.
   // Each side loads it with acquire after registering its waker, which pairs with the other
   // side's release: a send (or drop, or close) between the register and the load still
   // wakes it.
   static constexpr unsigned kValue = 1;
   static constexpr unsigned kSenderGone = 2;
   static constexpr unsigned kReceiverGone = 4;
-  std::atomic<unsigned> state{0};
+  static constexpr unsigned kClosedWaiting = 8;
+  spool::detail::Atomic<unsigned> state{0};
   std::optional<T> value;  // written by send before kValue is set; read after it is seen
   AtomicWaker receiver;    // woken by send and by the Sender's drop
   AtomicWaker sender;      // woken by the Receiver's close or drop (Sender::closed)
@@ -71,8 +85,10 @@ class Sender {
     if (!shared_)
       throw std::logic_error(
           "spool::oneshot::Sender::send called twice (or on a moved-from Sender)");
+    // Stored before the share is taken: if the move throws, the Sender still holds it and
+    // its drop ends the channel for the receiver.
+    shared_->value.emplace(std::move(value));
     auto s = std::move(shared_);
-    s->value.emplace(std::move(value));
     unsigned prev = s->state.load(std::memory_order_relaxed);
     do {
       if (prev & detail::Shared<T>::kReceiverGone) {
@@ -85,6 +101,7 @@ class Sender {
         prev, prev | detail::Shared<T>::kValue | detail::Shared<T>::kSenderGone,
         std::memory_order_acq_rel, std::memory_order_relaxed));
     s->receiver.wake();
+    if (prev & detail::Shared<T>::kClosedWaiting) s->sender.wake();
     return true;
   }
   /// True when the receiver was dropped or closed (a send would be refused).
@@ -175,9 +192,8 @@ class Receiver {
       std::shared_ptr<detail::Shared<T>> shared = std::move(shared_);
       return std::move(shared->value);
     }
-    if (s & (detail::Shared<T>::kSenderGone | detail::Shared<T>::kReceiverGone)) {
-      throw RecvError();
-    }
+    if (s & detail::Shared<T>::kSenderGone) throw RecvError();
+    if (s & detail::Shared<T>::kReceiverGone) throw RecvError(RecvError::ClosedTag{});
     return std::nullopt;
   }
 
@@ -192,8 +208,11 @@ class Closed {
   /// Ready once the receiver is gone or closed (or a value was sent); stores the latest
   /// waker while it is not.
   Poll<void> poll(Context& cx) {
+    if (!shared_) throw std::logic_error("spool::oneshot::Closed polled after it was moved from");
     if (is_closed()) return Poll<void>::ready();
     shared_->sender.register_waker(cx.waker());
+    // Acq_rel: see kClosedWaiting (Shared::state); the load below then sees a send before it.
+    shared_->state.fetch_or(detail::Shared<T>::kClosedWaiting, std::memory_order_acq_rel);
     if (is_closed()) return Poll<void>::ready();
     return pending;
   }

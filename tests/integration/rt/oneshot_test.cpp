@@ -164,6 +164,50 @@ TEST(Oneshot, SenderClosedIsReadyOnceTheReceiverClosesOrAValueWasSent) {
   EXPECT_THROW((void)tx2.closed(), std::logic_error);
 }
 
+// closed() waiting in one task completes when the Sender, in another, sends.
+TEST(Oneshot, SenderClosedWaitingIsWokenBySend) {
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  auto closed = tx.closed();
+  spool_test::CountingWaker counting;
+  const spool::Waker waker = counting.waker();
+  spool::Context cx(waker);
+  ASSERT_TRUE(closed.poll(cx).is_pending());
+  EXPECT_TRUE(tx.send(1));
+  EXPECT_EQ(counting.counts().total_wakes(), 1);
+  EXPECT_TRUE(closed.poll(cx).is_ready());
+  EXPECT_EQ(spool::block_on(rx), 1);
+}
+
+// A value whose move constructor throws: send throws, and the receiver learns that no value
+// will come (woken, then RecvError) instead of waiting forever.
+struct ThrowingMove {
+  ThrowingMove() = default;
+  ThrowingMove(ThrowingMove&&) { throw std::runtime_error("ThrowingMove: move failed"); }
+};
+
+TEST(Oneshot, ASendThatThrowsStillEndsTheChannel) {
+  auto [tx, rx] = spool::oneshot::channel<ThrowingMove>();
+  spool_test::CountingWaker counting;
+  const spool::Waker waker = counting.waker();
+  spool::Context cx(waker);
+  ASSERT_TRUE(rx.poll(cx).is_pending());
+  EXPECT_THROW(tx.send(ThrowingMove()), std::runtime_error);
+  { auto gone = std::move(tx); }
+  EXPECT_EQ(counting.counts().total_wakes(), 1);
+  EXPECT_THROW((void)rx.try_recv(), spool::oneshot::RecvError);
+}
+
+TEST(Oneshot, RecvErrorSaysWhichSideEndedTheChannel) {
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  rx.close();
+  try {
+    (void)rx.try_recv();
+    FAIL() << "expected RecvError";
+  } catch (const spool::oneshot::RecvError& e) {
+    EXPECT_NE(std::string(e.what()).find("receiver closed"), std::string::npos) << e.what();
+  }
+}
+
 // A task waits in closed() (its waker registered) when the receiver is dropped on another
 // thread: the drop must wake it.
 TEST(Oneshot, ReceiverDroppedOnAnotherThreadWakesSenderClosed) {

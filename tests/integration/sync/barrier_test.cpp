@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -55,6 +56,21 @@ TEST(Barrier, ACancelledWaiterStillCounts) {
   }  // arrived, then destroyed
   auto w = b.wait();
   EXPECT_TRUE(p2.poll(w).value().is_leader());
+}
+
+// A moved-from wait cannot arrive a second time.
+TEST(Barrier, AMovedFromWaitCannotArrive) {
+  Barrier b(2);
+  HandPoller p1;
+  auto w = b.wait();
+  auto moved = std::move(w);
+  EXPECT_THROW((void)p1.poll(w), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(p1.poll(moved).is_pending());          // one arrival, not two
+  EXPECT_THROW({ auto again = std::move(moved); }, std::logic_error);  // moved while waiting
+  HandPoller p2;
+  auto other = b.wait();
+  EXPECT_TRUE(p2.poll(other).value().is_leader());
+  EXPECT_FALSE(p1.poll(moved).value().is_leader());
 }
 
 TEST(Barrier, ZeroActsAsOne) {

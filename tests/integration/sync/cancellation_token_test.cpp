@@ -129,6 +129,23 @@ TEST(CancellationToken, AMovedFromTokenIsAClearError) {
   EXPECT_FALSE(moved.is_cancelled());
 }
 
+// A waiting cancelled() future refuses to move, and both it and the target stay usable
+// (the failed move used to leave the source without its state: a use after free).
+TEST(CancellationToken, ARefusedMoveLeavesTheWaitingFutureIntact) {
+  auto token = std::make_unique<CancellationToken>();
+  auto wait = token->cancelled();
+  HandPoller waiter;
+  EXPECT_TRUE(waiter.poll(wait).is_pending());
+  EXPECT_THROW({ auto moved = std::move(wait); }, std::logic_error);
+  token.reset();  // the future's share keeps the state alive
+  EXPECT_TRUE(waiter.poll(wait).is_pending());
+
+  auto unpolled = CancellationToken().cancelled();
+  auto moved = std::move(unpolled);
+  EXPECT_THROW((void)waiter.poll(unpolled), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(waiter.poll(moved).is_pending());
+}
+
 class CancellationTokenAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(CancellationTokenAnyFlavor);
 

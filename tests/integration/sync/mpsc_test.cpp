@@ -262,6 +262,72 @@ TEST(Mpsc, AValueWhoseConstructorThrowsLeavesNoTraceAndNoLostRoom) {
   EXPECT_EQ(tx.capacity(), 3u);
 }
 
+// The hole a throwing push leaves holds its slot's room until the receiver passes it: the
+// push must wake a parked receiver, or the receiver and every sender wait forever.
+TEST(Mpsc, AThrowingPushWakesTheParkedReceiverSoTheRoomComesBack) {
+  auto [tx, rx] = spool::mpsc::channel<Fragile>(1);
+  HandPoller receiver;
+  auto recv = rx.recv();
+  ASSERT_TRUE(receiver.poll(recv).is_pending());
+  Fragile::fail_next_move = true;
+  Fragile f(1);
+  EXPECT_THROW((void)tx.try_send(std::move(f)), std::runtime_error);
+  EXPECT_EQ(receiver.wakes(), 1);
+  HandPoller sender;
+  auto send = tx.send(Fragile(2));
+  EXPECT_TRUE(sender.poll(send).is_pending());    // the hole holds the only slot
+  EXPECT_TRUE(receiver.poll(recv).is_pending());  // passes the hole: the room goes home
+  EXPECT_EQ(sender.wakes(), 1);
+  EXPECT_TRUE(sender.poll(send).value());
+  EXPECT_EQ(receiver.wakes(), 2);
+  EXPECT_EQ(receiver.poll(recv).value()->v, 2);
+}
+
+// After close, the end comes only once no sender holds room it may still fill: a Permit
+// reserved before the close delivers its value, and the end follows it.
+TEST(Mpsc, AfterCloseTheEndWaitsForRoomHeldBySenders) {
+  auto [tx, rx] = spool::mpsc::channel<int>(2);
+  std::optional<spool::mpsc::Permit<int>> permit = spool::block_on(tx.reserve());
+  ASSERT_TRUE(permit.has_value());
+  rx.close();
+  EXPECT_FALSE(rx.is_closed());  // the permit may still send
+  HandPoller receiver;
+  auto recv = rx.recv();
+  EXPECT_TRUE(receiver.poll(recv).is_pending());
+  permit->send(7);
+  EXPECT_EQ(receiver.wakes(), 1);
+  EXPECT_EQ(receiver.poll(recv).value(), 7);
+  permit.reset();
+  EXPECT_TRUE(rx.is_closed());
+  EXPECT_EQ(spool::block_on(rx.recv()), std::nullopt);
+}
+
+// A Permit dropped unused after the close gives its room back and wakes the receiver, which
+// then sees the end.
+TEST(Mpsc, AnUnusedPermitDroppedAfterCloseLetsTheEndCome) {
+  auto [tx, rx] = spool::mpsc::channel<int>(2);
+  std::optional<spool::mpsc::Permit<int>> permit = spool::block_on(tx.reserve());
+  rx.close();
+  HandPoller receiver;
+  auto recv = rx.recv();
+  EXPECT_TRUE(receiver.poll(recv).is_pending());
+  permit.reset();
+  EXPECT_EQ(receiver.wakes(), 1);
+  EXPECT_EQ(receiver.poll(recv).value(), std::nullopt);
+}
+
+// A Permit counts as a sender: it may outlive the Sender it came from, and the receiver sees
+// the end only after it.
+TEST(Mpsc, APermitOutlivesItsSender) {
+  auto [tx, rx] = spool::mpsc::channel<int>(1);
+  std::optional<spool::mpsc::Permit<int>> permit = spool::block_on(tx.reserve());
+  { auto gone = std::move(tx); }
+  EXPECT_FALSE(rx.is_closed());
+  permit->send(3);
+  permit.reset();
+  EXPECT_EQ(drain(rx), (std::vector<int>{3}));
+}
+
 TEST(Mpsc, BadCapacitiesAndMovedFromHalvesAreClearErrors) {
   try {
     (void)spool::mpsc::channel<int>(0);
