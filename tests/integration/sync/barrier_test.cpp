@@ -100,6 +100,8 @@ spool::Task<int> cross(Barrier* b, std::atomic<int>* arrivals) {
 TEST_P(BarrierAnyFlavor, EveryGenerationHasExactlyOneLeader) {
   auto rt = build();
   Barrier b(kTasks);
+  // Incremented (relaxed) by each task before each wait; the barrier's lock and Notify order
+  // every increment of a generation before the loads after it (see cross).
   std::atomic<int> arrivals{0};
   std::vector<spool::JoinHandle<int>> tasks;
   for (int i = 0; i < kTasks; ++i) tasks.push_back(rt.spawn(cross(&b, &arrivals)));

@@ -298,6 +298,9 @@ spool::Task<void> hold_twice(Semaphore* s, std::atomic<int>* holders, std::atomi
 TEST_P(SemaphoreAnyFlavor, TasksShareThePermits) {
   auto rt = build();
   Semaphore s(3);
+  // `holders`: incremented / decremented (seq_cst) around each hold of 3 permits; `max_seen`:
+  // the largest count a holder saw (seq_cst), read after the joins. More than one holder at
+  // once would mean the semaphore gave out more than its 3 permits.
   std::atomic<int> holders{0}, max_seen{0};
   std::vector<spool::JoinHandle<void>> tasks;
   for (int i = 0; i < 4; ++i) tasks.push_back(rt.spawn(hold_twice(&s, &holders, &max_seen, 200)));

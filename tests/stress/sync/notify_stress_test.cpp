@@ -22,6 +22,9 @@ constexpr std::int64_t kEventsEach = 100'000;
 constexpr std::int64_t kEvents = (kProducerTasks + kProducerThreads) * kEventsEach;
 
 struct Events {
+  // Events made so far: incremented (seq_cst) by each producer before its notify_one; read
+  // (seq_cst) by the consumer after its Notified completes. The Notify's own release/acquire
+  // orders the increment before the read; the count itself only has to be exact.
   std::atomic<std::int64_t> produced{0};
   Notify notify;
 
@@ -58,6 +61,8 @@ TEST(NotifyStress, ProducersConsumerAndCancelledWaiters) {
   spool::JoinHandle<std::int64_t> consumer = rt.spawn(consume(&e));
   std::vector<spool::JoinHandle<void>> producers;
   for (int i = 0; i < kProducerTasks; ++i) producers.push_back(rt.spawn(produce(&e)));
+  // Set (seq_cst) by the test thread once every event was consumed; polled (seq_cst) by the
+  // canceller's loop. It publishes nothing else: the canceller only has to stop.
   std::atomic<bool> stop{false};
   std::thread canceller([&e, &stop] {
     spool::Waker w = spool::Waker::noop();
@@ -103,6 +108,8 @@ TEST(NotifyStress, PingPongAcrossWorkersWithCancelledWaiters) {
   Notify ping, pong;
   spool::JoinHandle<std::int64_t> a = rt.spawn(take_turns(&ping, &pong, kRounds, true));
   spool::JoinHandle<std::int64_t> b = rt.spawn(take_turns(&pong, &ping, kRounds, false));
+  // Set (seq_cst) by the test thread after both players finished; polled (seq_cst) by the
+  // canceller's loop. It publishes nothing else: the canceller only has to stop.
   std::atomic<bool> stop{false};
   std::thread canceller([&] {
     spool::Waker w = spool::Waker::noop();
@@ -136,6 +143,10 @@ TEST(NotifyStress, NotifyWaitersRounds) {
   constexpr std::int64_t kRounds = 5'000;
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   Notify n;
+  // `round`: stored (seq_cst) by the test thread before each notify_waiters, loaded (seq_cst)
+  // by the waiters after making their Notified (so a round they miss in the load is one whose
+  // notify_waiters completes that Notified). `arrivals`: incremented (seq_cst) by each waiter
+  // per round, loaded (seq_cst) by the test thread, which waits for all of a round.
   std::atomic<std::int64_t> round{0}, arrivals{0};
   std::vector<spool::JoinHandle<std::int64_t>> waiters;
   for (int i = 0; i < kWaiters; ++i) {

@@ -46,6 +46,7 @@ TEST(RwLockStress, ReadersWritersAndCancelledWriters) {
   std::vector<spool::JoinHandle<std::int64_t>> readers;
   for (int i = 0; i < 2; ++i) writers.push_back(rt.spawn(writer(&l, kRounds)));
   for (int i = 0; i < 4; ++i) readers.push_back(rt.spawn(reader(&l, kRounds)));
+  // Torn reads the outside thread saw: incremented (seq_cst) by it, read after its join.
   std::atomic<std::int64_t> outside_torn{0};
   std::thread outside_reader([&] {
     for (std::int64_t i = 0; i < kRounds; ++i) {

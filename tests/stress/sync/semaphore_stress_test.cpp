@@ -24,7 +24,11 @@ constexpr std::size_t kPermits = 4;
 
 // Permits held right now, summed over all holders: must never exceed kPermits.
 struct Ledger {
+  // Added (seq_cst fetch_add) by a holder right after its acquire, subtracted right before its
+  // release: the semaphore orders a release before the acquire that reuses the permits, so
+  // the sum exceeds kPermits only if the semaphore handed out too many.
   std::atomic<std::int64_t> held{0};
+  // Set (seq_cst) by the holder that saw the sum exceed kPermits; read after every join.
   std::atomic<bool> overdrawn{false};
 
   void hold(std::size_t n) {
@@ -115,6 +119,8 @@ TEST(SemaphoreStress, CloseRacesWithAcquirers) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   for (int r = 0; r < kRepeats; ++r) {
     Semaphore s(2);
+    // Acquires granted so far: incremented (seq_cst) by the tasks, read by the test thread to
+    // pick the moment of the close, and after the joins for the exact total.
     std::atomic<std::int64_t> granted{0};
     std::vector<spool::JoinHandle<std::int64_t>> tasks;
     for (int i = 0; i < kTasks; ++i) tasks.push_back(rt.spawn(acquire_until_closed(&s, &granted)));
