@@ -130,9 +130,12 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       // A batch of tasks first, then the root if it was woken: a root that wakes itself
       // (yield_now, a spent budget) must not starve the tasks that share its thread.
       bool ran = run_batch(slot);
-      if (ran) driver_->maintain();             // due timers fire even while tasks keep it busy
       bool requeued = wake_deferred(deferred);  // tasks that yielded rejoin after each batch
-      if (root_woken.exchange(false, std::memory_order_acquire)) break;
+      const bool root = root_woken.exchange(false, std::memory_order_acquire);
+      // Due timers fire even while tasks, or a root that keeps waking itself, keep the thread
+      // from parking (a busy root alone used to starve every timer).
+      if (ran || root) driver_->maintain();
+      if (root) break;
       if (!ran && !requeued) {
         if (config_.on_thread_park) config_.on_thread_park();
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -129,4 +129,55 @@ TEST_P(RealClockAnyFlavor, PastDeadlinesAreReadyAtTheFirstPollWithoutArming) {
   EXPECT_EQ(rt.metrics().timers_armed, 0u);
 }
 
+// A task on a runtime (a worker of either flavour) polls with a slot that holds the runtime's
+// driver: its Sleep finds that driver installed, and a foreign reactor offered to the same
+// Context is refused and never parked in.
+Task<void> offer_reactor_in_a_task(std::shared_ptr<spool::ReactorHook> other) {
+  OfferReactorAfterSleep fut(spool::sleep(5ms), std::move(other));
+  co_await fut;
+  EXPECT_GE(fut.polls(), 1);
+  EXPECT_EQ(fut.accepted(), 0) << "the task's slot did not hold the runtime's driver";
+  EXPECT_EQ(fut.slot_not_driver(), 0);
+}
+
+TEST_P(RealClockAnyFlavor, ATaskSlotHoldsTheRuntimesDriver) {
+  auto rt = build();
+  auto other = std::make_shared<spool_test::EventfdReactor>();
+  wait(rt, rt.spawn(offer_reactor_in_a_task(other)));
+  rt.block_on(offer_reactor_in_a_task(other));  // the block_on root's slot too
+  EXPECT_EQ(other->parks(), 0);
+}
+
+// The maintenance poll: while a task keeps the runtime busy (always runnable, so no thread
+// ever parks idle in the driver), a timer still fires. Without the poll this test hangs; the
+// cap on the busy loop only ends a failing run.
+Task<void> busy_until(const bool* done) {
+  for (long i = 0; !*done && i < 100'000'000; ++i) co_await spool::yield_now();
+  EXPECT_TRUE(*done) << "the timer never fired while the runtime was busy";
+}
+
+Task<void> sleep_then_set(bool* done) {
+  co_await spool::sleep(1ms);
+  *done = true;
+}
+
+TEST(RealClock, ABusyCurrentThreadRuntimeStillFiresTimers) {
+  auto rt = spool::Builder::current_thread().build();
+  bool done = false;  // one thread: the runtime's
+  auto sleeper = rt.spawn(sleep_then_set(&done));
+  auto busy = rt.spawn(busy_until(&done));
+  rt.block_on(std::move(busy));
+  rt.block_on(std::move(sleeper));
+}
+
+// The same with the block_on root itself busy (nothing else runnable): the root's own wakes
+// must not starve the timers.
+TEST(RealClock, ABusyBlockOnRootStillFiresTimers) {
+  auto rt = spool::Builder::current_thread().build();
+  bool done = false;
+  auto sleeper = rt.spawn(sleep_then_set(&done));
+  rt.block_on(busy_until(&done));
+  rt.block_on(std::move(sleeper));
+}
+
 }  // namespace
