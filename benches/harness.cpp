@@ -93,11 +93,18 @@ Config config_from_env() {
   c.min_reps = std::max<std::size_t>(5, env_size("BENCH_MIN_REPS").value_or(5));
   c.max_reps = env_size("BENCH_MAX_REPS").value_or(501);
   c.budget = std::chrono::milliseconds(env_size("BENCH_BUDGET_MS").value_or(2000));
+  c.timer_wheels = env_size("BENCH_TIMER_WHEELS").value_or(0);
+  c.timer_resolution = std::chrono::microseconds(
+      std::max<std::size_t>(1, env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000)));
   return c;
 }
 
 spool::Runtime make_runtime(const Config& cfg) {
-  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(cfg.workers).build();
+  spool::Runtime rt = spool::Builder::multi_thread()
+                          .worker_threads(cfg.workers)
+                          .timer_wheels(cfg.timer_wheels)
+                          .timer_resolution(cfg.timer_resolution)
+                          .build();
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);
   w.runtime.emplace(rt.handle());

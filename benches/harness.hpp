@@ -31,9 +31,13 @@ struct Config {
   std::size_t min_reps = 5;
   std::size_t max_reps = 501;
   std::chrono::milliseconds budget{2000};
+  // spool only, for comparisons of its own settings (the peers have no such knobs):
+  std::size_t timer_wheels = 0;                          // Builder::timer_wheels
+  std::chrono::nanoseconds timer_resolution{1'000'000};  // Builder::timer_resolution
 };
 
-// Reads BENCH_WORKERS, BENCH_MIN_REPS, BENCH_MAX_REPS and BENCH_BUDGET_MS.
+// Reads BENCH_WORKERS, BENCH_MIN_REPS, BENCH_MAX_REPS and BENCH_BUDGET_MS, and spool's own
+// BENCH_TIMER_WHEELS (default 0: one per worker) and BENCH_TIMER_RESOLUTION_US (default 1000).
 Config config_from_env();
 
 // A fresh multi-thread runtime with cfg.workers worker threads. The watchdog can print its

@@ -320,6 +320,16 @@ class Builder {
     config_.timer_resolution = d;
     return *this;
   }
+  /// The number of timer wheels of a multi_thread() runtime (default 0: one per worker, so
+  /// that a worker arms and cancels its tasks' timers in a wheel no other worker touches).
+  /// A timer is armed in the wheel of the worker that first polls it (worker index modulo
+  /// the count); 1 gives one wheel shared by every worker (docs/time.md compares the two).
+  /// At most worker_threads; a current_thread() runtime has one wheel and refuses another
+  /// count.
+  Builder& timer_wheels(std::size_t n) {
+    config_.timer_wheels = n;
+    return *this;
+  }
   /// Starts the runtime with its clock paused (current_thread() only): time then moves only
   /// by spool::time::advance, or jumps to the next timer when every task waits. For tests.
   Builder& start_paused(bool paused) {

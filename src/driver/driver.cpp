@@ -54,6 +54,18 @@ void Driver::set_handoff(std::function<void()> handoff) {
   handoff_ = std::move(handoff);
 }
 
+void Driver::set_scheduler_driving(bool driving) noexcept {
+  scheduler_driving_.store(driving, std::memory_order_seq_cst);
+  if (driving) {
+    // A face may be about to make a paused clock jump: the unpark says a task may run now.
+    if (time_->clock().is_paused()) time_->unpark();
+  } else {
+    // Followers that saw a driving scheduler return and decide again.
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    notify_followers();
+  }
+}
+
 void Driver::maintain() {
   // Nothing armed: nothing to fire, and the lock's cache line is left alone (every worker
   // comes here every event_interval ticks). (The I/O driver will always need the poll.)
@@ -71,13 +83,18 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
                    ? start + *timeout
                    : std::chrono::steady_clock::time_point::max();
   }
-  // A paused clock moves only when the scheduler finds every task waiting: a thread that
-  // knows nothing of the tasks never drives it (it would make time jump, or hold the lock
-  // the scheduler's idle thread needs); it follows, and the scheduler's thread fires.
-  const bool may_drive = !time_->clock().is_paused();
+  // A paused clock moves only when the scheduler finds every task waiting: while a
+  // scheduler thread drives, a thread that knows nothing of the tasks never drives it (it
+  // would make time jump, or hold the lock the scheduler's idle thread needs); it follows,
+  // and the scheduler's thread fires. While none drives, no task can run: this thread may
+  // drive, and time jumps to the next deadline (idle park).
+  const bool paused = time_->clock().is_paused();
+  const bool may_drive = !paused || !scheduler_driving_.load(std::memory_order_seq_cst);
   for (;;) {
     if (may_drive && try_lock()) {
+      time_->set_idle_park(paused);
       time_->park(timeout);
+      time_->set_idle_park(false);
       unlock();
       // The scheduler's threads may all have parked on their own parkers meanwhile (they
       // found the lock taken): one of them takes the driver back.

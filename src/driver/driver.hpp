@@ -31,8 +31,11 @@ namespace spool::detail {
 //    that cannot park in this driver (its slot is absent or holds another reactor): it
 //    parks through the face forever, so the timers fire even if no executor drives. (Not
 //    for a multi-thread runtime's driver, which its workers always drive.)
-// While the clock is paused, the face never takes the lock: only a scheduler thread with
-// no task to run may drive (and make time jump).
+// While the clock is paused and a scheduler thread drives the runtime, the face never takes
+// the lock: only that thread, when it has no task to run, may drive (and make time jump).
+// While no thread drives the runtime (a current-thread runtime between block_on calls), no
+// task can run either: the face drives then, and time jumps to the next deadline, so a timer
+// of a paused runtime awaited elsewhere fires instead of waiting forever.
 class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
  public:
   struct Options {
@@ -67,6 +70,12 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // parked threads, which parks again in the driver. Cleared by shutdown (the scheduler
   // goes away after it; timers and block_on threads may keep the driver longer).
   void set_handoff(std::function<void()> handoff);
+  // Whether a scheduler thread drives the runtime now (a current-thread runtime's block_on
+  // holds its role). While one does, a paused clock is that thread's to move: a face
+  // follows instead of driving. Called with true when the role is claimed (and cancels a
+  // face's pending jump), with false when it is given back (and wakes the following faces,
+  // which may drive now).
+  void set_scheduler_driving(bool driving) noexcept;
 
   TimeDriver& time() noexcept { return *time_; }
   // Starts the background thread if it is not running (it keeps the driver alive until
@@ -106,6 +115,11 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // thread remembers the value it last returned with, so an unpark that came between its
   // ThreadParker's switch to "parked in a hook" and its wait is not lost.
   Atomic<std::uint64_t> epoch_{0};
+  // Whether a scheduler thread drives the runtime (set_scheduler_driving, seq_cst); loaded
+  // (seq_cst) by a face park to decide whether it may drive a paused clock. A face that
+  // loaded true follows, and the store of false bumps epoch_ after it (a seq_cst RMW), so
+  // the follower returns and decides again.
+  Atomic<bool> scheduler_driving_{false};
   // Threads in follow(): incremented and decremented under follow_mutex_ (seq_cst).
   Atomic<std::uint32_t> followers_{0};
   std::mutex follow_mutex_;

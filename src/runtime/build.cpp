@@ -1,3 +1,6 @@
+#include <stdexcept>
+#include <string>
+
 #include "runtime/shared.hpp"
 
 namespace spool::detail {
@@ -20,6 +23,21 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
   }
   if (config.timer_resolution <= std::chrono::nanoseconds::zero()) {
     throw std::invalid_argument("spool::Builder: timer_resolution must be positive");
+  }
+  if (config.timer_wheels != 0 && config.flavor == RuntimeConfig::Flavor::kCurrentThread &&
+      config.timer_wheels != 1) {
+    throw std::invalid_argument(
+        "spool::Builder: timer_wheels(" + std::to_string(config.timer_wheels) +
+        ") on a current_thread() runtime: its one thread has one timer wheel; leave the "
+        "setting out, or pass 1");
+  }
+  if (config.flavor == RuntimeConfig::Flavor::kMultiThread &&
+      config.timer_wheels > MultiThread::num_workers(config)) {
+    throw std::invalid_argument(
+        "spool::Builder: timer_wheels(" + std::to_string(config.timer_wheels) +
+        ") is more than the runtime's " + std::to_string(MultiThread::num_workers(config)) +
+        " workers: a wheel is used only by the workers whose index maps to it; pass at most "
+        "worker_threads (or 0 for one per worker)");
   }
   if (config.start_paused && config.flavor == RuntimeConfig::Flavor::kMultiThread) {
     throw std::invalid_argument(

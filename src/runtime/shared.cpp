@@ -28,10 +28,11 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
                                      }}),
       driver_(std::make_shared<Driver>(Driver::Options{
           config_.timer_resolution, config_.start_paused,
-          // One timer wheel per worker (see TimeDriver).
-          static_cast<std::uint32_t>(config_.flavor == RuntimeConfig::Flavor::kMultiThread
-                                         ? MultiThread::num_workers(config_)
-                                         : 1),
+          // One timer wheel per worker (see TimeDriver), unless Builder::timer_wheels says.
+          static_cast<std::uint32_t>(config_.flavor != RuntimeConfig::Flavor::kMultiThread ? 1
+                                     : config_.timer_wheels != 0
+                                         ? config_.timer_wheels
+                                         : MultiThread::num_workers(config_)),
           // A paused clock jumps ahead only while no blocking call runs.
           [this] { return blocking_.is_idle(); },
           // A multi-thread runtime's workers always drive it: no background thread.

@@ -24,6 +24,7 @@ struct RuntimeConfig {
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   std::string thread_name = "spool-worker";
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
+  std::size_t timer_wheels = 0;  // 0: one per worker
   bool start_paused = false;
 };
 

@@ -47,9 +47,9 @@ class TimeDriver final : public Park {
 
   // --- Park (the holder) ---
   void park(std::optional<std::chrono::nanoseconds> timeout) override;
-  // Holder only: whether its next parks come from a scheduler thread with no task to run,
-  // the one case where a paused clock may jump (a background or block_on thread parking
-  // knows nothing of the runtime's tasks).
+  // Holder only: whether its next parks come from a thread that knows no task can run (a
+  // scheduler thread with nothing to run, or any thread while no scheduler thread drives),
+  // the one case where a paused clock may jump. (Driver decides; see Driver::park.)
   void set_idle_park(bool idle) noexcept { idle_park_ = idle; }
   void unpark() noexcept override;
 

@@ -48,6 +48,7 @@ bool CurrentThread::try_drive() noexcept {
   if (driver_taken_.exchange(true, std::memory_order_acquire)) return false;
   // A shutdown that began meanwhile waits for this role: drive_until gives it back at once.
   driver_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  driver_->set_scheduler_driving(true);
   return true;
 }
 
@@ -57,6 +58,7 @@ void CurrentThread::release_driver() noexcept {
   // drain_queues, with the role, drains again: an empty queue then.)
   if (is_shutdown()) close_local();
   driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
+  driver_->set_scheduler_driving(false);
   driver_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
   // registers after it sees driver_taken_ false (the lock orders the two) and does not park.

@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "spool/spool.hpp"
@@ -62,21 +64,93 @@ Task<void> await_sleep(spool::Sleep* s) {
   EXPECT_GE(std::chrono::steady_clock::now(), s->deadline());
 }
 
-class CrossRuntimeAnyFlavor : public spool_rt_test::RtFlavorTest {};
+class CrossRuntimeAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  // A Sleep made in runtime `a` is awaited by a task of runtime B (this test's flavour): B's
+  // slot holds B's driver, so A's driver fires it, and only A counts it.
+  void sleep_of_a_fires_for_a_task_of_b(spool::Runtime& a) {
+    std::unique_ptr<spool::Sleep> s = a.block_on(make_sleep(3ms));
+    auto b = build();
+    wait(b, b.spawn(await_sleep(s.get())));
+    EXPECT_TRUE(s->is_elapsed());
+    EXPECT_EQ(a.metrics().timers_armed, 1u);
+    EXPECT_EQ(a.metrics().timers_fired, 1u);
+    EXPECT_EQ(b.metrics().timers_armed, 0u) << "the Sleep was armed in the wrong runtime";
+  }
+};
 SPOOL_RT_INSTANTIATE_FLAVORS(CrossRuntimeAnyFlavor);
 
-// A Sleep made in runtime A (a current-thread runtime that nothing drives afterwards) is
-// awaited by a task of runtime B: B's slot holds B's driver, so A's background thread
-// fires it.
+// Runtime A is a current-thread runtime that nothing drives afterwards: A's background
+// thread fires the Sleep.
 TEST_P(CrossRuntimeAnyFlavor, SleepOfRuntimeAAwaitedByATaskOfRuntimeB) {
   auto a = spool::Builder::current_thread().build();
-  std::unique_ptr<spool::Sleep> s = a.block_on(make_sleep(3ms));
-  auto b = build();
-  wait(b, b.spawn(await_sleep(s.get())));
+  sleep_of_a_fires_for_a_task_of_b(a);
+}
+
+// Runtime A is a multi-thread runtime: its workers drive A's driver (no background thread).
+TEST_P(CrossRuntimeAnyFlavor, SleepOfAMultiThreadRuntimeAAwaitedByATaskOfRuntimeB) {
+  auto a = spool::Builder::multi_thread().worker_threads(2).build();
+  sleep_of_a_fires_for_a_task_of_b(a);
+}
+
+// --- A paused runtime's timers awaited elsewhere ---
+
+Task<Instant> clock_now() { co_return spool::time::now(); }
+
+// An hour-long Sleep of a paused current-thread runtime that no thread runs, awaited by
+// spool::block_on on this thread: no task of the runtime can run, so the paused clock
+// jumps to the deadline (as the runtime's own idle thread would), instead of waiting forever.
+TEST(PausedRuntimeTimerElsewhere, FiresUnderSpoolBlockOnWhileNothingRunsTheRuntime) {
+  auto rt = spool_time_test::paused_runtime();
+  std::unique_ptr<spool::Sleep> s = rt.block_on(make_sleep(1h));
+  spool::block_on(*s);
   EXPECT_TRUE(s->is_elapsed());
-  EXPECT_EQ(a.metrics().timers_armed, 1u);
-  EXPECT_EQ(a.metrics().timers_fired, 1u);
-  EXPECT_EQ(b.metrics().timers_armed, 0u) << "the Sleep was armed in the wrong runtime";
+  const Instant now = rt.block_on(clock_now());
+  EXPECT_GE(now, s->deadline());
+  EXPECT_LT(now, s->deadline() + 1ms) << "the clock jumped past the deadline's tick";
+  EXPECT_EQ(rt.metrics().timers_fired, 1u);
+}
+
+// The same under an executor that has no reactor slot: the driver's background thread
+// drives it. Afterwards the runtime's own block_on still moves its paused clock (the
+// background thread follows while a thread runs the runtime).
+TEST(PausedRuntimeTimerElsewhere, FiresUnderAForeignExecutorWhileNothingRunsTheRuntime) {
+  auto rt = spool_time_test::paused_runtime();
+  std::unique_ptr<spool::Sleep> s = rt.block_on(make_sleep(1h));
+  int pending = 0;
+  run_foreign(*s, nullptr, &pending);
+  EXPECT_TRUE(s->is_elapsed());
+  EXPECT_LE(pending, 1) << "the background thread fires it at once (maybe before the poll ends)";
+  const Instant before = rt.block_on(clock_now());
+  rt.block_on([]() -> Task<void> { co_await spool::sleep(2h); }());
+  const Instant after = rt.block_on(clock_now());
+  EXPECT_GE(after - before, 2h);
+  EXPECT_LT(after - before, 2h + 1ms);
+  EXPECT_EQ(rt.metrics().timers_fired, 2u);
+}
+
+// While another thread runs the paused runtime (its block_on root waits for a message), a
+// Sleep of that runtime awaited here follows: the runtime's thread, idle, makes the clock
+// jump and fires it.
+Task<void> signal_then_wait(std::promise<void>* running, spool::oneshot::Receiver<int> rx) {
+  running->set_value();
+  EXPECT_EQ(co_await std::move(rx), 7);
+}
+
+TEST(PausedRuntimeTimerElsewhere, FiresWhileAnotherThreadRunsTheRuntime) {
+  auto rt = spool_time_test::paused_runtime();
+  std::unique_ptr<spool::Sleep> s = rt.block_on(make_sleep(1h));
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  std::promise<void> running;
+  std::thread driver([&rt, &running, rx = std::move(rx)]() mutable {
+    rt.block_on(signal_then_wait(&running, std::move(rx)));
+  });
+  running.get_future().wait();
+  spool::block_on(*s);
+  EXPECT_TRUE(s->is_elapsed());
+  tx.send(7);
+  driver.join();
+  EXPECT_EQ(rt.metrics().timers_fired, 1u);
 }
 
 // A Sleep made in a runtime that is then dropped: polling it reports TimerShutdown at once.

@@ -69,6 +69,17 @@ TEST(TimeMisuse, StartPausedMultiThreadIsRefused) {
   EXPECT_NO_THROW(spool::Builder::multi_thread().worker_threads(1).start_paused(false).build());
 }
 
+TEST(TimeMisuse, TimerWheelsOutOfRangeAreRefused) {
+  // More wheels than workers: some would never be used.
+  EXPECT_THROW(spool::Builder::multi_thread().worker_threads(2).timer_wheels(3).build(),
+               std::invalid_argument);
+  // A current-thread runtime has its one wheel.
+  EXPECT_THROW(spool::Builder::current_thread().timer_wheels(2).build(), std::invalid_argument);
+  EXPECT_NO_THROW(spool::Builder::current_thread().timer_wheels(1).build());
+  EXPECT_NO_THROW(spool::Builder::multi_thread().worker_threads(2).timer_wheels(1).build());
+  EXPECT_NO_THROW(spool::Builder::multi_thread().worker_threads(2).timer_wheels(0).build());
+}
+
 class TimeMisuseAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(TimeMisuseAnyFlavor);
 

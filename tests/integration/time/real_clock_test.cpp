@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <future>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -102,6 +106,28 @@ TEST_P(RealClockAnyFlavor, TimersFiredAndArmedCountExactly) {
 }
 
 // A current-thread runtime that never ran: no parks. Its first timer needs one.
+// One wheel shared by every worker (Builder::timer_wheels(1)): the timers that all workers
+// arm, and cancel, count exactly as with one wheel per worker.
+TEST(RealClock, OneSharedWheelServesEveryWorker) {
+  auto rt = spool::Builder::multi_thread().worker_threads(3).timer_wheels(1).build();
+  constexpr int kTasks = 60;
+  std::vector<spool::JoinHandle<void>> handles;
+  for (int i = 0; i < kTasks; ++i) {
+    handles.push_back(rt.spawn([](int i) -> Task<void> {
+      auto s = spool::sleep(std::chrono::microseconds(100 * (i % 7) + 1));
+      co_await s;
+      EXPECT_GE(std::chrono::steady_clock::now(), s.deadline());
+      auto never = spool::sleep(1h);
+      EXPECT_FALSE(co_await spool_time_test::poll_once(never));  // armed, then cancelled
+    }(i)));
+  }
+  for (auto& h : handles) spool::block_on(h);
+  const spool::RuntimeMetrics m = rt.metrics();
+  EXPECT_EQ(m.timers_armed, 2u * kTasks);
+  EXPECT_EQ(m.timers_fired, static_cast<std::uint64_t>(kTasks));
+  EXPECT_EQ(m.timers_cancelled, static_cast<std::uint64_t>(kTasks));
+}
+
 TEST(RealClock, CurrentThreadDriverParksCountFromZero) {
   auto rt = spool::Builder::current_thread().build();
   EXPECT_EQ(rt.metrics().driver_parks, 0u);
@@ -178,6 +204,69 @@ TEST(RealClock, ABusyBlockOnRootStillFiresTimers) {
   auto sleeper = rt.spawn(sleep_then_set(&done));
   rt.block_on(busy_until(&done));
   rt.block_on(std::move(sleeper));
+}
+
+// --- Who drives the timers when the driving thread changes ---
+
+// Blocks its worker (a synchronous wait, on purpose) from the moment its timer fires until
+// `released` is set.
+Task<void> sleep_then_block(std::chrono::nanoseconds d, std::shared_future<void> released) {
+  co_await spool::sleep(d);
+  released.wait();
+}
+
+Task<void> sleep_then_release(std::chrono::nanoseconds d, std::promise<void>* release) {
+  co_await spool::sleep(d);
+  release->set_value();
+}
+
+// Two workers, both idle: one parks in the driver, the other on its own parker. The first
+// timer wakes its task on the worker that fires it, which leaves the driver for the task —
+// and then blocks — while the second timer waits. The driver must pass to the parked worker
+// (nothing else would wake it: no new work comes and the blocked worker runs no
+// maintenance), which fires the second timer, whose task releases the first.
+TEST(RealClock, AWorkerThatLeavesTheDriverForWorkHandsItToAParkedWorker) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::promise<void> release;
+  auto blocker = rt.spawn(sleep_then_block(5ms, release.get_future().share()));
+  auto releaser = rt.spawn(sleep_then_release(30ms, &release));
+  spool::block_on(blocker);
+  spool::block_on(releaser);
+  EXPECT_EQ(rt.metrics().timers_fired, 2u);
+}
+
+// Records which thread ran the task after its timer fired.
+Task<void> arm_signal_sleep(spool::oneshot::Sender<bool> armed, std::thread::id* woke_on) {
+  auto s = spool::sleep(20ms);
+  EXPECT_FALSE(co_await spool_time_test::poll_once(s));
+  armed.send(true);
+  co_await s;
+  *woke_on = std::this_thread::get_id();
+}
+
+Task<void> spawn_and_wait_armed(std::optional<spool::JoinHandle<void>>* task,
+                                std::thread::id* woke_on) {
+  auto [armed_tx, armed_rx] = spool::oneshot::channel<bool>();
+  task->emplace(spool::spawn(arm_signal_sleep(std::move(armed_tx), woke_on)));
+  EXPECT_TRUE(co_await std::move(armed_rx));
+}
+
+// A current-thread runtime: a task arms its timer while this thread drives (its block_on
+// returns once the timer is armed), then a second thread's block_on takes the driver role
+// and the timer fires there, running the task on that thread.
+TEST(RealClock, TheTimerOfACurrentThreadTaskFiresAfterTheDrivingThreadChanged) {
+  auto rt = spool::Builder::current_thread().build();
+  std::optional<spool::JoinHandle<void>> task;
+  std::thread::id woke_on;
+  rt.block_on(spawn_and_wait_armed(&task, &woke_on));
+  std::thread::id second_id;
+  std::thread second([&] {
+    second_id = std::this_thread::get_id();
+    rt.block_on(std::move(*task));
+  });
+  second.join();
+  EXPECT_EQ(woke_on, second_id);
+  EXPECT_EQ(rt.metrics().timers_fired, 1u);
 }
 
 }  // namespace
