@@ -94,8 +94,9 @@ Config config_from_env() {
   c.max_reps = env_size("BENCH_MAX_REPS").value_or(501);
   c.budget = std::chrono::milliseconds(env_size("BENCH_BUDGET_MS").value_or(2000));
   c.timer_wheels = env_size("BENCH_TIMER_WHEELS").value_or(0);
-  c.timer_resolution = std::chrono::microseconds(
-      std::max<std::size_t>(1, env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000)));
+  // 0 is passed on: Builder::build refuses it with its message.
+  c.timer_resolution =
+      std::chrono::microseconds(env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000));
   return c;
 }
 

@@ -27,6 +27,7 @@ struct RuntimeMetrics {
   std::uint64_t timers_fired = 0;         ///< timers whose deadline passed
   std::uint64_t timers_cancelled = 0;     ///< registered timers dropped or reset before firing
   std::uint64_t driver_parks = 0;         ///< times a thread parked in (or polled) the driver stack
+  std::size_t timer_wheels = 0;           ///< timer wheels (Builder::timer_wheels)
 };
 
 }  // namespace spool

@@ -42,9 +42,9 @@ bool Driver::park_thread(ThreadParker& own) {
     own.park_in(nullptr);
     return false;
   }
-  time_->set_idle_park(true);
+  time_->set_parker(TimeDriver::Parker::kScheduler);
   own.park_in(time_);
-  time_->set_idle_park(false);
+  time_->set_parker(TimeDriver::Parker::kBusy);
   unlock();
   return true;
 }
@@ -55,15 +55,13 @@ void Driver::set_handoff(std::function<void()> handoff) {
 }
 
 void Driver::set_scheduler_driving(bool driving) noexcept {
-  scheduler_driving_.store(driving, std::memory_order_seq_cst);
-  if (driving) {
-    // A face may be about to make a paused clock jump: the unpark says a task may run now.
-    if (time_->clock().is_paused()) time_->unpark();
-  } else {
-    // Followers that saw a driving scheduler return and decide again.
-    epoch_.fetch_add(1, std::memory_order_seq_cst);
-    notify_followers();
-  }
+  time_->set_scheduler_driving(driving);  // after a jump in progress, before any later one
+  // A face holding the driver of a paused clock may wait there for tasks to run (it could
+  // not jump): let it go, so that the scheduler's thread can take the driver.
+  if (driving && time_->clock().is_paused()) time_->unpark();
+  // Faces waiting for the lock or following decide again whether they may drive.
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  notify_followers();
 }
 
 void Driver::maintain() {
@@ -83,23 +81,27 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
                    ? start + *timeout
                    : std::chrono::steady_clock::time_point::max();
   }
-  // A paused clock moves only when the scheduler finds every task waiting: while a
-  // scheduler thread drives, a thread that knows nothing of the tasks never drives it (it
-  // would make time jump, or hold the lock the scheduler's idle thread needs); it follows,
-  // and the scheduler's thread fires. While none drives, no task can run: this thread may
-  // drive, and time jumps to the next deadline (idle park).
-  const bool paused = time_->clock().is_paused();
-  const bool may_drive = !paused || !scheduler_driving_.load(std::memory_order_seq_cst);
   for (;;) {
+    // A paused clock moves only when the scheduler finds every task waiting: while a
+    // scheduler thread drives, a thread that knows nothing of the tasks never drives it (it
+    // would hold the lock the scheduler's idle thread needs); it follows, and the
+    // scheduler's thread fires. While none drives, this thread may drive, and the clock
+    // jumps if no task is runnable either (TimeDriver::try_jump decides, under its mutex).
+    // Decided again on every pass: the role may have changed hands.
+    const bool paused = time_->clock().is_paused();
+    const bool may_drive = !paused || !time_->scheduler_driving();
     if (may_drive && try_lock()) {
-      time_->set_idle_park(paused);
+      time_->set_parker(paused ? TimeDriver::Parker::kOutside : TimeDriver::Parker::kBusy);
       time_->park(timeout);
-      time_->set_idle_park(false);
+      time_->set_parker(TimeDriver::Parker::kBusy);
       unlock();
       // The scheduler's threads may all have parked on their own parkers meanwhile (they
-      // found the lock taken): one of them takes the driver back.
-      std::lock_guard lock(handoff_mutex_);
-      if (handoff_) handoff_();
+      // found the lock taken): one of them takes the driver back, if there are timers for
+      // it to wait for.
+      if (time_->has_timers()) {
+        std::lock_guard lock(handoff_mutex_);
+        if (handoff_) handoff_();
+      }
       break;
     }
     if (!follow(deadline, may_drive)) break;

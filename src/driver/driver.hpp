@@ -33,9 +33,10 @@ namespace spool::detail {
 //    for a multi-thread runtime's driver, which its workers always drive.)
 // While the clock is paused and a scheduler thread drives the runtime, the face never takes
 // the lock: only that thread, when it has no task to run, may drive (and make time jump).
-// While no thread drives the runtime (a current-thread runtime between block_on calls), no
-// task can run either: the face drives then, and time jumps to the next deadline, so a timer
-// of a paused runtime awaited elsewhere fires instead of waiting forever.
+// While no thread drives the runtime (a current-thread runtime between block_on calls), the
+// face drives, and time jumps to the next deadline if no task is runnable (as the idle
+// runtime thread would do), so a timer of a paused runtime awaited elsewhere fires instead of
+// waiting forever; with a runnable task it waits until a block_on has run it.
 class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
  public:
   struct Options {
@@ -72,9 +73,9 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   void set_handoff(std::function<void()> handoff);
   // Whether a scheduler thread drives the runtime now (a current-thread runtime's block_on
   // holds its role). While one does, a paused clock is that thread's to move: a face
-  // follows instead of driving. Called with true when the role is claimed (and cancels a
-  // face's pending jump), with false when it is given back (and wakes the following faces,
-  // which may drive now).
+  // follows instead of driving. Called with true when the role is claimed (it waits for a
+  // face's jump in progress and forbids later ones), with false when it is given back; both
+  // wake the faces that wait, to decide again.
   void set_scheduler_driving(bool driving) noexcept;
 
   TimeDriver& time() noexcept { return *time_; }
@@ -110,16 +111,12 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // then a seq_cst load of followers_ (store buffering with follow's increment, then its
   // seq_cst load of locked_: a follower either sees the lock free or is notified).
   Atomic<bool> locked_{false};
-  // Face unparks so far: fetch_add (seq_cst) by unpark before it loads followers_; loaded
+  // Face unparks (and changes of the scheduler's role) so far: fetch_add (seq_cst) by unpark
+  // and set_scheduler_driving before they load followers_; loaded
   // (seq_cst) by followers after their increment (the same store-buffering pairing). Each
   // thread remembers the value it last returned with, so an unpark that came between its
   // ThreadParker's switch to "parked in a hook" and its wait is not lost.
   Atomic<std::uint64_t> epoch_{0};
-  // Whether a scheduler thread drives the runtime (set_scheduler_driving, seq_cst); loaded
-  // (seq_cst) by a face park to decide whether it may drive a paused clock. A face that
-  // loaded true follows, and the store of false bumps epoch_ after it (a seq_cst RMW), so
-  // the follower returns and decides again.
-  Atomic<bool> scheduler_driving_{false};
   // Threads in follow(): incremented and decremented under follow_mutex_ (seq_cst).
   Atomic<std::uint32_t> followers_{0};
   std::mutex follow_mutex_;

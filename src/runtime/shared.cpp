@@ -33,8 +33,11 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
                                      : config_.timer_wheels != 0
                                          ? config_.timer_wheels
                                          : MultiThread::num_workers(config_)),
-          // A paused clock jumps ahead only while no blocking call runs.
-          [this] { return blocking_.is_idle(); },
+          // A paused clock jumps ahead only while no blocking call runs and no task waits
+          // to be run (on a current-thread runtime: a paused clock needs one).
+          [this] {
+            return blocking_.is_idle() && (!current_thread_ || !current_thread_->has_runnable());
+          },
           // A multi-thread runtime's workers always drive it: no background thread.
           config_.flavor == RuntimeConfig::Flavor::kMultiThread})) {
   if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
@@ -141,6 +144,7 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.timers_fired = timers.fired;
   m.timers_cancelled = timers.cancelled;
   m.driver_parks = timers.parks;
+  m.timer_wheels = timers.wheels;
   return m;
 }
 

@@ -48,8 +48,8 @@ class Sleep {
   /// True once the driver fired the timer (the deadline passed while it was registered).
   bool is_elapsed() const noexcept;
 
-  /// Moves a Sleep that was never armed (polled while pending, or reset after a poll);
-  /// throws std::logic_error for one that was.
+  /// Moves a Sleep that was never armed; throws std::logic_error for one that was (a Sleep
+  /// is armed by a poll that finds it pending, and by a reset after such a poll).
   Sleep(Sleep&& other);
   Sleep& operator=(Sleep&&) = delete;
   Sleep(const Sleep&) = delete;

@@ -193,20 +193,34 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
     inner_->park(timeout);  // a poll (the maintenance tick): no deadline to compute
   } else if (clock_.is_paused()) {
     const std::uint64_t next = next_expiration();
-    if (next != kNever && idle_park_ && (!can_auto_advance_ || can_auto_advance_())) {
+    if (next != kNever && parker_ != Parker::kBusy && (!can_auto_advance_ || can_auto_advance_())) {
       // Nothing runs (the holder parks only when idle): let the next deadline come at
       // once — unless an unpark says something was woken meanwhile.
       inner_->park(std::chrono::nanoseconds::zero());
-      if (!unparked_.exchange(false, std::memory_order_relaxed)) {
-        clock_.advance_to(instant_of(next));
-      }
+      try_jump(next);
     } else {
-      park_for(timeout);  // a blocking call runs: wait for it, with paused time as timeout
+      // A blocking call runs, or a task waits to be run: wait for them (an unpark), with
+      // the paused time as timeout.
+      park_for(timeout);
     }
   } else {
     park_for(timeout);
   }
   process();
+}
+
+void TimeDriver::try_jump(std::uint64_t next) {
+  std::lock_guard guard(jump_mutex_);
+  if (unparked_.exchange(false, std::memory_order_relaxed)) return;  // woken meanwhile
+  if (parker_ == Parker::kOutside && scheduler_driving_.load(std::memory_order_relaxed)) return;
+  // Again under the mutex: a task woken or a blocking call started since the first check.
+  if (can_auto_advance_ && !can_auto_advance_()) return;
+  clock_.advance_to(instant_of(next));
+}
+
+void TimeDriver::set_scheduler_driving(bool driving) noexcept {
+  std::lock_guard guard(jump_mutex_);
+  scheduler_driving_.store(driving, std::memory_order_relaxed);
 }
 
 void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
@@ -237,6 +251,7 @@ TimerCounters TimeDriver::counters() const noexcept {
     c.cancelled += s->cancelled.load(std::memory_order_relaxed);
   }
   c.parks = parks_.load(std::memory_order_relaxed);
+  c.wheels = shards_.size();
   return c;
 }
 

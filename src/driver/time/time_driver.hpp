@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct TimerCounters {
   std::uint64_t fired = 0;      // timers whose deadline passed (woken by the driver)
   std::uint64_t cancelled = 0;  // armed timers removed before their deadline
   std::uint64_t parks = 0;      // times the driver's holder parked in it (zero timeouts too)
+  std::size_t wheels = 0;       // shards (one wheel each)
 };
 
 // The time layer: it wraps the layer below (`inner`: the I/O driver, or the thread
@@ -40,17 +42,27 @@ class TimeDriver final : public Park {
  public:
   // `resolution`: the length of one wheel tick. `shards` ≥ 1. `can_auto_advance` tells a
   // paused clock whether it may jump to the next deadline when the holder would park (no
-  // blocking call is running); null means always.
+  // blocking call runs and no task is runnable); null means always.
   TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds resolution, bool start_paused,
              std::uint32_t shards, std::function<bool()> can_auto_advance);
   ~TimeDriver() override;
 
   // --- Park (the holder) ---
   void park(std::optional<std::chrono::nanoseconds> timeout) override;
-  // Holder only: whether its next parks come from a thread that knows no task can run (a
-  // scheduler thread with nothing to run, or any thread while no scheduler thread drives),
-  // the one case where a paused clock may jump. (Driver decides; see Driver::park.)
-  void set_idle_park(bool idle) noexcept { idle_park_ = idle; }
+  // Who parks (holder only), which decides whether a paused clock may jump to the next
+  // deadline: never for kBusy; for kScheduler (the scheduler's thread, with no task to run)
+  // when can_auto_advance allows; for kOutside (a thread that knows nothing of the tasks:
+  // block_on on another thread, the background thread) only while, besides, no scheduler
+  // thread drives the runtime (set_scheduler_driving).
+  enum class Parker { kBusy, kScheduler, kOutside };
+  void set_parker(Parker p) noexcept { parker_ = p; }
+  // Whether a scheduler thread drives the runtime now (a current-thread block_on holds its
+  // role). Setting it waits for a jump of the paused clock in progress, so that the thread
+  // that claims the role never sees the clock move under it unless its own park moved it.
+  void set_scheduler_driving(bool driving) noexcept;
+  bool scheduler_driving() const noexcept {
+    return scheduler_driving_.load(std::memory_order_relaxed);
+  }
   void unpark() noexcept override;
 
   // --- Timers (any thread) ---
@@ -91,6 +103,8 @@ class TimeDriver final : public Park {
   // kShutdown) and takes its waker into `to_wake`, to be woken after the lock is released.
   void expire_locked(Shard& s, std::uint64_t now, std::uint32_t state, std::vector<Waker>& to_wake);
   void park_for(std::optional<std::chrono::nanoseconds> timeout);
+  // The paused clock's jump to `next` (a tick), unless something forbids it now.
+  void try_jump(std::uint64_t next);
 
   const std::shared_ptr<Park> inner_;
   const std::chrono::nanoseconds resolution_;
@@ -100,7 +114,14 @@ class TimeDriver final : public Park {
   // at the advance that reaches the deadline (declared after clock_, which it reads).
   const Clock::time_point origin_;
   const std::function<bool()> can_auto_advance_;
-  bool idle_park_ = false;  // written and read by the holder only (see set_idle_park)
+  Parker parker_ = Parker::kBusy;  // written and read by the holder only (see set_parker)
+  // Orders the paused clock's jumps (try_jump) with set_scheduler_driving: a jump decides
+  // and moves the clock while holding it.
+  std::mutex jump_mutex_;
+  // Written under jump_mutex_ (relaxed: the mutex orders it with try_jump's read); read
+  // relaxed without it as a hint by Driver::park (which then re-checks under the mutex
+  // through try_jump).
+  Atomic<bool> scheduler_driving_{false};
   std::vector<std::unique_ptr<Shard>> shards_;
   // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
   // 0: the holder is not parked). Stored seq_cst by the holder before it re-reads the

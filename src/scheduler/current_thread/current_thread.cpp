@@ -95,6 +95,13 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
   }
 }
 
+bool CurrentThread::has_runnable() const noexcept {
+  // Acquire: pairs with release_driver's release store, so that a thread that finds the role
+  // free reads the length the last driver left in local_len_ (the holder reads its own).
+  (void)driver_taken_.load(std::memory_order_acquire);
+  return local_len_.load(std::memory_order_relaxed) != 0 || !inject_.is_empty();
+}
+
 TaskHeader* CurrentThread::pop_local() noexcept {
   TaskHeader* t = local_.pop_front();
   if (t) local_len_.store(local_.len(), std::memory_order_relaxed);

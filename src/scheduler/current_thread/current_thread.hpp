@@ -67,6 +67,9 @@ class CurrentThread final : public Scheduler {
   // (returns false), or until it could claim the role (returns true: it now drives). It
   // does not park in the driver: the driving thread does (and fires its timers).
   bool wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker);
+  // True if a task waits to be run (in either queue), whether or not a thread drives. For a
+  // paused clock, which may jump only when no task is runnable.
+  bool has_runnable() const noexcept;
   // The parker the driving thread parks on: root wakers unpark it too. Shared with them,
   // since a waker may outlive the runtime.
   const std::shared_ptr<ThreadParker>& driver_parker() const noexcept { return parker_; }
@@ -123,7 +126,8 @@ class CurrentThread final : public Scheduler {
   std::mutex waiters_mutex_;
   std::condition_variable role_released_;
   std::vector<ThreadParker*> waiters_;  // guarded by waiters_mutex_
-  // Counters: written by the driver, read by metrics(); relaxed.
+  // Counters: written by the driver, read by metrics() (relaxed); local_len_ also by
+  // has_runnable (relaxed, after an acquire load of driver_taken_).
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};
   std::atomic<std::size_t> local_len_{0};

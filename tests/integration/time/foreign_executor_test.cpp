@@ -153,6 +153,42 @@ TEST(PausedRuntimeTimerElsewhere, FiresWhileAnotherThreadRunsTheRuntime) {
   EXPECT_EQ(rt.metrics().timers_fired, 1u);
 }
 
+// Jumps made from elsewhere stop at a woken task until the runtime runs it: a ticker (ten
+// one-second sleeps) and a waiter (10.5 s) are armed; a thread awaits a 20 s Sleep of the
+// runtime while this thread does not run it. The clock may jump to the ticker's first tick,
+// but not on past it while the ticker waits to run: the waiter sees all ten ticks.
+Task<void> tick(int* ticks, int n) {
+  for (int i = 0; i < n; ++i) {
+    co_await spool::sleep(1s);
+    ++*ticks;
+  }
+}
+
+Task<int> ticks_after(const int* ticks, std::chrono::nanoseconds d) {
+  co_await spool::sleep(d);
+  co_return *ticks;
+}
+
+TEST(PausedRuntimeTimerElsewhere, AJumpFromElsewhereWaitsForAWokenTaskToRun) {
+  auto rt = spool_time_test::paused_runtime();
+  int ticks = 0;  // ticker and waiter run on this thread, the only one that runs the runtime
+  auto ticker = rt.spawn(tick(&ticks, 10));
+  auto waiter = rt.spawn(ticks_after(&ticks, 10500ms));
+  rt.block_on([]() -> Task<void> {
+    while (metrics().timers_armed < 2) co_await spool::yield_now();
+  }());
+  std::unique_ptr<spool::Sleep> s = rt.block_on(make_sleep(20s));
+  std::thread elsewhere([&s] { spool::block_on(*s); });
+  // The jump to the ticker's first tick happens while nothing runs the runtime.
+  spool_test::spin_until([&rt] { return rt.metrics().timers_fired >= 1; });
+  EXPECT_EQ(rt.metrics().timers_fired, 1u) << "the clock jumped past a task waiting to run";
+  EXPECT_EQ(rt.block_on(std::move(waiter)), 10);
+  rt.block_on(std::move(ticker));
+  elsewhere.join();  // nothing runs the runtime now, and no task is runnable: it jumps to 20 s
+  EXPECT_TRUE(s->is_elapsed());
+  EXPECT_EQ(ticks, 10);
+}
+
 // A Sleep made in a runtime that is then dropped: polling it reports TimerShutdown at once.
 TEST_P(CrossRuntimeAnyFlavor, SleepPolledAfterItsRuntimeWasDroppedThrows) {
   std::unique_ptr<spool::Sleep> never_polled, polled;

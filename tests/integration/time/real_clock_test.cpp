@@ -123,6 +123,10 @@ TEST(RealClock, OneSharedWheelServesEveryWorker) {
   }
   for (auto& h : handles) spool::block_on(h);
   const spool::RuntimeMetrics m = rt.metrics();
+  EXPECT_EQ(m.timer_wheels, 1u);
+  EXPECT_EQ(spool::Builder::multi_thread().worker_threads(3).build().metrics().timer_wheels, 3u)
+      << "the default: one wheel per worker";
+  EXPECT_EQ(spool::Builder::current_thread().build().metrics().timer_wheels, 1u);
   EXPECT_EQ(m.timers_armed, 2u * kTasks);
   EXPECT_EQ(m.timers_fired, static_cast<std::uint64_t>(kTasks));
   EXPECT_EQ(m.timers_cancelled, static_cast<std::uint64_t>(kTasks));
