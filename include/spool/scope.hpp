@@ -159,11 +159,11 @@ class Scope {
 
 /// The future of spool::scope: polls the body, then waits for every child of the scope.
 /// Ready with the body's output once the body and every child finished. The first exception
-/// — the body's, or any child's — cancels the other children (aborted: destroyed at their
-/// next poll, or at once if idle) and stops polling the body, waits until every child is
-/// gone, destroys the body, then is rethrown; later exceptions are dropped. Destroying the
-/// future before it finished (the awaiting task was cancelled) cancels every child on the
-/// spot — a child that another thread is polling is waited for until that poll ends — and
+/// — the body's, or any child's — cancels the other children (aborted: a worker destroys
+/// an idle one, a running one goes at the end of its poll) and stops polling the body, waits until
+/// every child is gone, destroys the body, then is rethrown; later exceptions are dropped.
+/// Destroying the future before it finished (the awaiting task was cancelled) cancels every child
+/// on the spot — a child that another thread is polling is waited for until that poll ends — and
 /// returns only once none is left. Polling it again once it finished throws
 /// std::logic_error. Movable at any time (its state is on the heap); one poller at a time.
 template <class Body>
