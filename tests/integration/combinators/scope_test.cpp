@@ -97,17 +97,13 @@ Task<void> throw_after_yield(std::string what) {
 
 constexpr int kSiblings = 10;
 
-// What reached the awaiter, and how many counted objects were gone by then.
-Task<std::string> child_throws(Drops* dropped) {
-  std::string caught;
+// Awaits a scope running `body`: what it threw, and how many counted objects were gone by
+// the time it reached the awaiter.
+template <class Body>
+Task<std::string> thrown_after_drops(Body body, Drops* dropped) {
+  std::string caught = "(nothing thrown)";
   try {
-    co_await spool::scope([&](Scope& s) -> Task<void> {
-      DropCounter body_local(*dropped);  // the body is cancelled too
-      for (int i = 0; i < kSiblings; ++i) s.spawn(pending_holding(DropCounter(*dropped)));
-      s.spawn(throw_after_yield("child failed"));
-      NeverReady never;
-      co_await never;
-    });
+    co_await spool::scope(std::move(body));
   } catch (const std::runtime_error& e) {
     caught = e.what();
   }
@@ -117,28 +113,26 @@ Task<std::string> child_throws(Drops* dropped) {
 TEST_P(ScopeAnyFlavor, AChildsExceptionCancelsTheSiblingsAndTheBodyThenReachesTheAwaiter) {
   auto rt = build();
   Drops dropped{0};
-  EXPECT_EQ(rt.block_on(child_throws(&dropped)),
+  auto body = [d = &dropped](Scope& s) -> Task<void> {
+    DropCounter body_local(*d);  // the body is cancelled too
+    for (int i = 0; i < kSiblings; ++i) s.spawn(pending_holding(DropCounter(*d)));
+    s.spawn(throw_after_yield("child failed"));
+    NeverReady never;
+    co_await never;
+  };
+  EXPECT_EQ(rt.block_on(thrown_after_drops(body, &dropped)),
             "child failed after " + std::to_string(kSiblings + 1) + " drops");
-}
-
-Task<std::string> body_throws(Drops* dropped) {
-  std::string caught;
-  try {
-    co_await spool::scope([&](Scope& s) -> Task<void> {
-      for (int i = 0; i < kSiblings; ++i) s.spawn(pending_holding(DropCounter(*dropped)));
-      co_await spool::yield_now();  // the children start
-      throw std::runtime_error("body failed");
-    });
-  } catch (const std::runtime_error& e) {
-    caught = e.what();
-  }
-  co_return caught + " after " + std::to_string(dropped->load()) + " drops";
 }
 
 TEST_P(ScopeAnyFlavor, TheBodysExceptionCancelsTheChildrenThenReachesTheAwaiter) {
   auto rt = build();
   Drops dropped{0};
-  EXPECT_EQ(rt.block_on(body_throws(&dropped)),
+  auto body = [d = &dropped](Scope& s) -> Task<void> {
+    for (int i = 0; i < kSiblings; ++i) s.spawn(pending_holding(DropCounter(*d)));
+    co_await spool::yield_now();  // the children start
+    throw std::runtime_error("body failed");
+  };
+  EXPECT_EQ(rt.block_on(thrown_after_drops(body, &dropped)),
             "body failed after " + std::to_string(kSiblings) + " drops");
 }
 

@@ -91,33 +91,39 @@ TEST(ScopeStress, NestedSpawnsFromTheWorkersWhileAGrandchildFails) {
   }
 }
 
-// Keeps yielding, touching the borrowed counter (in the awaiting frame) and spawning one
-// more child per turn while `spawns_left` allows: ends only when cancelled.
-Task<void> busy(Scope& s, Tally& tally, DropCounter guard, std::atomic<std::int64_t>& borrowed,
-                std::atomic<int>& spawns_left) {
+// What busy children share, in the awaiting frame. `borrowed`: touched by every turn of
+// every child, relaxed (only ASan cares: a touch after the frame went). `spawns_left`: the
+// spawns the children may still make, taken with relaxed fetch_sub (only the count matters).
+struct BusyShared {
+  std::atomic<std::int64_t> borrowed{0};
+  std::atomic<int> spawns_left{kChildren * 4};
+};
+
+void spawn_busy(Scope& s, Tally& tally, BusyShared& shared);
+
+// Keeps yielding, touching `shared` and spawning one more busy child per turn while
+// `spawns_left` allows: ends only when cancelled.
+Task<void> busy(Scope& s, Tally& tally, DropCounter guard, BusyShared& shared) {
   DropCounter held = std::move(guard);
   for (;;) {
     co_await spool::yield_now();
-    // Relaxed: a counter that only ASan cares about (a touch after the frame went).
-    borrowed.fetch_add(1, std::memory_order_relaxed);
-    // Relaxed: only the count of spawns matters, not what it orders.
-    if (spawns_left.fetch_sub(1, std::memory_order_relaxed) > 0) {
-      tally.made.fetch_add(1);
-      s.spawn(busy(s, tally, DropCounter(tally.dropped), borrowed, spawns_left));
-    }
+    shared.borrowed.fetch_add(1, std::memory_order_relaxed);
+    if (shared.spawns_left.fetch_sub(1, std::memory_order_relaxed) > 0)
+      spawn_busy(s, tally, shared);
   }
+}
+
+void spawn_busy(Scope& s, Tally& tally, BusyShared& shared) {
+  tally.made.fetch_add(1);
+  s.spawn(busy(s, tally, DropCounter(tally.dropped), shared));
 }
 
 // A scope of busy children loses a select to a leaf fired from a plain thread: its
 // destruction cancels children that are running and spawning on the workers.
 Task<bool> destroyed_while_busy(Tally* tally, ManualLeaf fired) {
-  std::atomic<std::int64_t> borrowed{0};        // see busy()
-  std::atomic<int> spawns_left{kChildren * 4};  // see busy()
+  BusyShared shared;
   auto scope = spool::scope([&](Scope& s) -> Task<void> {
-    for (int c = 0; c < kChildren; ++c) {
-      tally->made.fetch_add(1);
-      s.spawn(busy(s, *tally, DropCounter(tally->dropped), borrowed, spawns_left));
-    }
+    for (int c = 0; c < kChildren; ++c) spawn_busy(s, *tally, shared);
     ManualLeaf never;  // the body waits forever
     co_await never;
   });
@@ -138,13 +144,10 @@ TEST(ScopeStress, DestroyedWhileItsChildrenRunAndSpawn) {
   }
 }
 
-Task<void> parent_of_busy(Tally* tally, std::atomic<int>* spawns_left) {
-  std::atomic<std::int64_t> borrowed{0};  // see busy()
+Task<void> parent_of_busy(Tally* tally) {
+  BusyShared shared;
   co_await spool::scope([&](Scope& s) -> Task<void> {
-    for (int c = 0; c < kChildren; ++c) {
-      tally->made.fetch_add(1);
-      s.spawn(busy(s, *tally, DropCounter(tally->dropped), borrowed, *spawns_left));
-    }
+    for (int c = 0; c < kChildren; ++c) spawn_busy(s, *tally, shared);
     co_return;
   });
 }
@@ -152,11 +155,10 @@ Task<void> parent_of_busy(Tally* tally, std::atomic<int>* spawns_left) {
 TEST(ScopeStress, RuntimeShutdownWhileScopesWaitForBusyChildren) {
   for (int round = 0; round < kRounds / 4; ++round) {
     Tally tally;
-    std::atomic<int> spawns_left{kChildren * 4};  // see busy()
     {
       auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-      rt.spawn(parent_of_busy(&tally, &spawns_left)).detach();
-      rt.spawn(parent_of_busy(&tally, &spawns_left)).detach();
+      rt.spawn(parent_of_busy(&tally)).detach();
+      rt.spawn(parent_of_busy(&tally)).detach();
     }
     ASSERT_EQ(tally.made.load(), tally.dropped.load()) << "round " << round;
   }
