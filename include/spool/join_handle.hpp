@@ -19,11 +19,16 @@ template <class T>
 class JoinHandle;
 
 namespace detail {
-// How spawn builds a JoinHandle (its constructor takes an internal type, so it is private).
+// How spawn builds a JoinHandle, and how spool::Scope reaches its task (both internal types).
 struct JoinHandleAccess {
   template <class T>
   static JoinHandle<T> make(TaskHeader* task) noexcept {
     return JoinHandle<T>(task);
+  }
+  // The task a handle refers to (null once it gave its result, was detached or moved from).
+  template <class T>
+  static TaskHeader* task_of(const JoinHandle<T>& handle) noexcept {
+    return handle.task_;
   }
 };
 }  // namespace detail

@@ -18,6 +18,7 @@
 #include "spool/join_set.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
+#include "spool/scope.hpp"
 #include "spool/sync/barrier.hpp"
 #include "spool/sync/cancellation_token.hpp"
 #include "spool/sync/mpsc.hpp"

@@ -259,6 +259,15 @@ void join_abort(TaskHeader* t) noexcept {
     t->scheduler->schedule(t, false);
 }
 
+void join_cancel_now(TaskHeader* t) noexcept {
+  ref_inc(*t);  // the claim's reference, should this thread claim the task
+  if (transition_to_shutdown(*t)) {
+    cancel(t);  // consumes the claim's reference
+  } else {
+    drop_task_refs(t);  // running (its poller cancels it) or complete
+  }
+}
+
 void join_drop(TaskHeader* t) noexcept {
   // The acq_rel RMW (state.hpp) hands over the JoinHandle's reads, and sees the output (and
   // frame_destroyed) if complete.

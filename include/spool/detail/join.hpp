@@ -18,6 +18,10 @@ bool join_output_cancelled(const TaskHeader* task) noexcept;
 TaskPromiseBase& join_promise(TaskHeader* task) noexcept;
 bool join_is_finished(const TaskHeader* task) noexcept;
 void join_abort(TaskHeader* task) noexcept;
+// Cancels the task on the calling thread if no thread is polling it: its frame is destroyed
+// before this returns. A task being polled elsewhere is cancelled by its poller when that
+// poll ends (the caller waits for that itself); a finished task is left as it is.
+void join_cancel_now(TaskHeader* task) noexcept;
 // Drops the JoinHandle's interest and reference.
 void join_drop(TaskHeader* task) noexcept;
 std::uint64_t join_task_id(const TaskHeader* task) noexcept;

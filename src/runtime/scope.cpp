@@ -1,0 +1,196 @@
+// spool::Scope: the children's bookkeeping, and the wait of a scope destroyed early.
+//
+// The protocol (docs/scope.md). Everything below is guarded by the scope's spin lock; no
+// user code runs under it (aborting a child only queues it; a child's own JoinHandle is
+// dropped before it completes, which never destroys a frame).
+//  - spawn: reserve() a slot (the child counts as live from now on), spawn the child's
+//    runtime task, attach() its JoinHandle to the slot. The child may exit before that: its
+//    slot then says so and attach() frees it.
+//  - A child exits (ScopeChild::exit, after its Task was destroyed): live count down, its
+//    handle dropped, its exception recorded if it is the first (then every other child is
+//    aborted), and the waiter woken if that is news to it. That unlock is the child's last
+//    touch of the scope: a waiter that then sees no child left may free it.
+//  - close() (the future destroyed early): takes every handle out, cancels each child on
+//    the spot (join_cancel_now: an idle or queued child's frame is destroyed here; a child
+//    being polled elsewhere is cancelled by its poller when the poll ends), then blocks until
+//    no child is left. A current-thread runtime never has a child running during this (its
+//    one thread is here), so it never blocks there.
+#include "spool/scope.hpp"
+
+#include <cassert>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "runtime/root_waker.hpp"
+#include "spool/detail/join.hpp"
+
+namespace spool {
+
+namespace detail {
+
+void ScopeChild::exit(std::exception_ptr error) noexcept {
+  if (scope_ == nullptr) return;
+  task_ = Task<void>();  // the child's frame goes before the scope may let its awaiter go on
+  std::exchange(scope_, nullptr)->child_exited(slot_, std::move(error));
+}
+
+Task<void> run_scope_child(ScopeChild child) {
+  std::exception_ptr error;
+  try {
+    co_await child.task();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  child.exit(std::move(error));
+}
+
+}  // namespace detail
+
+detail::RuntimeShared& Scope::runtime_for_spawn() {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) {
+    throw std::logic_error(
+        "spool::Scope::spawn outside a runtime: a scope's children are runtime tasks; await "
+        "the scope inside a task or Runtime::block_on");
+  }
+  return *rt;
+}
+
+std::size_t Scope::reserve() {
+  std::lock_guard lock(lock_);
+  if (phase_ == Phase::kFinished) {
+    throw std::logic_error(
+        "spool::Scope::spawn after the scope finished: the Scope& escaped its body, and no "
+        "one would wait for the child; spawn from the body or from the scope's children");
+  }
+  if (phase_ != Phase::kOpen) return kNoSlot;
+  std::size_t slot;
+  if (free_.empty()) {
+    slot = slots_.size();
+    slots_.emplace_back();
+    free_.reserve(slots_.capacity());  // so that freeing a slot never allocates
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+  }
+  ++live_;
+  return slot;
+}
+
+void Scope::attach(std::size_t slot, JoinHandle<void> handle) noexcept {
+  {
+    std::lock_guard lock(lock_);
+    if (phase_ != Phase::kClosed) {
+      Slot& s = slots_[slot];
+      if (s.exited) {
+        s.exited = false;
+        free_.push_back(slot);
+        return;  // `handle` is dropped after the unlock
+      }
+      s.handle.emplace(std::move(handle));
+      if (phase_ == Phase::kCancelling) s.handle->abort();
+      return;
+    }
+  }
+  // close() took the handles before this one arrived, and waits for this child too.
+  detail::join_cancel_now(detail::JoinHandleAccess::task_of(handle));
+}
+
+void Scope::abandon(std::size_t slot) noexcept {
+  std::lock_guard lock(lock_);
+  if (phase_ == Phase::kClosed) return;
+  assert(slots_[slot].exited);
+  slots_[slot].exited = false;
+  free_.push_back(slot);
+}
+
+void Scope::child_exited(std::size_t slot, std::exception_ptr error) noexcept {
+  Waker to_wake;
+  {
+    std::lock_guard lock(lock_);
+    bool news = false;
+    if (error && phase_ == Phase::kOpen) {
+      error_ = std::move(error);
+      cancel_locked();
+      news = true;
+    }
+    --live_;
+    if (phase_ != Phase::kClosed) {  // closed: the slots were taken
+      Slot& s = slots_[slot];
+      if (s.handle) {
+        s.handle.reset();  // not complete yet: only drops the handle's reference
+        free_.push_back(slot);
+      } else {
+        s.exited = true;  // its spawner frees the slot in attach() or abandon()
+      }
+    }
+    if (live_ == 0 && (body_stopped_ || phase_ != Phase::kOpen)) news = true;
+    if (news) to_wake = std::exchange(waiter_, Waker());
+  }
+  std::move(to_wake).wake();
+}
+
+void Scope::fail(std::exception_ptr error) noexcept {
+  std::lock_guard lock(lock_);
+  if (phase_ != Phase::kOpen) return;  // not the first: dropped
+  error_ = std::move(error);
+  cancel_locked();
+}
+
+void Scope::cancel_locked() noexcept {
+  phase_ = Phase::kCancelling;
+  for (Slot& s : slots_) {
+    if (s.handle) s.handle->abort();  // only queues the child
+  }
+}
+
+Scope::Progress Scope::watch(const Waker& waker, bool body_stopped) {
+  Waker old;  // the previous waker is dropped after the unlock
+  std::lock_guard lock(lock_);
+  body_stopped_ = body_stopped;
+  if (!waiter_.will_wake(waker)) old = std::exchange(waiter_, waker);
+  return Progress{phase_ != Phase::kOpen, live_ == 0};
+}
+
+std::exception_ptr Scope::finish() noexcept {
+  Waker old;  // dropped after the unlock
+  std::lock_guard lock(lock_);
+  phase_ = Phase::kFinished;
+  old = std::exchange(waiter_, Waker());
+  return std::move(error_);
+}
+
+void Scope::close() noexcept {
+  std::vector<Slot> taken;
+  Waker old;
+  {
+    std::lock_guard lock(lock_);
+    if (phase_ == Phase::kFinished) return;  // no child is left
+    phase_ = Phase::kClosed;
+    taken.swap(slots_);
+    old = std::exchange(waiter_, Waker());
+  }
+  for (Slot& s : taken) {
+    if (s.handle) detail::join_cancel_now(detail::JoinHandleAccess::task_of(*s.handle));
+  }
+  taken.clear();
+  // Parks this thread until the last child exits (made only if one is left).
+  std::shared_ptr<detail::RootWaker> root;
+  Waker wake_root;
+  for (;;) {
+    {
+      std::lock_guard lock(lock_);
+      if (live_ == 0) return;
+      if (root) waiter_ = wake_root;
+    }
+    if (root) {
+      root->wait(nullptr);
+    } else {
+      root = std::make_shared<detail::RootWaker>();  // outside the lock; then check again
+      wake_root = Waker::from(root);
+    }
+  }
+}
+
+}  // namespace spool
