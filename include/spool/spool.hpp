@@ -19,6 +19,7 @@
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
 #include "spool/sync/barrier.hpp"
+#include "spool/sync/broadcast.hpp"
 #include "spool/sync/cancellation_token.hpp"
 #include "spool/sync/mpsc.hpp"
 #include "spool/sync/mutex.hpp"
