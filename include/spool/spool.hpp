@@ -27,4 +27,6 @@
 #include "spool/sync/oneshot.hpp"
 #include "spool/sync/rwlock.hpp"
 #include "spool/sync/semaphore.hpp"
+#include "spool/sync/send_result.hpp"
+#include "spool/sync/watch.hpp"
 #include "spool/time.hpp"

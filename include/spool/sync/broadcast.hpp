@@ -14,6 +14,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/broadcast_chan.hpp"
+#include "spool/detail/moved_from.hpp"
 #include "spool/detail/waiter_list.hpp"
 #include "spool/sync/broadcast_result.hpp"
 #include "spool/sync/send_result.hpp"
@@ -30,14 +31,6 @@ class Receiver;
 template <class T>
 std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity);
 
-namespace detail {
-/// Throws the error for a use of a moved-from Sender or Receiver (`what`: "Sender::send").
-[[noreturn]] inline void throw_moved_from(const char* what) {
-  throw std::logic_error(std::string("spool::broadcast::") + what +
-                         " on a moved-from handle; use a live copy (or subscribe() anew)");
-}
-}  // namespace detail
-
 /// The future of Receiver::recv: ready with the receiver's next message, or with kLagged
 /// (some were overwritten before it read them; the next receive gives the oldest still
 /// held), or with kClosed once every sender is gone and it has read everything left (see
@@ -53,7 +46,8 @@ class Recv {
   Poll<RecvResult<T>> poll(Context& cx) {
     if (!spool::detail::coop_poll_proceed(cx)) return pending;
     Poll<RecvResult<T>> out = Poll<RecvResult<T>>::ready();
-    waiting_ = rx_->chan("Recv::poll").recv(rx_->next_, out.value(), &node_, &cx.waker());
+    waiting_ = rx_->chan("spool::broadcast::Recv::poll")
+                   .recv(rx_->next_, out.value(), &node_, &cx.waker());
     if (waiting_) out = pending;
     return out;
   }
@@ -103,17 +97,21 @@ class Sender {
   /// the oldest message is overwritten (receivers that had not read it lag). Returns the
   /// number of receivers reached, or — when there is none — refuses the value and hands it
   /// back (SendResult::value()). Receivers get copies (the last one to read gets the value).
-  SendResult<T> send(T value) const { return chan("Sender::send").send(std::move(value)); }
+  SendResult<T> send(T value) const {
+    return chan("spool::broadcast::Sender::send").send(std::move(value));
+  }
   /// A new receiver that sees every message sent from now on.
   Receiver<T> subscribe() const {
-    auto& c = chan("Sender::subscribe");
+    auto& c = chan("spool::broadcast::Sender::subscribe");
     return Receiver<T>(chan_, c.subscribe());
   }
   /// The number of live receivers.
-  std::size_t receiver_count() const { return chan("Sender::receiver_count").receiver_count(); }
+  std::size_t receiver_count() const {
+    return chan("spool::broadcast::Sender::receiver_count").receiver_count();
+  }
   /// The messages held that some receiver alive when it was sent has not read yet (at most
   /// the capacity).
-  std::size_t len() const { return chan("Sender::len").queued(); }
+  std::size_t len() const { return chan("spool::broadcast::Sender::len").queued(); }
   /// True when len() is 0.
   bool is_empty() const { return len() == 0; }
 
@@ -122,7 +120,7 @@ class Sender {
   explicit Sender(std::shared_ptr<spool::detail::BroadcastChan<T>> chan) noexcept
       : chan_(std::move(chan)) {}
   spool::detail::BroadcastChan<T>& chan(const char* what) const {
-    if (!chan_) detail::throw_moved_from(what);
+    if (!chan_) spool::detail::throw_moved_from_handle(what);
     return *chan_;
   }
   std::shared_ptr<spool::detail::BroadcastChan<T>> chan_;
@@ -156,29 +154,29 @@ class Receiver {
 
   /// A future of the next outcome (see Recv).
   Recv<T> recv() {
-    chan("Receiver::recv");
+    chan("spool::broadcast::Receiver::recv");
     return Recv<T>(this);
   }
   /// The next outcome without waiting: a message, kLagged, kClosed, or kEmpty when nothing
   /// is there now.
   RecvResult<T> try_recv() {
     RecvResult<T> out;
-    chan("Receiver::try_recv").recv(next_, out, nullptr, nullptr);
+    chan("spool::broadcast::Receiver::try_recv").recv(next_, out, nullptr, nullptr);
     return out;
   }
   /// A new receiver of the same channel that sees the messages sent from now on (not those
   /// this one has yet to read).
   Receiver resubscribe() const {
-    auto& c = chan("Receiver::resubscribe");
+    auto& c = chan("spool::broadcast::Receiver::resubscribe");
     return Receiver(chan_, c.subscribe());
   }
   /// How many messages were sent that this receiver has not received yet. More than the
   /// capacity means it lagged: its next receive gives kLagged.
-  std::uint64_t len() const { return chan("Receiver::len").unread(next_); }
+  std::uint64_t len() const { return chan("spool::broadcast::Receiver::len").unread(next_); }
   /// True when len() is 0.
   bool is_empty() const { return len() == 0; }
   /// True once every sender is gone (messages may still be left to read).
-  bool is_closed() const { return chan("Receiver::is_closed").is_closed(); }
+  bool is_closed() const { return chan("spool::broadcast::Receiver::is_closed").is_closed(); }
 
  private:
   friend class Sender<T>;
@@ -187,7 +185,7 @@ class Receiver {
   Receiver(std::shared_ptr<spool::detail::BroadcastChan<T>> chan, std::uint64_t next) noexcept
       : chan_(std::move(chan)), next_(next) {}
   spool::detail::BroadcastChan<T>& chan(const char* what) const {
-    if (!chan_) detail::throw_moved_from(what);
+    if (!chan_) spool::detail::throw_moved_from_handle(what);
     return *chan_;
   }
   std::shared_ptr<spool::detail::BroadcastChan<T>> chan_;
