@@ -112,11 +112,17 @@ class WaiterList {
     Waker replaced;  // declared before the guard: dropped after the unlock
     std::lock_guard<Lockable> guard(lock);
     if (!n.linked_) return false;
-    if (!n.waker_->will_wake(waker)) {
-      replaced = waker;
-      std::swap(replaced, *n.waker_);
-    }
+    refresh_locked(n, waker, replaced);
     return true;
+  }
+
+  /// The same for a caller that holds the primitive's lock already and knows `n` is linked:
+  /// stores `waker` in `n` unless its waker already wakes the same task; the replaced waker
+  /// goes to `replaced`, which the caller drops after releasing the lock.
+  static void refresh_locked(WaiterNode& n, const Waker& waker, Waker& replaced) {
+    if (n.waker_->will_wake(waker)) return;
+    replaced = waker;
+    std::swap(replaced, *n.waker_);
   }
 
  private:
