@@ -103,13 +103,9 @@ Poll<void> WaitForCancellation::poll(Context& cx) {
   if (!state_) {
     throw std::logic_error("spool::WaitForCancellation polled after it was moved from");
   }
-  if (state_->cancelled.load(std::memory_order_acquire)) return Poll<void>::ready();
-  // The Notified is made before the second look: a cancel after its creation completes it
-  // (notify_waiters wakes every Notified made before the call), and a cancel before it is
-  // seen by the look.
-  if (!notified_) notified_.emplace(state_->notify.notified());
-  if (state_->cancelled.load(std::memory_order_acquire)) return Poll<void>::ready();
-  return notified_->poll(cx);  // only cancel notifies: ready means cancelled
+  // Acquire: pairs with cancel's release store (what the canceller did before is visible).
+  return wait_.poll(cx, state_->notify,
+                    [this] { return state_->cancelled.load(std::memory_order_acquire); });
 }
 
 }  // namespace spool

@@ -10,6 +10,8 @@
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/notify_wait.hpp"
+#include "spool/detail/waiter_list.hpp"
 #include "spool/sync/notify.hpp"
 
 namespace spool {
@@ -27,8 +29,8 @@ class WaitForCancellation {
  public:
   /// Moves a future that does not wait (the source is left empty: polling it throws
   /// std::logic_error); throws std::logic_error for one that waits, leaving both intact.
-  WaitForCancellation(WaitForCancellation&& o)
-      : state_(o.state_), notified_(std::move(o.notified_)) {
+  WaitForCancellation(WaitForCancellation&& o) : state_(o.state_) {
+    if (o.wait_.waiting()) detail::throw_moved_while_waiting("spool::WaitForCancellation");
     o.state_.reset();
   }
   WaitForCancellation& operator=(WaitForCancellation&&) = delete;
@@ -42,7 +44,7 @@ class WaitForCancellation {
   explicit WaitForCancellation(std::shared_ptr<detail::CancelState> state) noexcept
       : state_(std::move(state)) {}
   std::shared_ptr<detail::CancelState> state_;
-  std::optional<Notified> notified_;  // made at the first poll that finds no cancellation
+  detail::NotifyWait wait_;  // on the state's Notify, which only a cancel notifies
 };
 
 /// What run_until_cancelled gives: `std::optional<T>` for a future of T (nullopt: cancelled
