@@ -138,8 +138,10 @@ class Scope {
   // Stores the future's waker, to be woken when an exception is recorded, or when no child
   // is left once `body_stopped` (the body is no longer polled); returns the state seen.
   Progress watch(const Waker& waker, bool body_stopped);
-  // The future finished (no child is left): later spawns throw. Returns the first exception.
-  std::exception_ptr finish() noexcept;
+  // The future finishes if no child is left (later spawns throw) and returns the first
+  // exception (null if none); nullopt if a child was spawned since the last watch() (the
+  // future waits on, its waker kept).
+  std::optional<std::exception_ptr> try_finish() noexcept;
   // The future is destroyed: cancels every child at once (a child being polled elsewhere at
   // the end of that poll) and blocks until none is left.
   void close() noexcept;
@@ -209,9 +211,12 @@ class [[nodiscard]] ScopeFuture {
         seen = scope.watch(cx.waker(), true);  // now only the children are waited for
       }
       if (!seen.all_exited) return pending;
+      // A child spawned since the look (through a Scope& that escaped) is waited for too.
+      std::optional<std::exception_ptr> error = scope.try_finish();
+      if (!error) return pending;
       finished = true;
       running.reset();  // a body stopped by a child's exception still had its locals
-      if (std::exception_ptr error = scope.finish()) std::rethrow_exception(error);
+      if (*error) std::rethrow_exception(*error);
       return std::move(*result);
     }
 

@@ -153,9 +153,10 @@ Scope::Progress Scope::watch(const Waker& waker, bool body_stopped) {
   return Progress{phase_ != Phase::kOpen, live_ == 0};
 }
 
-std::exception_ptr Scope::finish() noexcept {
+std::optional<std::exception_ptr> Scope::try_finish() noexcept {
   Waker old;  // dropped after the unlock
   std::lock_guard lock(lock_);
+  if (live_ != 0) return std::nullopt;
   phase_ = Phase::kFinished;
   old = std::exchange(waiter_, Waker());
   return std::move(error_);

@@ -54,19 +54,21 @@ class Recv {
 
   /// Moves a future that does not wait (not polled yet, or done); throws std::logic_error for
   /// one that does (its node is linked in the channel's queue).
-  Recv(Recv&& o) : rx_(o.rx_) {
+  Recv(Recv&& o) : rx_(o.rx_), chan_(o.chan_) {
     if (o.waiting_) spool::detail::throw_moved_while_waiting("spool::broadcast::Recv");
   }
   Recv& operator=(Recv&&) = delete;
-  /// Leaves the channel's queue if it waits there.
+  /// Leaves the channel's queue if it waits there (also when its Receiver was moved away
+  /// meanwhile: the channel lives on in the moved-to Receiver).
   ~Recv() {
-    if (waiting_) rx_->chan_->leave(node_);
+    if (waiting_) chan_->leave(node_);
   }
 
  private:
   friend class Receiver<T>;
-  explicit Recv(Receiver<T>* rx) noexcept : rx_(rx) {}
+  Recv(Receiver<T>* rx, spool::detail::BroadcastChan<T>* chan) noexcept : rx_(rx), chan_(chan) {}
   Receiver<T>* rx_;
+  spool::detail::BroadcastChan<T>* chan_;  // the queue node_ waits in
   spool::detail::BroadcastWaiter node_;
   bool waiting_ = false;  // the last poll was pending: node_ may be linked
 };
@@ -153,10 +155,7 @@ class Receiver {
   }
 
   /// A future of the next outcome (see Recv).
-  Recv<T> recv() {
-    chan("spool::broadcast::Receiver::recv");
-    return Recv<T>(this);
-  }
+  Recv<T> recv() { return Recv<T>(this, &chan("spool::broadcast::Receiver::recv")); }
   /// The next outcome without waiting: a message, kLagged, kClosed, or kEmpty when nothing
   /// is there now.
   RecvResult<T> try_recv() {

@@ -88,6 +88,7 @@ std::pair<UnboundedSender<T>, Receiver<T>> unbounded_channel();
 template <class T>
 class Permit : public detail::SenderHandle<T> {
  public:
+  /// Moves the reserved room (the source no longer holds it).
   Permit(Permit&&) noexcept = default;
   Permit& operator=(Permit&&) = delete;
   /// Gives the room back if it was not used.
@@ -122,7 +123,13 @@ class Permit : public detail::SenderHandle<T> {
 template <class T>
 class Reserve {
  public:
-  Reserve(Reserve&&) = default;
+  /// Moves a future that does not wait; throws std::logic_error for one that does. The
+  /// source then has nothing to give back when destroyed.
+  Reserve(Reserve&& o)
+      : sender_(o.sender_),
+        chan_(o.chan_),
+        acquire_(std::move(o.acquire_)),
+        room_taken_(std::exchange(o.room_taken_, true)) {}
   Reserve& operator=(Reserve&&) = delete;
   /// Gives back room granted to it and never taken (see MpscChan::room_returned).
   ~Reserve() {
@@ -320,7 +327,9 @@ class RecvMany {
 template <class T>
 class Receiver {
  public:
+  /// Takes over the channel (the source is left empty: using it throws std::logic_error).
   Receiver(Receiver&&) noexcept = default;
+  /// Drops this receiver's channel (as the destructor), then takes over `o`'s.
   Receiver& operator=(Receiver&& o) noexcept {
     if (this != &o) {
       drop();
@@ -328,6 +337,7 @@ class Receiver {
     }
     return *this;
   }
+  /// Closes the channel (senders' sends then fail) and destroys the values still queued.
   ~Receiver() { drop(); }
 
   /// A future of the next value (see Recv): `while (auto v = co_await rx.recv()) ...`.

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "spool/detail/fatal_misuse.hpp"
 #include "spool/detail/permit_guard.hpp"
 #include "spool/sync/semaphore.hpp"
 
@@ -35,7 +36,8 @@ using MutexLock = detail::PermitLock<MutexGuard<T>, T>;
 /// their lock future, and an unlock hands the lock directly to the first waiter (a task that
 /// unlocks and locks again queues behind the others). Uncontended, lock and unlock are one
 /// CAS each. Thread-safe; works under any executor. Not movable; it must outlive its guards
-/// and lock futures.
+/// and lock futures (destroying it while locked, or while a lock future waits, aborts the
+/// process with a message: their release would write freed memory).
 template <class T>
 class Mutex {
  public:
@@ -44,6 +46,14 @@ class Mutex {
   explicit Mutex(Args&&... args) : value_(std::forward<Args>(args)...) {}
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
+  /// Aborts with a message if a guard or a waiting lock future is left (see the class).
+  ~Mutex() {
+    if (sem_.available_permits() != 1) {
+      detail::fatal_misuse(
+          "spool::Mutex destroyed while it is locked or a lock() future waits for it: keep the "
+          "mutex alive until every guard and lock future is gone");
+    }
+  }
 
   /// A future of the lock: `auto guard = co_await m.lock();`.
   [[nodiscard]] MutexLock<T> lock() { return MutexLock<T>(sem_.acquire(1), &value_); }

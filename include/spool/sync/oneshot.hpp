@@ -69,7 +69,9 @@ class Closed;
 template <class T>
 class Sender {
  public:
+  /// Takes over the channel (the source is left empty).
   Sender(Sender&& o) noexcept : shared_(std::move(o.shared_)) {}
+  /// Ends this sender's channel (as the destructor), then takes over `o`'s.
   Sender& operator=(Sender&& o) noexcept {
     if (this != &o) {
       close();
@@ -77,6 +79,7 @@ class Sender {
     }
     return *this;
   }
+  /// Without a send, ends the channel: the receiver gets RecvError (sender dropped).
   ~Sender() { close(); }
 
   /// Sends `value`. Returns false (and drops the value) when the receiver is gone or
@@ -140,7 +143,9 @@ class Sender {
 template <class T>
 class Receiver {
  public:
+  /// Takes over the channel (the source is left empty).
   Receiver(Receiver&& o) noexcept : shared_(std::move(o.shared_)) {}
+  /// Ends this receiver's channel (as the destructor), then takes over `o`'s.
   Receiver& operator=(Receiver&& o) noexcept {
     if (this != &o) {
       close();
@@ -148,6 +153,7 @@ class Receiver {
     }
     return *this;
   }
+  /// Ends the channel: a later send() refuses its value, and the sender's closed() completes.
   ~Receiver() { close(); }
 
   /// Closes the channel from the receiving side: a later send is refused (returns false)

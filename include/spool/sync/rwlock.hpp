@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "spool/detail/fatal_misuse.hpp"
 #include "spool/detail/permit_guard.hpp"
 #include "spool/sync/semaphore.hpp"
 
@@ -44,7 +45,8 @@ using RwLockWrite = detail::PermitLock<RwLockWriteGuard<T>, T>;
 /// return, so readers that come after a waiting writer wait behind it: writers are never
 /// starved by a stream of readers (writer-preferring), and readers queued behind a writer
 /// get the lock, together, once it unlocks. Thread-safe; works under any executor. Not
-/// movable; it must outlive its guards and lock futures.
+/// movable; it must outlive its guards and lock futures (destroying it while one is left
+/// aborts the process with a message: their release would write freed memory).
 template <class T>
 class RwLock {
  public:
@@ -56,6 +58,14 @@ class RwLock {
   explicit RwLock(Args&&... args) : value_(std::forward<Args>(args)...) {}
   RwLock(const RwLock&) = delete;
   RwLock& operator=(const RwLock&) = delete;
+  /// Aborts with a message if a guard or a waiting lock future is left (see the class).
+  ~RwLock() {
+    if (sem_.available_permits() != kMaxReaders) {
+      detail::fatal_misuse(
+          "spool::RwLock destroyed while it is read- or write-locked, or a read() / write() "
+          "future waits for it: keep the lock alive until every guard and lock future is gone");
+    }
+  }
 
   /// A future of shared access: `auto r = co_await lock.read();`.
   [[nodiscard]] RwLockRead<T> read() { return RwLockRead<T>(sem_.acquire(1), &value_); }

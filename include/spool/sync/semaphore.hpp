@@ -20,6 +20,7 @@ namespace spool {
 /// Thrown by an acquire (its future, or try_acquire) on a closed Semaphore.
 class AcquireError : public std::runtime_error {
  public:
+  /// The error with its message.
   AcquireError() : std::runtime_error("spool::Semaphore: acquire on a closed semaphore") {}
 };
 

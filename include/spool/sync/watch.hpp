@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <stdexcept>
 #include <utility>
 
 #include "spool/coop.hpp"
@@ -106,29 +107,33 @@ class Changed {
 
 /// The future of Sender::closed(): ready once no receiver is left (a send would be
 /// refused). Pending otherwise, keeping the latest waker. Cancellation loses nothing. Movable
-/// until first polled; moving it while it waits throws std::logic_error. It must not outlive
-/// its Sender.
+/// until first polled; moving it while it waits throws std::logic_error. It holds a share of
+/// the channel, so it may outlive its Sender.
 template <class T>
 class Closed {
  public:
-  /// Ready once the receiver count is 0.
+  /// Ready once the receiver count is 0. Throws std::logic_error on a moved-from future.
   Poll<void> poll(Context& cx) {
+    if (!shared_) throw std::logic_error("spool::watch::Closed polled after it was moved from");
     return wait_.poll(cx, shared_->notify_tx, [this] {
       // Acquire: pairs with the last receiver's acq_rel drop (see WatchShared::receivers).
       return shared_->receivers.load(std::memory_order_acquire) == 0;
     });
   }
 
-  /// Moves a future that does not wait; throws std::logic_error for one that does.
+  /// Moves a future that does not wait (the source is left empty); throws std::logic_error
+  /// for one that does, leaving both intact.
   Closed(Closed&& o) : shared_(o.shared_) {
     if (o.wait_.waiting()) spool::detail::throw_moved_while_waiting("spool::watch::Closed");
+    o.shared_.reset();
   }
   Closed& operator=(Closed&&) = delete;
 
  private:
   friend class Sender<T>;
-  explicit Closed(spool::detail::WatchShared<T>* shared) noexcept : shared_(shared) {}
-  spool::detail::WatchShared<T>* shared_;
+  explicit Closed(std::shared_ptr<spool::detail::WatchShared<T>> shared) noexcept
+      : shared_(std::move(shared)) {}
+  std::shared_ptr<spool::detail::WatchShared<T>> shared_;  // the channel outlives the wait
   spool::detail::NotifyWait wait_;
 };
 
@@ -228,7 +233,10 @@ class Sender {
   /// True when no receiver is left (a send would be refused; subscribe() makes one).
   bool is_closed() const { return receiver_count() == 0; }
   /// A future that completes once no receiver is left (see Closed).
-  Closed<T> closed() const { return Closed<T>(&shared("spool::watch::Sender::closed")); }
+  Closed<T> closed() const {
+    shared("spool::watch::Sender::closed");
+    return Closed<T>(shared_);
+  }
 
  private:
   using Shared = spool::detail::WatchShared<T>;

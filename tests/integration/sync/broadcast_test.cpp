@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -153,6 +154,38 @@ TEST(Broadcast, TheLastReaderTakesTheMessageAndADroppedReceiverReleasesItsUnread
   EXPECT_EQ(tx.len(), 0u);
 }
 
+// A lagging receiver copied or dropped: the copy starts where the original stands (behind
+// the oldest held message, so it lags by as much), and dropping either releases only the
+// messages it still had to read.
+TEST(Broadcast, ALaggingReceiverCopiedOrDroppedCountsItsSlotsExactly) {
+  auto [tx, behind] = spool::broadcast::channel<std::shared_ptr<int>>(2);
+  auto reader = tx.subscribe();
+  std::vector<std::shared_ptr<int>> sent;
+  for (int i = 1; i <= 5; ++i) {
+    sent.push_back(std::make_shared<int>(i));
+    (void)tx.send(sent.back());
+  }
+  // Held: 4 and 5, each by its slot; `reader` and `behind` have both still to read them.
+  EXPECT_EQ(sent[3].use_count(), 2);
+  EXPECT_EQ(sent[0].use_count(), 1);  // overwritten
+  auto copy = behind;                 // lagged too: 3 missed
+  RecvResult<std::shared_ptr<int>> r = copy.try_recv();
+  EXPECT_TRUE(r.lagged());
+  EXPECT_EQ(r.missed(), 3u);
+  EXPECT_EQ(**copy.try_recv(), 4);  // not the last reader of 4: a copy
+  EXPECT_EQ(sent[3].use_count(), 2);
+  EXPECT_EQ(reader.try_recv().missed(), 3u);  // it never read: it lags as much
+  EXPECT_EQ(**reader.try_recv(), 4);
+  EXPECT_EQ(sent[3].use_count(), 2) << "4 was released while `behind` had still to read it";
+  { auto gone = std::move(behind); }  // the last reader of 4 is gone: 4 is released
+  EXPECT_EQ(sent[3].use_count(), 1);
+  EXPECT_EQ(sent[4].use_count(), 2);  // 5: still needed by `reader` and `copy`
+  EXPECT_EQ(**reader.try_recv(), 5);
+  EXPECT_EQ(**copy.try_recv(), 5);
+  EXPECT_EQ(sent[4].use_count(), 1);  // read by its last reader: moved out of the slot
+  EXPECT_EQ(tx.len(), 0u);
+}
+
 TEST(Broadcast, CapacityMustBeBetweenOneAndTheMaximum) {
   try {
     (void)spool::broadcast::channel<int>(0);
@@ -253,6 +286,24 @@ TEST(Broadcast, AReceiveCancelledWhileWaitingLosesNothing) {
   }  // cancelled after the send woke it, before it took 2
   EXPECT_EQ(party.live_wakers(), 0);
   EXPECT_EQ(*rx.try_recv(), 2);  // still there
+}
+
+// A receive that waits, whose Receiver is then moved away, leaves the channel's queue when
+// it is destroyed (it must not reach the channel through the moved-from Receiver); the
+// moved-to Receiver goes on from the same place.
+TEST(Broadcast, AWaitingReceiveOutlivesTheMoveOfItsReceiver) {
+  auto [tx, rx] = spool::broadcast::channel<int>(4);
+  HandPoller party;
+  std::optional<spool::broadcast::Receiver<int>> moved;
+  {
+    auto recv = rx.recv();
+    EXPECT_TRUE(party.poll(recv).is_pending());
+    moved.emplace(std::move(rx));
+  }
+  EXPECT_EQ(party.live_wakers(), 0);
+  (void)tx.send(1);
+  EXPECT_EQ(party.wakes(), 0);
+  EXPECT_EQ(*moved->try_recv(), 1);
 }
 
 TEST(Broadcast, MisuseIsAClearError) {

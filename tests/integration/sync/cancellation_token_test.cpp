@@ -41,6 +41,28 @@ TEST(CancellationToken, AWaitingFutureIsWokenByCancel) {
   EXPECT_TRUE(waiter.poll(wait).is_ready());
 }
 
+// A waiting cancelled() future destroyed before the cancel leaves the token's queue: the
+// cancel wakes the others, and not the dropped one.
+TEST(CancellationToken, AWaitingFutureDroppedBeforeTheCancelLosesNothing) {
+  CancellationToken token;
+  HandPoller first, dropped, last;
+  auto a = token.cancelled();
+  auto c = token.cancelled();
+  EXPECT_TRUE(first.poll(a).is_pending());
+  {
+    auto b = token.cancelled();
+    EXPECT_TRUE(dropped.poll(b).is_pending());
+  }
+  EXPECT_EQ(dropped.live_wakers(), 0);
+  EXPECT_TRUE(last.poll(c).is_pending());
+  token.cancel();
+  EXPECT_EQ(first.wakes(), 1);
+  EXPECT_EQ(last.wakes(), 1);
+  EXPECT_EQ(dropped.wakes(), 0);
+  EXPECT_TRUE(first.poll(a).is_ready());
+  EXPECT_TRUE(last.poll(c).is_ready());
+}
+
 TEST(CancellationToken, AFutureMadeBeforeTheCancelButNotPolledIsReady) {
   CancellationToken token;
   auto wait = token.cancelled();

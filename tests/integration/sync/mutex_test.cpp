@@ -108,6 +108,35 @@ TEST(Mutex, ALockHandedToADroppedWaiterPassesOn) {
   EXPECT_EQ(**m.try_lock(), 7);  // and it is free again afterwards
 }
 
+// Destroying the mutex while a guard or a waiting lock future is left would let their
+// release write freed memory: the process aborts with a message instead.
+TEST(MutexDeathTest, DestroyedWhileLockedOrAwaitedAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto m = std::make_unique<Mutex<int>>(1);
+        std::optional<MutexGuard<int>> g = m->try_lock();
+        m.reset();
+      },
+      "spool::Mutex destroyed while it is locked or a lock");
+  EXPECT_DEATH(
+      {
+        auto m = std::make_unique<Mutex<int>>(1);
+        std::optional<MutexGuard<int>> g = m->try_lock();
+        MutexLock<int> waiting = m->lock();
+        HandPoller p;
+        (void)p.poll(waiting);  // pending: queued behind the guard
+        g.reset();              // the lock passes to `waiting`, which holds it now
+        m.reset();
+      },
+      "spool::Mutex destroyed while it is locked");
+  // Nothing left: destroyed quietly (a lock future never polled holds nothing).
+  auto m = std::make_unique<Mutex<int>>(1);
+  MutexLock<int> never_polled = m->lock();
+  { MutexGuard<int> g = *m->try_lock(); }
+  m.reset();
+}
+
 TEST(Mutex, GuardMisuseIsAClearError) {
   Mutex<int> m(1);
   MutexGuard<int> g = *m.try_lock();

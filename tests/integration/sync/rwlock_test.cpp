@@ -91,6 +91,24 @@ TEST(RwLock, ACancelledWriterLetsTheReadersBehindItIn) {
   EXPECT_TRUE(l.try_write().has_value());  // nothing was lost
 }
 
+TEST(RwLockDeathTest, DestroyedWhileLockedAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto l = std::make_unique<spool::RwLock<int>>(1);
+        auto r = l->try_read();
+        l.reset();
+      },
+      "spool::RwLock destroyed while it is read- or write-locked");
+  EXPECT_DEATH(
+      {
+        auto l = std::make_unique<spool::RwLock<int>>(1);
+        auto w = l->try_write();
+        l.reset();
+      },
+      "spool::RwLock destroyed while it is read- or write-locked");
+}
+
 TEST(RwLock, GuardMisuseIsAClearError) {
   RwLock<int> l(0);
   RwLockWriteGuard<int> w = *l.try_write();

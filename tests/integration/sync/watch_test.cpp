@@ -176,6 +176,22 @@ TEST(Watch, SenderClosedCompletesWhenTheLastReceiverIsGone) {
   spool::block_on(tx.closed());  // ready at once now (a hang would fail)
 }
 
+// A waiting closed() future holds a share of the channel: it may outlive its Sender, and is
+// completed by the last receiver's going (ASan would catch a use after free).
+TEST(Watch, ClosedMayOutliveItsSender) {
+  auto [tx, rx] = spool::watch::channel<int>(0);
+  auto closed = tx.closed();
+  HandPoller party;
+  EXPECT_TRUE(party.poll(closed).is_pending());
+  { auto gone = std::move(tx); }
+  EXPECT_TRUE(party.poll(closed).is_pending());
+  { auto gone = std::move(rx); }
+  EXPECT_EQ(party.wakes(), 1);
+  EXPECT_TRUE(party.poll(closed).is_ready());
+  auto moved = std::move(closed);  // done: movable, and the source is empty
+  EXPECT_THROW((void)party.poll(closed), std::logic_error);
+}
+
 TEST(Watch, ACopiedReceiverKeepsItsSeenVersion) {
   auto [tx, rx] = spool::watch::channel<int>(0);
   (void)tx.send(1);
