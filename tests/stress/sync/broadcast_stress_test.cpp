@@ -1,9 +1,12 @@
-// Stress (run under TSan): a broadcast channel of capacity 16 fed by tasks on a multi-thread
+// Stress (run under TSan): a broadcast channel of capacity 64 fed by tasks on a multi-thread
 // runtime and by outside threads, read by tasks, by an outside thread under block_on and by
 // one that cancels every receive it starts before it waits, while another thread subscribes
 // and drops receivers. The invariant, per receiver: every message sent is either received or
 // counted as missed by a lag, exactly once (received + missed == sent), and the messages of
-// each producer arrive in the order they were sent.
+// each producer arrive in the order they were sent. The messages count their live copies and
+// carry a checksum: a receiver handed a moved-from message (one moved out of its slot while
+// another receiver still had to read it) sees it broken, and none may be left or destroyed
+// twice once the channel is gone.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,6 +18,7 @@
 
 #include "spool/spool.hpp"
 #include "spool/sync/broadcast.hpp"
+#include "support/checked_payload.hpp"
 
 namespace {
 
@@ -23,6 +27,8 @@ constexpr std::uint64_t kSends = 125'000;
 constexpr std::uint64_t kSent = kProducers * kSends;
 // 500,000 sends; each of the 4 receivers accounts for all of them (a receive each, or a
 // share of a lag): >= 10^6 operations.
+
+using Payload = spool_test::CheckedPayload;
 
 // A message: its producer in the high half, its sequence number (from 1) in the low half.
 constexpr std::uint64_t message(std::uint64_t producer, std::uint64_t seq) {
@@ -36,16 +42,22 @@ struct Seen {
   std::uint64_t lags = 0;
   std::array<std::uint64_t, kProducers> last{};  // the last sequence number seen per producer
   bool in_order = true;
+  std::uint64_t broken = 0;  // messages received moved-from (checksum broken)
 
   // Accounts for one outcome; false at the end.
-  bool add(spool::broadcast::RecvResult<std::uint64_t>& r) {
+  bool add(spool::broadcast::RecvResult<Payload>& r) {
     if (r.closed()) return false;
     if (r.lagged()) {
       missed += r.missed();
       ++lags;
       return true;
     }
-    const std::uint64_t v = r.value();
+    if (!r.value().intact()) {
+      ++broken;
+      ++received;
+      return true;
+    }
+    const std::uint64_t v = r.value().value();
     std::uint64_t& last_seq = last[v >> 32];
     in_order = in_order && (v & 0xffffffffu) > last_seq;
     last_seq = v & 0xffffffffu;
@@ -58,16 +70,18 @@ void expect_all_accounted(const Seen& s) {
   EXPECT_EQ(s.received + s.missed, kSent)
       << "received " << s.received << ", missed " << s.missed << " in " << s.lags << " lags";
   EXPECT_TRUE(s.in_order);
+  EXPECT_EQ(s.broken, 0u) << "moved-from messages received";
 }
 
-spool::Task<void> send_task(spool::broadcast::Sender<std::uint64_t> tx, std::uint64_t producer) {
+spool::Task<void> send_task(spool::broadcast::Sender<Payload> tx, std::atomic<std::int64_t>* live,
+                            std::uint64_t producer) {
   for (std::uint64_t i = 1; i <= kSends; ++i) {
-    EXPECT_TRUE(tx.send(message(producer, i)));
+    EXPECT_TRUE(tx.send(Payload(*live, message(producer, i))));
     if (i % 16 == 0) co_await spool::yield_now();  // let the receiving tasks in
   }
 }
 
-spool::Task<Seen> receive_task(spool::broadcast::Receiver<std::uint64_t> rx) {
+spool::Task<Seen> receive_task(spool::broadcast::Receiver<Payload> rx) {
   Seen s;
   for (;;) {
     auto r = co_await rx.recv();
@@ -76,9 +90,9 @@ spool::Task<Seen> receive_task(spool::broadcast::Receiver<std::uint64_t> rx) {
   co_return s;
 }
 
-TEST(BroadcastStress, TasksAndThreadsWithLagCancellationAndChurn) {
+void tasks_and_threads_with_lag_cancellation_and_churn(std::atomic<std::int64_t>& live) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-  auto [tx, rx] = spool::broadcast::channel<std::uint64_t>(64);  // small: receivers lag
+  auto [tx, rx] = spool::broadcast::channel<Payload>(64);  // small: receivers lag
   std::vector<spool::JoinHandle<Seen>> tasks;
   for (int i = 0; i < 2; ++i) tasks.push_back(rt.spawn(receive_task(tx.subscribe())));
   Seen by_block_on, by_canceller;
@@ -122,12 +136,12 @@ TEST(BroadcastStress, TasksAndThreadsWithLagCancellationAndChurn) {
     }
   });
   std::vector<spool::JoinHandle<void>> producers;
-  for (std::uint64_t p = 0; p < 2; ++p) producers.push_back(rt.spawn(send_task(tx, p)));
+  for (std::uint64_t p = 0; p < 2; ++p) producers.push_back(rt.spawn(send_task(tx, &live, p)));
   std::vector<std::thread> producer_threads;
   for (std::uint64_t p = 2; p < kProducers; ++p) {
-    producer_threads.emplace_back([tx = tx, p] {
+    producer_threads.emplace_back([tx = tx, &live, p] {
       for (std::uint64_t i = 1; i <= kSends; ++i) {
-        EXPECT_TRUE(tx.send(message(p, i)));
+        EXPECT_TRUE(tx.send(Payload(live, message(p, i))));
         if (i % 16 == 0) std::this_thread::yield();  // let the receivers in (often, not always)
       }
     });
@@ -140,6 +154,13 @@ TEST(BroadcastStress, TasksAndThreadsWithLagCancellationAndChurn) {
   for (auto& t : tasks) expect_all_accounted(spool::block_on(std::move(t)));
   expect_all_accounted(by_block_on);
   expect_all_accounted(by_canceller);
+}
+
+TEST(BroadcastStress, TasksAndThreadsWithLagCancellationAndChurn) {
+  // Messages alive (see CheckedPayload): none once the runtime and the channel are gone.
+  std::atomic<std::int64_t> live{0};
+  tasks_and_threads_with_lag_cancellation_and_churn(live);
+  EXPECT_EQ(live.load(std::memory_order_relaxed), 0);
 }
 
 }  // namespace

@@ -20,9 +20,12 @@ namespace {
 constexpr std::uint64_t kTasks = 4;
 constexpr std::uint64_t kTaskSends = 200'000;
 constexpr std::uint64_t kThreads = 2;
-constexpr std::uint64_t kThreadSends = 50'000;
+constexpr std::uint64_t kThreadSends = 100'000;
 constexpr std::uint64_t kCancelRounds = 50'000;
-// 4 x 200,000 + 2 x 50,000 + up to 50,000 sends, as many receives: >= 10^6 operations.
+// Bounded: 4 x 200,000 + 2 x 100,000 = 10^6 sends, plus up to 50,000 from the canceller,
+// as many receives.
+constexpr std::uint64_t kUnboundedSends = 166'667;
+// Unbounded: (4 tasks + 2 threads) x 166,667 = 1,000,002 sends, as many receives.
 
 struct Totals {
   std::uint64_t count = 0;
@@ -83,7 +86,7 @@ TEST(MpscStress, UnboundedTasksAndThreads) {
   auto receiver = rt.spawn(receive_all(std::move(rx)));
   struct Body {
     static spool::Task<void> run(spool::mpsc::UnboundedSender<std::uint64_t> tx) {
-      for (std::uint64_t i = 1; i <= kThreadSends; ++i) {
+      for (std::uint64_t i = 1; i <= kUnboundedSends; ++i) {
         EXPECT_TRUE(tx.send(i));
         if (i % 64 == 0) co_await spool::yield_now();
       }
@@ -93,14 +96,14 @@ TEST(MpscStress, UnboundedTasksAndThreads) {
   std::vector<std::thread> threads;
   for (std::uint64_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([tx = tx] {
-      for (std::uint64_t i = 1; i <= kThreadSends; ++i) EXPECT_TRUE(tx.send(i));
+      for (std::uint64_t i = 1; i <= kUnboundedSends; ++i) EXPECT_TRUE(tx.send(i));
     });
   }
   { auto gone = std::move(tx); }
   for (auto& t : threads) t.join();
   const Totals got = spool::block_on(std::move(receiver));
-  EXPECT_EQ(got.count, (kTasks + kThreads) * kThreadSends);
-  EXPECT_EQ(got.sum, (kTasks + kThreads) * (kThreadSends * (kThreadSends + 1) / 2));
+  EXPECT_EQ(got.count, (kTasks + kThreads) * kUnboundedSends);
+  EXPECT_EQ(got.sum, (kTasks + kThreads) * (kUnboundedSends * (kUnboundedSends + 1) / 2));
 }
 
 // A value that counts its live instances, to check that each is destroyed exactly once

@@ -15,11 +15,13 @@ namespace {
 using spool::Mutex;
 
 constexpr int kTasks = 8;
-constexpr std::int64_t kTaskRounds = 100'000;
+constexpr std::int64_t kTaskRounds = 110'000;
 constexpr int kThreads = 2;
-constexpr std::int64_t kThreadRounds = 50'000;
+constexpr std::int64_t kThreadRounds = 60'000;
 constexpr std::int64_t kCancelRounds = 50'000;
-// 8 x 100,000 + 2 x 50,000 + 50,000 (some of them cancelled) + the check: >= 10^6 locks.
+// Locks taken: 8 x 110,000 + 2 x 60,000 = 10^6, plus up to 50,000 by the canceller (whose
+// other lock futures are cancelled) and the final check.
+static_assert(kTasks * kTaskRounds + kThreads * kThreadRounds >= 1'000'000);
 
 // A non-atomic counter: TSan reports any increment the mutex failed to order.
 struct Counter {

@@ -1,7 +1,9 @@
-// Stress (run under TSan): Notify between producers (tasks and outside threads) and one
-// consumer task, with a thread that starts Notified futures and cancels them (passing on a
-// notification it was given); the invariant is that the consumer sees every event and never
-// hangs (no lost wake-up). Then notify_waiters rounds: every waiter sees every round.
+// Stress (run under TSan): 10^6 notify_one calls from producers (tasks and outside
+// threads) to one consumer task, with a thread that starts Notified futures and cancels them
+// (passing on a notification it was given); the consumer counts its own wake-ups (never more
+// than the notify_one calls) and ends only through the last producer's notification (a lost
+// wake-up hangs it), then a handshake checks that at most one permit was stored. Then
+// ping-pong between workers and notify_waiters rounds: every waiter sees every round.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,41 +20,59 @@ using spool::Notify;
 
 constexpr int kProducerTasks = 2;
 constexpr int kProducerThreads = 2;
-constexpr std::int64_t kEventsEach = 100'000;
-constexpr std::int64_t kEvents = (kProducerTasks + kProducerThreads) * kEventsEach;
+constexpr int kProducers = kProducerTasks + kProducerThreads;
+constexpr std::int64_t kEventsEach = 250'000;
+constexpr std::int64_t kEvents = kProducers * kEventsEach;  // 10^6 notify_one calls
 
 struct Events {
-  // Events made so far: incremented (seq_cst) by each producer before its notify_one; read
-  // (seq_cst) by the consumer after its Notified completes. The Notify's own release/acquire
-  // orders the increment before the read; the count itself only has to be exact.
-  std::atomic<std::int64_t> produced{0};
+  // notify_one calls made by the producers: incremented (relaxed) by each producer before
+  // each of its notify_one; loaded by the test thread after every producer was joined.
+  std::atomic<std::int64_t> sent{0};
+  // Producers not yet finished: decremented (seq_cst) by each producer after its last event
+  // and before its last notify_one; loaded (seq_cst) by the consumer after it made the
+  // Notified it would wait on, so the last producer's notify_one completes that Notified
+  // (or leaves a permit for it) — a lost wake-up there and the consumer never ends.
+  std::atomic<int> producers_left{kProducers};
   Notify notify;
 
   void produce() {
-    produced.fetch_add(1);
+    sent.fetch_add(1, std::memory_order_relaxed);
     notify.notify_one();
+  }
+  void finish() {
+    producers_left.fetch_sub(1);
+    produce();
   }
 };
 
 spool::Task<void> produce(Events* e) {
-  for (std::int64_t i = 0; i < kEventsEach; ++i) {
+  for (std::int64_t i = 1; i < kEventsEach; ++i) {
     e->produce();
     if (i % 64 == 0) co_await spool::yield_now();
   }
+  e->finish();
 }
 
+// Counts its own wake-ups (Notified futures that completed), independently of what was
+// sent: each takes one notify_one (a stored permit or a direct wake), and notify_one
+// stores at most one permit, so wake-ups <= notify_one calls.
 spool::Task<std::int64_t> consume(Events* e) {
-  std::int64_t consumed = 0;
-  while (consumed < kEvents) {
+  std::int64_t woken = 0;
+  for (;;) {
     auto next = e->notify.notified();
-    const std::int64_t now = e->produced.load();
-    if (now > consumed) {
-      consumed = now;
-      continue;
-    }
+    if (e->producers_left.load() == 0) break;
     co_await next;
+    ++woken;
   }
-  co_return consumed;
+  co_return woken;
+}
+
+// A fresh Notified polled once: true when it took a stored permit.
+bool take_permit(Notify& n) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  auto f = n.notified();
+  return f.poll(cx).is_ready();
 }
 
 TEST(NotifyStress, ProducersConsumerAndCancelledWaiters) {
@@ -61,7 +81,7 @@ TEST(NotifyStress, ProducersConsumerAndCancelledWaiters) {
   spool::JoinHandle<std::int64_t> consumer = rt.spawn(consume(&e));
   std::vector<spool::JoinHandle<void>> producers;
   for (int i = 0; i < kProducerTasks; ++i) producers.push_back(rt.spawn(produce(&e)));
-  // Set (seq_cst) by the test thread once every event was consumed; polled (seq_cst) by the
+  // Set (seq_cst) by the test thread once the consumer is done; polled (seq_cst) by the
   // canceller's loop. It publishes nothing else: the canceller only has to stop.
   std::atomic<bool> stop{false};
   std::thread canceller([&e, &stop] {
@@ -77,14 +97,34 @@ TEST(NotifyStress, ProducersConsumerAndCancelledWaiters) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kProducerThreads; ++t) {
     threads.emplace_back([&e] {
-      for (std::int64_t i = 0; i < kEventsEach; ++i) e.produce();
+      for (std::int64_t i = 1; i < kEventsEach; ++i) e.produce();
+      e.finish();
     });
   }
   for (auto& t : threads) t.join();
   for (auto& p : producers) spool::block_on(std::move(p));
-  EXPECT_EQ(spool::block_on(std::move(consumer)), kEvents);
+  const std::int64_t woken = spool::block_on(std::move(consumer));
   stop.store(true);
   canceller.join();
+  EXPECT_EQ(e.sent.load(std::memory_order_relaxed), kEvents);
+  EXPECT_LE(woken, kEvents) << "more wake-ups than notify_one calls";
+  // Handshake: everything is quiet now. At most one permit is left; after it is taken, a
+  // notify_one with nobody waiting stores exactly one (a second one adds nothing), and a
+  // waiter that comes after it takes it at once.
+  const bool left = take_permit(e.notify);
+  EXPECT_FALSE(take_permit(e.notify)) << "more than one permit stored (left: " << left << ")";
+  e.notify.notify_one();
+  e.notify.notify_one();
+  EXPECT_TRUE(take_permit(e.notify));
+  EXPECT_FALSE(take_permit(e.notify));
+  // And a waiting consumer is woken by the next notify_one, exactly once.
+  spool::JoinHandle<std::int64_t> last = rt.spawn([](Notify* n) -> spool::Task<std::int64_t> {
+    co_await n->notified();
+    co_return 1;
+  }(&e.notify));
+  e.notify.notify_one();
+  EXPECT_EQ(spool::block_on(std::move(last)), 1);
+  EXPECT_FALSE(take_permit(e.notify));
 }
 
 // Two tasks pass a turn back and forth through two Notify; a thread keeps starting and

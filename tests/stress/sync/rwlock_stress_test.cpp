@@ -4,7 +4,6 @@
 // half-done write, the write count is exact, and the lock is wholly free at the end.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -20,7 +19,14 @@ struct Pair {
   std::int64_t a = 0, b = 0;
 };
 
-constexpr std::int64_t kRounds = 40'000;
+constexpr std::int64_t kRounds = 143'000;
+// 2 writer tasks, 4 reader tasks and an outside reader: 7 x 143,000 = 1,001,000 locks taken,
+// each counted; plus 143,000 write futures polled once by the canceller (taken or cancelled).
+
+struct Reads {
+  std::int64_t done = 0;
+  std::int64_t torn = 0;
+};
 
 spool::Task<void> writer(RwLock<Pair>* l, std::int64_t rounds) {
   for (std::int64_t i = 0; i < rounds; ++i) {
@@ -30,28 +36,29 @@ spool::Task<void> writer(RwLock<Pair>* l, std::int64_t rounds) {
   }
 }
 
-spool::Task<std::int64_t> reader(RwLock<Pair>* l, std::int64_t rounds) {
-  std::int64_t torn = 0;
+spool::Task<Reads> reader(RwLock<Pair>* l, std::int64_t rounds) {
+  Reads reads;
   for (std::int64_t i = 0; i < rounds; ++i) {
     auto r = co_await l->read();
-    if (r->a != r->b) ++torn;
+    if (r->a != r->b) ++reads.torn;
+    ++reads.done;
   }
-  co_return torn;
+  co_return reads;
 }
 
 TEST(RwLockStress, ReadersWritersAndCancelledWriters) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   RwLock<Pair> l;
   std::vector<spool::JoinHandle<void>> writers;
-  std::vector<spool::JoinHandle<std::int64_t>> readers;
+  std::vector<spool::JoinHandle<Reads>> readers;
   for (int i = 0; i < 2; ++i) writers.push_back(rt.spawn(writer(&l, kRounds)));
   for (int i = 0; i < 4; ++i) readers.push_back(rt.spawn(reader(&l, kRounds)));
-  // Torn reads the outside thread saw: incremented (seq_cst) by it, read after its join.
-  std::atomic<std::int64_t> outside_torn{0};
+  Reads outside;  // the outside reader's own, read after its join
   std::thread outside_reader([&] {
     for (std::int64_t i = 0; i < kRounds; ++i) {
       auto r = spool::block_on(l.read());
-      if (r->a != r->b) outside_torn.fetch_add(1);
+      if (r->a != r->b) ++outside.torn;
+      ++outside.done;
     }
   });
   // Polls a write future once and drops it: written at once, or cancelled while waiting.
@@ -69,11 +76,19 @@ TEST(RwLockStress, ReadersWritersAndCancelledWriters) {
       }
     }
   });
-  for (auto& r : readers) EXPECT_EQ(spool::block_on(std::move(r)), 0);
+  Reads total;
+  for (auto& r : readers) {
+    const Reads got = spool::block_on(std::move(r));
+    total.done += got.done;
+    total.torn += got.torn;
+  }
   for (auto& w : writers) spool::block_on(std::move(w));
   outside_reader.join();
   canceller.join();
-  EXPECT_EQ(outside_torn.load(), 0);
+  total.done += outside.done;
+  total.torn += outside.torn;
+  EXPECT_EQ(total.done, 5 * kRounds);
+  EXPECT_EQ(total.torn, 0);
   auto end = l.try_write();
   ASSERT_TRUE(end.has_value()) << "read permits were lost";
   EXPECT_EQ((*end)->a, 2 * kRounds + cancel_side_writes);
