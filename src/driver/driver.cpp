@@ -54,12 +54,22 @@ void Driver::set_handoff(std::function<void()> handoff) {
   handoff_ = std::move(handoff);
 }
 
-void Driver::set_scheduler_driving(bool driving) noexcept {
-  time_->set_scheduler_driving(driving);  // after a jump in progress, before any later one
+void Driver::block_on_began() noexcept {
+  time_->add_block_on(1);                   // after a jump in progress, before any later one
+  if (!time_->clock().is_paused()) return;  // faces of a running clock ignore block_on calls
   // A face holding the driver of a paused clock may wait there for tasks to run (it could
-  // not jump): let it go, so that the scheduler's thread can take the driver.
-  if (driving && time_->clock().is_paused()) time_->unpark();
-  // Faces waiting for the lock or following decide again whether they may drive.
+  // not jump): let it go, so that the runtime's thread can take the driver.
+  time_->unpark();
+  wake_faces();
+}
+
+void Driver::block_on_ended() noexcept {
+  time_->add_block_on(-1);
+  if (time_->clock().is_paused()) wake_faces();  // they may drive now
+}
+
+void Driver::wake_faces() noexcept {
+  // Faces waiting for the lock or following return and decide again.
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   notify_followers();
 }
@@ -89,20 +99,26 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
     // jumps if no task is runnable either (TimeDriver::try_jump decides, under its mutex).
     // Decided again on every pass: the role may have changed hands.
     const bool paused = time_->clock().is_paused();
-    const bool may_drive = !paused || !time_->scheduler_driving();
+    const bool may_drive = !paused || !time_->block_on_running();
     if (may_drive && try_lock()) {
-      time_->set_parker(paused ? TimeDriver::Parker::kOutside : TimeDriver::Parker::kBusy);
-      time_->park(timeout);
-      time_->set_parker(TimeDriver::Parker::kBusy);
+      // Read again with the lock held: a block_on that began before the previous holder
+      // released it is seen now (the hint above may have been stale).
+      const bool park_here = !paused || !time_->block_on_running();
+      if (park_here) {
+        time_->set_parker(paused ? TimeDriver::Parker::kOutside : TimeDriver::Parker::kBusy);
+        time_->park(timeout);
+        time_->set_parker(TimeDriver::Parker::kBusy);
+      }
       unlock();
-      // The scheduler's threads may all have parked on their own parkers meanwhile (they
-      // found the lock taken): one of them takes the driver back, if there are timers for
-      // it to wait for.
-      if (time_->has_timers()) {
+      // The scheduler's threads may have parked on their own parkers meanwhile (they found
+      // the lock taken), and nothing else would send them back into the driver: an arm
+      // wakes only a thread parked in it. One of them takes the driver back.
+      {
         std::lock_guard lock(handoff_mutex_);
         if (handoff_) handoff_();
       }
-      break;
+      if (park_here) break;
+      continue;  // follow, as a block_on runs
     }
     if (!follow(deadline, may_drive)) break;
     if (deadline) {

@@ -31,12 +31,12 @@ namespace spool::detail {
 //    that cannot park in this driver (its slot is absent or holds another reactor): it
 //    parks through the face forever, so the timers fire even if no executor drives. (Not
 //    for a multi-thread runtime's driver, which its workers always drive.)
-// While the clock is paused and a scheduler thread drives the runtime, the face never takes
-// the lock: only that thread, when it has no task to run, may drive (and make time jump).
-// While no thread drives the runtime (a current-thread runtime between block_on calls), the
-// face drives, and time jumps to the next deadline if no task is runnable (as the idle
-// runtime thread would do), so a timer of a paused runtime awaited elsewhere fires instead of
-// waiting forever; with a runnable task it waits until a block_on has run it.
+// While the clock is paused and a Runtime::block_on runs, the face never parks in the stack:
+// only the runtime's own thread, when it has no task to run, may drive (and make time jump).
+// While none runs (a current-thread runtime between block_on calls), the face drives, and
+// time jumps to the next deadline if no task is runnable (as the idle runtime thread would
+// do), so a timer of a paused runtime awaited elsewhere fires instead of waiting forever;
+// with a runnable task it waits until a block_on has run it.
 class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
  public:
   struct Options {
@@ -71,12 +71,12 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // parked threads, which parks again in the driver. Cleared by shutdown (the scheduler
   // goes away after it; timers and block_on threads may keep the driver longer).
   void set_handoff(std::function<void()> handoff);
-  // Whether a scheduler thread drives the runtime now (a current-thread runtime's block_on
-  // holds its role). While one does, a paused clock is that thread's to move: a face
-  // follows instead of driving. Called with true when the role is claimed (it waits for a
-  // face's jump in progress and forbids later ones), with false when it is given back; both
-  // wake the faces that wait, to decide again.
-  void set_scheduler_driving(bool driving) noexcept;
+  // A Runtime::block_on call on this driver's (current-thread) runtime begins / ends. While
+  // one runs, a paused clock is its runtime's to move: a face follows instead of driving.
+  // Beginning waits for a face's jump in progress and forbids later ones; both wake the
+  // faces that wait (while the clock is paused), to decide again.
+  void block_on_began() noexcept;
+  void block_on_ended() noexcept;
 
   TimeDriver& time() noexcept { return *time_; }
   // Starts the background thread if it is not running (it keeps the driver alive until
@@ -100,6 +100,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // released (the caller tries to take it), false for an unpark or the deadline.
   bool follow(std::optional<std::chrono::steady_clock::time_point> deadline, bool until_released);
   void notify_followers() noexcept;
+  void wake_faces() noexcept;
   void run_background();
 
   const bool always_driven_;
@@ -111,8 +112,8 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // then a seq_cst load of followers_ (store buffering with follow's increment, then its
   // seq_cst load of locked_: a follower either sees the lock free or is notified).
   Atomic<bool> locked_{false};
-  // Face unparks (and changes of the scheduler's role) so far: fetch_add (seq_cst) by unpark
-  // and set_scheduler_driving before they load followers_; loaded
+  // Face unparks (and block_on calls beginning or ending on a paused clock) so far: fetch_add
+  // (seq_cst) by unpark and wake_faces before they load followers_; loaded
   // (seq_cst) by followers after their increment (the same store-buffering pairing). Each
   // thread remembers the value it last returned with, so an unpark that came between its
   // ThreadParker's switch to "parked in a hook" and its wait is not lost.

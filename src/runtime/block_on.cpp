@@ -18,12 +18,35 @@ void BlockOnExecutor::park() { root_->wait(slot_.hook()); }
 
 // --- Runtime::block_on ---
 
+namespace {
+
+// Tells a current-thread runtime's driver, for as long as it lives, that a Runtime::block_on
+// runs on it, whether or not this thread holds the driver role: a paused clock then moves
+// only through the runtime's own thread (see Driver::block_on_began).
+class BlockOnPresence {
+ public:
+  explicit BlockOnPresence(Driver* driver) noexcept : driver_(driver) {
+    if (driver_) driver_->block_on_began();
+  }
+  ~BlockOnPresence() {
+    if (driver_) driver_->block_on_ended();
+  }
+  BlockOnPresence(const BlockOnPresence&) = delete;
+  BlockOnPresence& operator=(const BlockOnPresence&) = delete;
+
+ private:
+  Driver* driver_;  // null on a multi-thread runtime (its clock cannot be paused)
+};
+
+}  // namespace
+
 struct RuntimeBlockOn::State {
   explicit State(std::shared_ptr<RuntimeShared> runtime)
       : rt(std::move(runtime)),
         enter("spool::Runtime::block_on"),
         in_runtime(rt.get()),
         current_thread(rt->current_thread()),
+        presence(current_thread ? rt->driver().get() : nullptr),
         root(std::make_shared<RootWaker>(current_thread ? current_thread->driver_parker()
                                                         : nullptr)),
         waker(Waker::from(root)),
@@ -43,6 +66,7 @@ struct RuntimeBlockOn::State {
   // The current-thread scheduler this thread may drive, or null (multi-thread: the root
   // just waits, the workers run the tasks).
   CurrentThread* current_thread;
+  BlockOnPresence presence;  // ends after the role is given back (~State's body)
   std::shared_ptr<RootWaker> root;
   Waker waker;
   ReactorSlot slot;

@@ -176,6 +176,11 @@ void TimeDriver::process() {
 }
 
 void TimeDriver::shutdown() {
+  {
+    // The runtime that answers can_auto_advance goes away after this: never ask it again.
+    std::lock_guard guard(jump_mutex_);
+    can_auto_advance_ = [] { return false; };
+  }
   std::vector<Waker> to_wake;
   for (const auto& sp : shards_) {
     Shard& s = *sp;
@@ -193,7 +198,7 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
     inner_->park(timeout);  // a poll (the maintenance tick): no deadline to compute
   } else if (clock_.is_paused()) {
     const std::uint64_t next = next_expiration();
-    if (next != kNever && parker_ != Parker::kBusy && (!can_auto_advance_ || can_auto_advance_())) {
+    if (next != kNever && parker_ != Parker::kBusy && may_auto_advance()) {
       // Nothing runs (the holder parks only when idle): let the next deadline come at
       // once — unless an unpark says something was woken meanwhile.
       inner_->park(std::chrono::nanoseconds::zero());
@@ -212,15 +217,21 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
 void TimeDriver::try_jump(std::uint64_t next) {
   std::lock_guard guard(jump_mutex_);
   if (unparked_.exchange(false, std::memory_order_relaxed)) return;  // woken meanwhile
-  if (parker_ == Parker::kOutside && scheduler_driving_.load(std::memory_order_relaxed)) return;
-  // Again under the mutex: a task woken or a blocking call started since the first check.
+  if (parker_ == Parker::kOutside && block_ons_.load(std::memory_order_relaxed) != 0) return;
+  // Again, under the mutex: a task woken or a blocking call started since the first check.
   if (can_auto_advance_ && !can_auto_advance_()) return;
   clock_.advance_to(instant_of(next));
 }
 
-void TimeDriver::set_scheduler_driving(bool driving) noexcept {
+bool TimeDriver::may_auto_advance() {
   std::lock_guard guard(jump_mutex_);
-  scheduler_driving_.store(driving, std::memory_order_relaxed);
+  return !can_auto_advance_ || can_auto_advance_();
+}
+
+void TimeDriver::add_block_on(int delta) noexcept {
+  std::lock_guard guard(jump_mutex_);
+  block_ons_.store(block_ons_.load(std::memory_order_relaxed) + static_cast<std::uint32_t>(delta),
+                   std::memory_order_relaxed);
 }
 
 void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {

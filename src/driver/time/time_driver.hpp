@@ -52,17 +52,16 @@ class TimeDriver final : public Park {
   // Who parks (holder only), which decides whether a paused clock may jump to the next
   // deadline: never for kBusy; for kScheduler (the scheduler's thread, with no task to run)
   // when can_auto_advance allows; for kOutside (a thread that knows nothing of the tasks:
-  // block_on on another thread, the background thread) only while, besides, no scheduler
-  // thread drives the runtime (set_scheduler_driving).
+  // spool::block_on on another thread, the background thread) only while, besides, no
+  // Runtime::block_on call runs (add_block_on).
   enum class Parker { kBusy, kScheduler, kOutside };
   void set_parker(Parker p) noexcept { parker_ = p; }
-  // Whether a scheduler thread drives the runtime now (a current-thread block_on holds its
-  // role). Setting it waits for a jump of the paused clock in progress, so that the thread
-  // that claims the role never sees the clock move under it unless its own park moved it.
-  void set_scheduler_driving(bool driving) noexcept;
-  bool scheduler_driving() const noexcept {
-    return scheduler_driving_.load(std::memory_order_relaxed);
-  }
+  // Counts the Runtime::block_on calls in progress (+1 when one begins, -1 when it ends).
+  // Waits for a jump of the paused clock in progress, so that a block_on never sees the
+  // clock move under it unless a park of its runtime's own thread moved it.
+  void add_block_on(int delta) noexcept;
+  // A hint (relaxed): whether a Runtime::block_on call runs. try_jump decides under its mutex.
+  bool block_on_running() const noexcept { return block_ons_.load(std::memory_order_relaxed) != 0; }
   void unpark() noexcept override;
 
   // --- Timers (any thread) ---
@@ -105,6 +104,8 @@ class TimeDriver final : public Park {
   void park_for(std::optional<std::chrono::nanoseconds> timeout);
   // The paused clock's jump to `next` (a tick), unless something forbids it now.
   void try_jump(std::uint64_t next);
+  // can_auto_advance_'s answer (true when it is null), under jump_mutex_.
+  bool may_auto_advance();
 
   const std::shared_ptr<Park> inner_;
   const std::chrono::nanoseconds resolution_;
@@ -113,15 +114,18 @@ class TimeDriver final : public Park {
   // on a tick boundary, so that a whole number of ticks slept and then advanced fires exactly
   // at the advance that reaches the deadline (declared after clock_, which it reads).
   const Clock::time_point origin_;
-  const std::function<bool()> can_auto_advance_;
+  // Guarded by jump_mutex_ (shutdown replaces it: it reads the runtime, which a thread
+  // parked through the face may outlive).
+  std::function<bool()> can_auto_advance_;
   Parker parker_ = Parker::kBusy;  // written and read by the holder only (see set_parker)
-  // Orders the paused clock's jumps (try_jump) with set_scheduler_driving: a jump decides
-  // and moves the clock while holding it.
+  // Orders the paused clock's jumps (try_jump) with add_block_on and shutdown: a jump
+  // decides and moves the clock while holding it.
   std::mutex jump_mutex_;
-  // Written under jump_mutex_ (relaxed: the mutex orders it with try_jump's read); read
-  // relaxed without it as a hint by Driver::park (which then re-checks under the mutex
-  // through try_jump).
-  Atomic<bool> scheduler_driving_{false};
+  // Runtime::block_on calls in progress: written under jump_mutex_ (relaxed: the mutex
+  // orders it with try_jump's read); read relaxed without it as a hint by Driver::park, which
+  // re-reads it after taking the driver's lock (whose acquire orders it after a block_on's
+  // entry that happened before the previous holder released the lock).
+  Atomic<std::uint32_t> block_ons_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
   // 0: the holder is not parked). Stored seq_cst by the holder before it re-reads the

@@ -48,7 +48,6 @@ bool CurrentThread::try_drive() noexcept {
   if (driver_taken_.exchange(true, std::memory_order_acquire)) return false;
   // A shutdown that began meanwhile waits for this role: drive_until gives it back at once.
   driver_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-  driver_->set_scheduler_driving(true);
   return true;
 }
 
@@ -58,7 +57,6 @@ void CurrentThread::release_driver() noexcept {
   // drain_queues, with the role, drains again: an empty queue then.)
   if (is_shutdown()) close_local();
   driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
-  driver_->set_scheduler_driving(false);
   driver_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
   // registers after it sees driver_taken_ false (the lock orders the two) and does not park.
@@ -96,9 +94,10 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
 }
 
 bool CurrentThread::has_runnable() const noexcept {
-  // Acquire: pairs with release_driver's release store, so that a thread that finds the role
-  // free reads the length the last driver left in local_len_ (the holder reads its own).
-  (void)driver_taken_.load(std::memory_order_acquire);
+  // Asked under the time driver's jump mutex (can_auto_advance): by the role holder, which
+  // reads its own local_len_, or by a face while no block_on runs — the last one ended with
+  // Driver::block_on_ended, which takes the same mutex after release_driver, so the length it
+  // left is visible here.
   return local_len_.load(std::memory_order_relaxed) != 0 || !inject_.is_empty();
 }
 

@@ -127,7 +127,7 @@ class CurrentThread final : public Scheduler {
   std::condition_variable role_released_;
   std::vector<ThreadParker*> waiters_;  // guarded by waiters_mutex_
   // Counters: written by the driver, read by metrics() (relaxed); local_len_ also by
-  // has_runnable (relaxed, after an acquire load of driver_taken_).
+  // has_runnable (relaxed, ordered by the time driver's jump mutex; see there).
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};
   std::atomic<std::size_t> local_len_{0};

@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/eventfd_reactor.hpp"
 #include "support/rt_flavor.hpp"
+#include "support/sync.hpp"
 #include "support/time_helpers.hpp"
 
 namespace {
@@ -237,6 +238,34 @@ TEST(RealClock, AWorkerThatLeavesTheDriverForWorkHandsItToAParkedWorker) {
   spool::block_on(blocker);
   spool::block_on(releaser);
   EXPECT_EQ(rt.metrics().timers_fired, 2u);
+}
+
+Task<std::unique_ptr<spool::Sleep>> sleep_of_the_runtime(std::chrono::nanoseconds d) {
+  co_return std::make_unique<spool::Sleep>(spool::sleep(d));
+}
+
+Task<void> sleep_then_send(std::chrono::nanoseconds d, spool::oneshot::Sender<int> tx) {
+  co_await spool::sleep(d);
+  tx.send(1);
+}
+
+// A face (spool::block_on of the runtime's Sleep on another thread) holds the driver when
+// the runtime's thread goes idle, which then parks on its own parker. When the face leaves —
+// with no timer armed any more — it must still send that thread back into the driver: a timer
+// armed later by another block_on thread (which never parks in the driver) has nobody else
+// to fire it.
+TEST(RealClock, AFaceLeavingTheDriverSendsTheRuntimesThreadBackIntoIt) {
+  auto rt = spool::Builder::current_thread().build();
+  std::unique_ptr<spool::Sleep> s = rt.block_on(sleep_of_the_runtime(50ms));
+  std::thread face([&s] { spool::block_on(*s); });
+  spool_test::spin_until([&rt] { return rt.metrics().driver_parks >= 1; });  // it holds it
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  std::thread runtime_thread([&rt, rx = std::move(rx)]() mutable {
+    EXPECT_EQ(rt.block_on(std::move(rx)), 1);  // drives; idle, it parks on its own parker
+  });
+  face.join();
+  rt.block_on(sleep_then_send(10ms, std::move(tx)));  // does not drive: the other one does
+  runtime_thread.join();
 }
 
 // Records which thread ran the task after its timer fired.
