@@ -13,8 +13,8 @@
 //  - close() (the future destroyed early): takes every handle out, cancels each child on
 //    the spot (join_cancel_now: an idle or queued child's frame is destroyed here; a child
 //    being polled elsewhere is cancelled by its poller when the poll ends), then blocks until
-//    no child is left. A current-thread runtime never has a child running during this (its
-//    one thread is here), so it never blocks there.
+//    no child is left. On a current-thread runtime, when this runs on the thread that drives
+//    it, no child can be in a poll, so it never blocks there (docs/scope.md).
 #include "spool/scope.hpp"
 
 #include <cassert>
