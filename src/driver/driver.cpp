@@ -65,7 +65,9 @@ void Driver::block_on_began() noexcept {
 
 void Driver::block_on_ended() noexcept {
   time_->add_block_on(-1);
-  if (time_->clock().is_paused()) wake_faces();  // they may drive now
+  // They may drive now. Whether the clock is paused or not: one that followed a paused clock
+  // waits for this even if the block_on resumed the clock meanwhile (cheap without followers).
+  wake_faces();
 }
 
 void Driver::wake_faces() noexcept {
@@ -92,17 +94,17 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
                    : std::chrono::steady_clock::time_point::max();
   }
   for (;;) {
-    // A paused clock moves only when the scheduler finds every task waiting: while a
-    // scheduler thread drives, a thread that knows nothing of the tasks never drives it (it
-    // would hold the lock the scheduler's idle thread needs); it follows, and the
-    // scheduler's thread fires. While none drives, this thread may drive, and the clock
-    // jumps if no task is runnable either (TimeDriver::try_jump decides, under its mutex).
-    // Decided again on every pass: the role may have changed hands.
-    const bool paused = time_->clock().is_paused();
-    const bool may_drive = !paused || !time_->block_on_running();
+    // A paused clock moves only when the runtime finds every task waiting: while a
+    // Runtime::block_on runs, a thread that knows nothing of the tasks never drives it (it
+    // would hold the lock the runtime's idle thread needs); it follows, and the runtime's
+    // thread fires. While none runs, this thread may drive, and the clock jumps if no task
+    // is runnable either (TimeDriver::try_jump decides, under its mutex). Decided again on
+    // every pass: block_on calls begin and end, and the clock may be paused or resumed.
+    const bool may_drive = !time_->clock().is_paused() || !time_->block_on_running();
     if (may_drive && try_lock()) {
       // Read again with the lock held: a block_on that began before the previous holder
       // released it is seen now (the hint above may have been stale).
+      const bool paused = time_->clock().is_paused();
       const bool park_here = !paused || !time_->block_on_running();
       if (park_here) {
         time_->set_parker(paused ? TimeDriver::Parker::kOutside : TimeDriver::Parker::kBusy);
@@ -110,7 +112,7 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
         time_->set_parker(TimeDriver::Parker::kBusy);
       }
       unlock();
-      // The scheduler's threads may have parked on their own parkers meanwhile (they found
+      // The runtime's threads may have parked on their own parkers meanwhile (they found
       // the lock taken), and nothing else would send them back into the driver: an arm
       // wakes only a thread parked in it. One of them takes the driver back.
       {
@@ -118,9 +120,10 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
         if (handoff_) handoff_();
       }
       if (park_here) break;
-      continue;  // follow, as a block_on runs
+      // Else a block_on runs: follow it, on the next pass.
+    } else if (!follow(deadline, may_drive)) {
+      break;
     }
-    if (!follow(deadline, may_drive)) break;
     if (deadline) {
       timeout =
           std::max(*deadline - std::chrono::steady_clock::now(), std::chrono::nanoseconds::zero());

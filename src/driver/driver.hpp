@@ -66,10 +66,12 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
   // driver is free.
   void maintain();
-  // Called when a thread that is not the scheduler's (a face park: block_on, the background
-  // thread) releases the driver while timers are armed: the scheduler wakes one of its
-  // parked threads, which parks again in the driver. Cleared by shutdown (the scheduler
-  // goes away after it; timers and block_on threads may keep the driver longer).
+  // Called whenever a thread that is not the scheduler's (a face park: block_on, the
+  // background thread) releases the driver: the scheduler wakes one of its parked threads,
+  // which parks again in the driver (it may have parked on its own parker while the driver
+  // was taken, and a timer armed later unparks only a thread parked in the driver). Cleared by
+  // shutdown (the scheduler goes away after it; timers and block_on threads may keep the driver
+  // longer).
   void set_handoff(std::function<void()> handoff);
   // A Runtime::block_on call on this driver's (current-thread) runtime begins / ends. While
   // one runs, a paused clock is its runtime's to move: a face follows instead of driving.

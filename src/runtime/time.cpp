@@ -14,9 +14,9 @@ const std::shared_ptr<detail::Driver>& current_driver() {
   return detail::Driver::global();
 }
 
-// The clock of the current runtime, which must be a current-thread one (for pause, resume
+// The driver of the current runtime, which must be a current-thread one (for pause, resume
 // and advance; `what` names the caller in the error).
-detail::Clock& pausable_clock(const char* what) {
+detail::Driver& pausable_driver(const char* what) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) {
     throw std::logic_error(std::string(what) +
@@ -30,7 +30,7 @@ detail::Clock& pausable_clock(const char* what) {
                            "every task waits, so its clock cannot be paused; build the "
                            "runtime with Builder::current_thread()");
   }
-  return rt->driver()->time().clock();
+  return *rt->driver();
 }
 
 }  // namespace
@@ -60,13 +60,23 @@ namespace time {
 
 Instant now() { return current_driver()->time().clock().now(); }
 
-void pause() { pausable_clock("spool::time::pause").pause(); }
+// The driver's holder and the threads waiting elsewhere for its timers park differently on a
+// paused clock: the unpark makes them look again.
+void pause() {
+  detail::Driver& driver = pausable_driver("spool::time::pause");
+  driver.time().clock().pause();
+  driver.unpark();
+}
 
-void resume() { pausable_clock("spool::time::resume").resume(); }
+void resume() {
+  detail::Driver& driver = pausable_driver("spool::time::resume");
+  driver.time().clock().resume();
+  driver.unpark();
+}
 
 Poll<void> Advance::poll(Context& cx) {
   if (advanced_) return Poll<void>::ready();
-  pausable_clock("spool::time::advance").advance(by_);
+  pausable_driver("spool::time::advance").time().clock().advance(by_);
   advanced_ = true;
   current_driver()->time().process();  // wakes the tasks whose timers came due
   cx.waker().wake_by_ref();            // and lets them run before the caller goes on

@@ -12,8 +12,8 @@ namespace spool::detail {
 CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
                              std::shared_ptr<Driver> driver)
     : runtime_(runtime), config_(config), owned_(owned), driver_(std::move(driver)) {
-  // A block_on or background thread left the driver with timers armed: the driving thread
-  // takes it over (it wakes and parks again, in the driver).
+  // A block_on or background thread left the driver: the driving thread takes it over (it
+  // wakes and parks again, in the driver).
   driver_->set_handoff([this] { parker_->unpark(); });
 }
 

@@ -62,8 +62,8 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, Ow
     core->rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) | 1;
     cores_.push_back(std::move(core));
   }
-  // A block_on or background thread left the driver with timers armed: a parked worker
-  // takes it over (it finds no work and parks again, in the driver).
+  // A block_on or background thread left the driver: a parked worker takes it over (it
+  // finds no work and parks again, in the driver).
   driver_->set_handoff([this] { hand_driver_over(); });
 }
 

@@ -189,6 +189,34 @@ TEST(PausedRuntimeTimerElsewhere, AJumpFromElsewhereWaitsForAWokenTaskToRun) {
   EXPECT_EQ(ticks, 10);
 }
 
+// A thread waiting elsewhere for a paused runtime's timer follows while a block_on runs;
+// that block_on resumes the clock and ends. The waiting thread must be woken then, to drive
+// the now running clock itself (it used to follow forever: the end of a block_on woke the
+// waiting threads only while the clock was paused).
+Task<void> resume_once_it_waits(const std::atomic<int>* pending_polls) {
+  while (pending_polls->load() < 1) co_await spool::yield_now();
+  for (int i = 0; i < 1000; ++i) co_await spool::yield_now();  // it parks, and follows
+  spool::time::resume();
+}
+
+TEST(PausedRuntimeTimerElsewhere, AResumeDuringABlockOnLetsTheWaitingThreadDrive) {
+  auto rt = spool_time_test::paused_runtime();
+  std::unique_ptr<spool::Sleep> s = rt.block_on(make_sleep(20ms));
+  // Pending polls of the waiting thread: incremented (seq_cst) by it, read (seq_cst) by the
+  // block_on root.
+  std::atomic<int> pending_polls{0};
+  std::thread elsewhere([&s, &pending_polls] {
+    spool::block_on(spool::poll_fn([&](spool::Context& cx) -> spool::Poll<void> {
+      if (s->poll(cx).is_ready()) return spool::Poll<void>::ready();
+      pending_polls.fetch_add(1);
+      return spool::pending;
+    }));
+  });
+  rt.block_on(resume_once_it_waits(&pending_polls));
+  elsewhere.join();  // 20 ms of real time, on the running clock
+  EXPECT_TRUE(s->is_elapsed());
+}
+
 // A Sleep made in a runtime that is then dropped: polling it reports TimerShutdown at once.
 TEST_P(CrossRuntimeAnyFlavor, SleepPolledAfterItsRuntimeWasDroppedThrows) {
   std::unique_ptr<spool::Sleep> never_polled, polled;
