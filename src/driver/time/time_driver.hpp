@@ -125,8 +125,9 @@ class TimeDriver final : public Park {
   // orders it with try_jump's read); read relaxed without it as a hint by Driver::park, which
   // re-reads it after taking the driver's lock (whose acquire orders it after a block_on's
   // entry that happened before the previous holder released the lock). An entry after that
-  // is caught by block_on_began's unpark (a sticky token, and unparked_), which ends the
-  // holder's park and cancels its jump.
+  // is caught by block_on_began's unpark while the clock is paused (a sticky token, and
+  // unparked_), which ends the holder's park and cancels its jump; a clock paused later is
+  // caught by pause()'s unpark.
   Atomic<std::uint32_t> block_ons_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
