@@ -9,8 +9,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "spool/block_on.hpp"
 #include "spool/coop.hpp"
@@ -18,6 +20,7 @@
 #include "spool/core/task.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/join_handle.hpp"
+#include "spool/levels.hpp"
 #include "spool/metrics.hpp"
 
 namespace spool {
@@ -25,8 +28,14 @@ namespace spool {
 namespace detail {
 class RuntimeShared;
 
-// Spawns a Task frame taken over by take_for_spawn; returns its header (JoinHandle).
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
+// Spawns a Task frame taken over by take_for_spawn onto `channel` (null: the spawning task's
+// channel, or the default one); returns its header (JoinHandle).
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                       const ChannelId* channel);
+// Checks that `channel` is one of rt's channels; throws std::invalid_argument if not.
+void check_channel(RuntimeShared& rt, const ChannelId& channel);
+// The channel of `rt` called `name`; throws std::invalid_argument if there is none.
+ChannelId runtime_channel(RuntimeShared& rt, std::string_view name);
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
                                 std::coroutine_handle<> frame);
 // The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
@@ -86,12 +95,14 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
 
-// Spawns `fut` on `rt` (what Handle::spawn and spool::spawn share).
+// Spawns `fut` on `rt` onto `channel` (null: the spawner's channel or the default one);
+// what every spawn function shares.
 template <Future F>
-JoinHandle<spawn_output_t<F>> spawn_on(RuntimeShared& rt, F&& fut) {
+JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut, const ChannelId* channel) {
+  if (channel != nullptr) check_channel(rt, *channel);  // before the frame is taken over
   auto task = into_task(std::forward<F>(fut));
   auto frame = take_for_spawn(task);
-  return JoinHandleAccess::make<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame));
+  return JoinHandleAccess::make<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame, channel));
 }
 
 // The shared state behind a Runtime or Handle; throws std::logic_error naming `who` when it
@@ -128,10 +139,23 @@ class Handle {
   /// JoinHandle reports it. A Task already polled by hand goes on from where it stopped
   /// (its pending leaf gets the task's waker at the next poll). Throws
   /// std::invalid_argument for an empty or finished Task (which is left as it was).
+  /// Spawned from inside a task of this runtime, the new task goes to the spawner's channel
+  /// (work a high-priority task spawns stays high-priority); from anywhere else, to the
+  /// default channel (Builder::default_channel).
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    return detail::spawn_on(rt(), std::forward<F>(fut));
+    return detail::spawn_into(rt(), std::forward<F>(fut), nullptr);
   }
+  /// Spawns `fut` onto `channel` (see spawn). Throws std::invalid_argument when `channel`
+  /// is not one of this runtime's.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
+    return detail::spawn_into(rt(), std::forward<F>(fut), &channel);
+  }
+  /// The channel called `name` (Builder::levels; a runtime built without levels has one,
+  /// "default"). Throws std::invalid_argument naming the runtime's channels when there is
+  /// no such channel.
+  ChannelId channel(std::string_view name) const { return detail::runtime_channel(rt(), name); }
 
   /// Runs `fn()` on the blocking pool (a thread that may block), and gives its result
   /// through the JoinHandle. Queued while all max_blocking_threads are busy. At shutdown,
@@ -209,6 +233,13 @@ class Runtime {
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
     return handle().spawn(std::forward<F>(fut));
   }
+  /// Spawns `fut` onto `channel`. See Handle::spawn_on.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
+    return handle().spawn_on(channel, std::forward<F>(fut));
+  }
+  /// The channel called `name`. See Handle::channel.
+  ChannelId channel(std::string_view name) const { return handle().channel(name); }
 
   /// Runs `fn` on the blocking pool. See Handle::spawn_blocking.
   template <class Fn>
@@ -336,6 +367,40 @@ class Builder {
     config_.start_paused = paused;
     return *this;
   }
+  /// The runtime's priority levels, highest first, each with its channels:
+  /// `levels({Level{"interactive"}, Level{"tenant-a", "tenant-b"}})`. Without this call a
+  /// runtime has one level with one channel, "default". build() rejects an empty list, an
+  /// empty level, an empty or repeated channel name, and more than kMaxLevels levels or
+  /// kMaxChannels channels.
+  Builder& levels(std::vector<Level> list) {
+    config_.levels.clear();
+    for (const Level& level : list) {
+      std::vector<std::string> names;
+      for (const Channel& c : level.channels) names.push_back(c.name());
+      config_.levels.push_back(std::move(names));
+    }
+    levels_set_ = true;
+    return *this;
+  }
+  /// Between levels, a worker always takes the highest level with work (the default).
+  Builder& schedule(HighestFirst) {
+    config_.round_robin = false;
+    config_.slices.clear();
+    return *this;
+  }
+  /// Between levels, each worker cycles through them, one time slice each (one per level,
+  /// each positive; build() checks).
+  Builder& schedule(RoundRobin policy) {
+    config_.round_robin = true;
+    config_.slices = std::move(policy.slices);
+    return *this;
+  }
+  /// Where spawns from outside any task of the runtime go (default: the first channel of
+  /// the lowest level). build() rejects a name that is not one of levels()'s channels.
+  Builder& default_channel(std::string name) {
+    config_.default_channel = std::move(name);
+    return *this;
+  }
   /// Seed of the scheduler's random choices (which worker to steal from first), so that
   /// tests can make them repeatable.
   Builder& rng_seed(std::uint64_t seed) {
@@ -361,6 +426,11 @@ class Builder {
                                   "): a runtime has at most " +
                                   std::to_string(detail::kMaxWorkerThreads) + " worker threads");
     }
+    if (levels_set_ && config_.levels.empty()) {
+      throw std::invalid_argument(
+          "spool::Builder: levels({}): a runtime needs at least one level of at least one "
+          "channel (leave levels() out for a single \"default\" channel)");
+    }
     return Runtime(detail::build_runtime(config_));
   }
 
@@ -368,6 +438,7 @@ class Builder {
   explicit Builder(detail::RuntimeConfig::Flavor flavor) { config_.flavor = flavor; }
   detail::RuntimeConfig config_;
   bool worker_threads_set_ = false;
+  bool levels_set_ = false;
 };
 
 /// Spawns `fut` onto the current runtime (Handle::current().spawn); throws
@@ -376,7 +447,15 @@ template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_on(*rt, std::forward<F>(fut));
+  return detail::spawn_into(*rt, std::forward<F>(fut), nullptr);
+}
+/// Spawns `fut` onto `channel` of the current runtime (Handle::current().spawn_on); throws
+/// std::logic_error outside a runtime.
+template <Future F>
+JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) detail::throw_no_current_runtime();
+  return detail::spawn_into(*rt, std::forward<F>(fut), &channel);
 }
 
 /// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.

@@ -16,6 +16,7 @@
 #include "spool/core/waker.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/join_set.hpp"
+#include "spool/levels.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
 #include "spool/scope.hpp"

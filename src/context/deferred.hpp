@@ -72,6 +72,8 @@ class PollScope {
 
   // True if the task deferred its own wake-up during the poll (read once the poll is over).
   bool deferred_self() const noexcept { return deferred_self_; }
+  // The waker of the task being polled.
+  const RawWaker& own() const noexcept { return *own_; }
 
  private:
   friend void defer_wake(const Waker& waker);

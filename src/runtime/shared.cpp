@@ -15,8 +15,17 @@
 
 namespace spool::detail {
 
+namespace {
+
+// Runtime tags for ChannelIds: unique per runtime (relaxed: only uniqueness matters).
+std::atomic<std::uint32_t> next_runtime_tag{1};
+
+}  // namespace
+
 RuntimeShared::RuntimeShared(RuntimeConfig config)
     : config_(std::move(config)),
+      levels_(config_),
+      tag_(next_runtime_tag.fetch_add(1, std::memory_order_relaxed)),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
                                      config_.on_thread_stop, this,
@@ -77,14 +86,39 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
   return nullptr;
 }
 
-TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+void RuntimeShared::check_channel(const ChannelId& channel) const {
+  if (ChannelIdAccess::runtime_tag(channel) != tag_) {
+    throw std::invalid_argument(
+        "spool: spawn_on with a ChannelId of another runtime: ask this runtime for its own "
+        "with Runtime::channel(name) / Handle::channel(name)");
+  }
+}
+
+ChannelId RuntimeShared::channel(std::string_view name) const {
+  if (auto c = levels_.find(name)) return ChannelIdAccess::make(tag_, *c);
+  throw std::invalid_argument("spool: the runtime has no channel named \"" + std::string(name) +
+                              "\"; its channels are: " + levels_.list_names());
+}
+
+TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                 const ChannelId* channel) {
+  std::uint16_t ch;
+  if (channel != nullptr) {
+    ch = channel->index();
+  } else if (const TaskHeader* spawner = current_task();
+             spawner != nullptr && spawner->scheduler == scheduler_) {
+    ch = spawner->channel;
+  } else {
+    ch = levels_.default_channel();
+  }
+  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), ch);
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this());
+  TaskHeader* t =
+      new_task(promise, frame, &blocking_scheduler_, shared_from_this(), levels_.default_channel());
   if (!bind_new(t)) return t;
   bool queued;
   try {
@@ -153,7 +187,7 @@ std::string RuntimeShared::dump() {
   std::size_t n = 0;
   owned_.for_each([&](const TaskHeader& t) {
     std::uint64_t s = t.state.load(std::memory_order_relaxed);
-    out << "task " << t.id << ": "
+    out << "task " << t.id << " [" << levels_.name(t.channel) << "]: "
         << ((s & kRunning)    ? "running"
             : (s & kNotified) ? "scheduled"
                               : "idle");
@@ -183,9 +217,14 @@ std::shared_ptr<RuntimeShared> current_runtime() {
   return rt ? rt->shared_from_this() : nullptr;
 }
 
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  return rt.spawn(promise, frame);
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                       const ChannelId* channel) {
+  return rt.spawn(promise, frame, channel);
 }
+
+void check_channel(RuntimeShared& rt, const ChannelId& channel) { rt.check_channel(channel); }
+
+ChannelId runtime_channel(RuntimeShared& rt, std::string_view name) { return rt.channel(name); }
 
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
                                 std::coroutine_handle<> frame) {

@@ -13,6 +13,7 @@
 #include "blocking/pool.hpp"
 #include "driver/driver.hpp"
 #include "scheduler/current_thread/current_thread.hpp"
+#include "scheduler/levels.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
@@ -31,8 +32,16 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // std::system_error when a worker thread cannot start, after stopping the ones that did.
   void start();
 
-  // Spawns a Task frame (its promise runs as the outermost of its own chain).
-  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  // Spawns a Task frame (its promise runs as the outermost of its own chain) onto `channel`
+  // (checked by check_channel), or, when null, onto the spawning task's channel if a task of
+  // this runtime spawns it, else onto the default channel.
+  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                    const ChannelId* channel);
+  // Throws std::invalid_argument unless `channel` is one of this runtime's channels.
+  void check_channel(const ChannelId& channel) const;
+  // The channel called `name`; throws std::invalid_argument if there is none.
+  ChannelId channel(std::string_view name) const;
+  const LevelTable& levels() const noexcept { return levels_; }
   // Spawns a blocking call; throws std::system_error (the task is then gone, cancelled) when
   // the blocking pool has no thread and cannot start one.
   TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
@@ -59,6 +68,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   TaskHeader* bind_new(TaskHeader* task);
 
   const RuntimeConfig config_;
+  const LevelTable levels_;  // first after the configuration: it validates it
+  // Stamped into this runtime's ChannelIds, so that another runtime's id is refused.
+  const std::uint32_t tag_;
   OwnedTasks owned_;
   BlockingPool blocking_;
   BlockingScheduler blocking_scheduler_{blocking_, owned_};

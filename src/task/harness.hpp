@@ -13,9 +13,13 @@ namespace spool::detail {
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
 // JOIN_INTEREST, 3 references). The frame's prefix must not hold a header yet (the Task
 // may have been polled by hand before). `scheduler_owner` keeps `scheduler` alive while the
-// task exists.
+// task exists; `channel` is where the task queues.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner);
+                     std::shared_ptr<void> scheduler_owner, std::uint16_t channel);
+
+// The spawned task being polled on this thread, or null (outside any poll, or inside a poll
+// that spool::block_on makes).
+const TaskHeader* current_task() noexcept;
 
 // Polls a task taken from a run queue (consumes that entry's reference). `slot` is the
 // running thread's reactor slot (may be null).

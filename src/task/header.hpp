@@ -46,7 +46,8 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::shared_ptr<void> scheduler_owner, std::uint64_t id) noexcept;
+             std::shared_ptr<void> scheduler_owner, std::uint64_t id,
+             std::uint16_t channel) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -66,6 +67,9 @@ class TaskHeader : public FramePrefix {
   // released when the header is freed; never touched in between.
   const std::shared_ptr<void> scheduler_owner;
   const std::uint64_t id;
+  // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
+  // there again.
+  const std::uint16_t channel;
 
   // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
   AtomicWaker join_waker;

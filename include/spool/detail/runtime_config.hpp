@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace spool::detail {
 
@@ -26,7 +27,17 @@ struct RuntimeConfig {
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
   std::size_t timer_wheels = 0;  // 0: one per worker
   bool start_paused = false;
+  // Priority levels, highest first, each the names of its channels (Builder::levels);
+  // empty: one level with one channel, kDefaultChannelName.
+  std::vector<std::vector<std::string>> levels;
+  // Between levels: highest first, or round-robin with one slice per level (Builder::schedule).
+  bool round_robin = false;
+  std::vector<std::chrono::nanoseconds> slices;
+  std::string default_channel;  // empty: the first channel of the lowest level
 };
+
+/// The name of the one channel of a runtime built without Builder::levels.
+inline constexpr const char* kDefaultChannelName = "default";
 
 /// The most worker threads a runtime may have (the idle word counts them in 16 bits).
 inline constexpr std::size_t kMaxWorkerThreads = 0xffff;

@@ -229,7 +229,7 @@ TEST_P(MetricsAnyFlavor, DumpListsAPendingTaskAndTheLeafItWaitsOn) {
   // ended (and the runtime recorded what it waits on).
   EXPECT_EQ(wait(rt, rt.spawn(value(0))), 0);
   std::string dump = rt.dump();
-  std::string line_start = "task " + std::to_string(h.id()) + ": ";
+  std::string line_start = "task " + std::to_string(h.id()) + " [default]: ";
   auto pos = dump.find(line_start);
   ASSERT_NE(pos, std::string::npos) << dump;
   std::string line = dump.substr(pos, dump.find('\n', pos) - pos);
@@ -245,8 +245,8 @@ TEST(Metrics, DumpCountsLiveTasks) {
   auto b = rt.spawn(value(2));
   std::string dump = rt.dump();
   EXPECT_EQ(dump.rfind("2 live task(s)", 0), 0u) << dump;
-  EXPECT_NE(dump.find("task " + std::to_string(a.id()) + ": scheduled"), std::string::npos);
-  EXPECT_NE(dump.find("task " + std::to_string(b.id()) + ": scheduled"), std::string::npos);
+  EXPECT_NE(dump.find("task " + std::to_string(a.id()) + " [default]: scheduled"), std::string::npos);
+  EXPECT_NE(dump.find("task " + std::to_string(b.id()) + " [default]: scheduled"), std::string::npos);
   (void)rt.block_on(a);
   (void)rt.block_on(b);
   EXPECT_EQ(rt.dump().rfind("0 live task(s)", 0), 0u);
