@@ -11,6 +11,9 @@ namespace detail {
 // returns false: the caller returns pending so the task yields to the rest. Outside a
 // runtime task (plain block_on) the budget is unlimited.
 bool coop_poll_proceed(Context& cx) noexcept;
+// True if the scheduler asked the task polled on this thread to yield: a task of a higher
+// priority level waits and no idle worker can take it (docs/levels.md).
+bool yield_requested() noexcept;
 // Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
 // yield_now); elsewhere at once.
 void defer_wake(const Waker& waker);
@@ -49,5 +52,27 @@ class ConsumeBudget {
 };
 /// Spends one unit of the task's budget. See ConsumeBudget.
 inline ConsumeBudget consume_budget() { return {}; }
+
+/// A future that is ready at once unless the scheduler asked the running task to yield (a
+/// task of a higher priority level waits and no idle worker can take it; docs/levels.md):
+/// then it is pending once, and the task goes back to its channel behind the waiting work.
+/// For CPU-bound loops without other awaits: `co_await spool::yield_if_requested();`. The
+/// budget check of every spool leaf (consume_budget, channels, timers...) honours the same
+/// request on its own.
+class YieldIfRequested {
+ public:
+  /// Ready, unless a yield was requested and this future has not yielded yet.
+  Poll<void> poll(Context& cx) noexcept {
+    if (yielded_ || !detail::yield_requested()) return Poll<void>::ready();
+    yielded_ = true;
+    cx.waker().wake_by_ref();
+    return pending;
+  }
+
+ private:
+  bool yielded_ = false;
+};
+/// Yields the current task if the scheduler asked it to. See YieldIfRequested.
+inline YieldIfRequested yield_if_requested() { return {}; }
 
 }  // namespace spool

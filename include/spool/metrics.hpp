@@ -1,8 +1,10 @@
 // spool::RuntimeMetrics: a snapshot of a runtime's counters.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace spool {
@@ -13,6 +15,25 @@ struct WorkerMetrics {
   std::uint64_t steals = 0;           ///< steal operations that moved at least one task here
   std::uint64_t parks = 0;            ///< times the worker parked for lack of work
   std::size_t local_queue_depth = 0;  ///< tasks in its local queue now
+};
+
+/// Counters of one channel (Builder::levels; cumulative, except queue depth).
+struct ChannelMetrics {
+  std::string name;          ///< the channel's name
+  std::size_t level = 0;     ///< its level (0 is the highest)
+  std::size_t queued = 0;    ///< its tasks waiting in run queues now (a worker's LIFO slot aside)
+  std::uint64_t polled = 0;  ///< polls of its tasks
+  /// Wall time spent polling its tasks; measured only when the runtime has more than one
+  /// channel (a runtime without levels reports zero and pays no clock reads).
+  std::chrono::nanoseconds busy_time{0};
+};
+
+/// Counters of one priority level: the sums over its channels.
+struct LevelMetrics {
+  std::size_t queued = 0;    ///< its tasks waiting in run queues now
+  std::uint64_t polled = 0;  ///< polls of its tasks
+  std::chrono::nanoseconds busy_time{
+      0};  ///< wall time spent polling its tasks (see ChannelMetrics)
 };
 
 /// A snapshot of a runtime's counters, taken while it runs (Runtime::metrics()).
@@ -28,6 +49,8 @@ struct RuntimeMetrics {
   std::uint64_t timers_cancelled = 0;     ///< registered timers dropped or reset before firing
   std::uint64_t driver_parks = 0;         ///< times a thread parked in (or polled) the driver stack
   std::size_t timer_wheels = 0;           ///< timer wheels (Builder::timer_wheels)
+  std::vector<LevelMetrics> levels;       ///< one per priority level, highest first
+  std::vector<ChannelMetrics> channels;   ///< one per channel, highest level first
 };
 
 }  // namespace spool

@@ -1,6 +1,7 @@
 // The cooperative budget of the task being polled on this thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace spool::detail {
@@ -19,6 +20,20 @@ class BudgetScope {
 
  private:
   std::int64_t saved_;
+};
+
+// Makes `request` the flag this thread's tasks read to learn that the scheduler asks them to
+// yield (docs/levels.md), for the scope's lifetime; null: never asked. Set by a worker of a
+// runtime with more than one level, around its loop.
+class YieldRequestScope {
+ public:
+  explicit YieldRequestScope(const std::atomic<bool>* request) noexcept;
+  ~YieldRequestScope();
+  YieldRequestScope(const YieldRequestScope&) = delete;
+  YieldRequestScope& operator=(const YieldRequestScope&) = delete;
+
+ private:
+  const std::atomic<bool>* saved_;
 };
 
 }  // namespace spool::detail

@@ -50,10 +50,11 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
           // A multi-thread runtime's workers always drive it: no background thread.
           config_.flavor == RuntimeConfig::Flavor::kMultiThread})) {
   if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
-    multi_thread_ = std::make_unique<MultiThread>(this, config_, owned_, blocking_, driver_);
+    multi_thread_ =
+        std::make_unique<MultiThread>(this, config_, levels_, owned_, blocking_, driver_);
     scheduler_ = multi_thread_.get();
   } else {
-    current_thread_ = std::make_unique<CurrentThread>(this, config_, owned_, driver_);
+    current_thread_ = std::make_unique<CurrentThread>(this, config_, levels_, owned_, driver_);
     scheduler_ = current_thread_.get();
   }
 }
@@ -168,7 +169,17 @@ void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
 
 RuntimeMetrics RuntimeShared::metrics() {
   RuntimeMetrics m;
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
+    m.channels.push_back(ChannelMetrics{levels_.name(ch), levels_.level_of(ch), 0, 0, {}});
+  }
   with_scheduler([&](auto& s) { s.fill_metrics(m); });
+  m.levels.resize(levels_.num_levels());
+  for (const ChannelMetrics& c : m.channels) {
+    LevelMetrics& l = m.levels[c.level];
+    l.queued += c.queued;
+    l.polled += c.polled;
+    l.busy_time += c.busy_time;
+  }
   m.live_tasks = owned_.size();
   m.blocking_threads = blocking_.num_threads();
   m.idle_blocking_threads = blocking_.num_idle_threads();

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "context/budget.hpp"
 #include "context/current.hpp"
 #include "context/deferred.hpp"
 #include "scheduler/pick.hpp"
@@ -9,9 +10,18 @@
 
 namespace spool::detail {
 
-CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
+CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config,
+                             const LevelTable& levels, OwnedTasks& owned,
                              std::shared_ptr<Driver> driver)
-    : runtime_(runtime), config_(config), owned_(owned), driver_(std::move(driver)) {
+    : runtime_(runtime),
+      config_(config),
+      levels_(levels),
+      owned_(owned),
+      driver_(std::move(driver)),
+      injects_(new InjectQueue[levels.num_channels()]),
+      local_(levels.num_channels()),
+      cursor_(levels),
+      channel_counters_(new ChannelCounters[levels.num_channels()]) {
   // A block_on or background thread left the driver: the driving thread takes it over (it
   // wakes and parks again, in the driver).
   driver_->set_handoff([this] { parker_->unpark(); });
@@ -23,15 +33,24 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
       drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
       return;
     }
-    local_.push_back(t);
-    local_len_.store(local_.len(), std::memory_order_relaxed);
+    local_[t->channel].push_back(t);
+    local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    request_yield(levels_.level_of(t->channel));
     return;
   }
-  if (!inject_.push(t)) {
+  if (!injects_[t->channel].push(t)) {
     drop_task_refs(t);  // shut down
     return;
   }
+  request_yield(levels_.level_of(t->channel));
   parker_->unpark();
+}
+
+void CurrentThread::request_yield(std::uint16_t level) noexcept {
+  if (levels_.num_levels() == 1 || levels_.round_robin()) return;
+  if (yield_.running_level.load(std::memory_order_relaxed) > level) {
+    yield_.requested.store(true, std::memory_order_release);
+  }
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {
@@ -69,7 +88,9 @@ void CurrentThread::release_driver() noexcept {
 }
 
 void CurrentThread::close_local() noexcept {
-  while (TaskHeader* t = local_.pop_front()) drop_task_refs(t);
+  for (TaskFifo& fifo : local_) {
+    while (TaskHeader* t = fifo.pop_front()) drop_task_refs(t);
+  }
   local_closed_ = true;
   local_len_.store(0, std::memory_order_relaxed);
 }
@@ -98,26 +119,58 @@ bool CurrentThread::has_runnable() const noexcept {
   // reads its own local_len_, or by a face while no block_on runs — the last one ended with
   // Driver::block_on_ended, which takes the same mutex after release_driver, so the length it
   // left is visible here.
-  return local_len_.load(std::memory_order_relaxed) != 0 || !inject_.is_empty();
+  if (local_len_.load(std::memory_order_relaxed) != 0) return true;
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
+    if (!injects_[ch].is_empty()) return true;
+  }
+  return false;
 }
 
-TaskHeader* CurrentThread::pop_local() noexcept {
-  TaskHeader* t = local_.pop_front();
-  if (t) local_len_.store(local_.len(), std::memory_order_relaxed);
+TaskHeader* CurrentThread::pop_local(std::uint16_t channel) noexcept {
+  TaskHeader* t = local_[channel].pop_front();
+  if (t)
+    local_len_.store(local_len_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   return t;
+}
+
+bool CurrentThread::level_has_work(std::uint16_t level) const noexcept {
+  for (std::uint16_t ch = levels_.first_channel(level); ch < levels_.end_channel(level); ++ch) {
+    if (!local_[ch].empty() || !injects_[ch].is_empty()) return true;
+  }
+  return false;
+}
+
+TaskHeader* CurrentThread::next_task() noexcept {
+  ++tick_;
+  return pick_by_level(
+      levels_, cursor_,
+      [&](std::uint16_t level) { return levels_.num_levels() == 1 || level_has_work(level); },
+      [&](std::uint16_t level) {
+        return pick_by_channel(levels_, cursor_, level, [&](std::uint16_t ch) {
+          InjectQueue& inject = injects_[ch];
+          return pick_next_task(
+              tick_, config_.global_queue_interval, [&] { return inject.pop(); },
+              [&] { return pop_local(ch); }, [&] { return inject.pop(); });
+        });
+      });
 }
 
 bool CurrentThread::run_batch(ReactorSlot& slot) {
   bool ran = false;
+  const bool levels = levels_.num_levels() > 1;
   for (std::uint32_t i = 0; i < config_.event_interval; ++i) {
-    TaskHeader* t = pick_next_task(
-        ++tick_, config_.global_queue_interval, [&] { return inject_.pop(); },
-        [&] { return pop_local(); }, [&] { return inject_.pop(); });
+    if (levels) yield_.clear_before_pick();
+    TaskHeader* t = next_task();
     if (t == nullptr) break;
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    run_task(t, &slot);
+    if (levels_.num_channels() == 1) {
+      run_task(t, &slot);
+    } else {
+      poll_in_channel(levels_, channel_counters_.get(), yield_, t, &slot);
+    }
     ran = true;
   }
+  if (levels) yield_.running_level.store(0, std::memory_order_relaxed);  // between batches
   return ran;
 }
 
@@ -126,6 +179,9 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
   // driver's root waker (which also unparks the thread's own parker; see RootWaker).
   ThreadParker& parker = *parker_;
   RuntimeThreadScope own_thread(runtime_);
+  // HighestFirst with more than one level: the tasks polled here honour yield requests.
+  YieldRequestScope yield_requests(
+      levels_.num_levels() > 1 && !levels_.round_robin() ? &yield_.requested : nullptr);
   DeferredWakes deferred;
   bool shut_down = false;
   {
@@ -160,7 +216,7 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
 
 void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  inject_.close();
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) injects_[ch].close();
   parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
   if (is_driver_thread()) {
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
@@ -183,14 +239,27 @@ void CurrentThread::drain_queues() noexcept {
   // Without the role (a driver stuck in a poll past the deadline), the local queue is the
   // driver's: leave it.
   if (shutdown_holds_role_) close_local();
-  while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
+    while (TaskHeader* t = injects_[ch].pop()) drop_task_refs(t);
+  }
 }
 
 void CurrentThread::fill_metrics(RuntimeMetrics& m) {
   m.workers.push_back(WorkerMetrics{polls_.load(std::memory_order_relaxed), 0,
                                     parks_.load(std::memory_order_relaxed),
                                     local_len_.load(std::memory_order_relaxed)});
-  m.inject_queue_depth = inject_.len();
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
+    const std::size_t len = injects_[ch].len();
+    m.inject_queue_depth += len;
+    // The local FIFOs are the driving thread's: their lengths are not read from here.
+    m.channels[ch].queued += len;
+    if (levels_.num_channels() > 1) {
+      m.channels[ch].polled = channel_counters_[ch].polls.load(std::memory_order_relaxed);
+      m.channels[ch].busy_time =
+          std::chrono::nanoseconds(channel_counters_[ch].busy_ns.load(std::memory_order_relaxed));
+    }
+  }
+  if (levels_.num_channels() == 1) m.channels[0].polled = polls_.load(std::memory_order_relaxed);
 }
 
 }  // namespace spool::detail

@@ -15,6 +15,9 @@
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/inject_queue.hpp"
+#include "scheduler/level_poll.hpp"
+#include "scheduler/levels.hpp"
+#include "scheduler/pick.hpp"
 #include "scheduler/task_fifo.hpp"
 #include "spool/core/context.hpp"
 #include "spool/detail/runtime_config.hpp"
@@ -35,8 +38,8 @@ class CurrentThread final : public Scheduler {
  public:
   // `runtime` is what the driving thread is marked as belonging to while it runs tasks;
   // it parks in `driver` (unless a background driver thread holds it).
-  CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
-                std::shared_ptr<Driver> driver);
+  CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config, const LevelTable& levels,
+                OwnedTasks& owned, std::shared_ptr<Driver> driver);
   CurrentThread(const CurrentThread&) = delete;
   CurrentThread& operator=(const CurrentThread&) = delete;
 
@@ -89,7 +92,12 @@ class CurrentThread final : public Scheduler {
   bool is_driver_thread() const noexcept {
     return driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
-  TaskHeader* pop_local() noexcept;
+  TaskHeader* pop_local(std::uint16_t channel) noexcept;
+  // The next task by level and channel (scheduler/pick.hpp), or null.
+  TaskHeader* next_task() noexcept;
+  bool level_has_work(std::uint16_t level) const noexcept;
+  // HighestFirst: asks the task running now to yield if it is below `level`.
+  void request_yield(std::uint16_t level) noexcept;
   // Drops every notification in the local queue and refuses later local schedules. Only
   // by the holder of the role.
   void close_local() noexcept;
@@ -98,13 +106,20 @@ class CurrentThread final : public Scheduler {
 
   RuntimeShared* const runtime_;
   const RuntimeConfig& config_;
+  const LevelTable& levels_;
   OwnedTasks& owned_;
   const std::shared_ptr<Driver> driver_;
-  InjectQueue inject_;  // schedules from other threads
-  // Schedules from the driving thread; touched only by the thread holding the role (the
-  // driver_taken_ acquire/release pair hands it over, with tick_ and local_closed_).
-  TaskFifo local_;
+  std::unique_ptr<InjectQueue[]> injects_;  // schedules from other threads, one per channel
+  // Schedules from the driving thread, one per channel; touched only by the thread holding
+  // the role (the driver_taken_ acquire/release pair hands them over, with tick_, cursor_ and
+  // local_closed_).
+  std::vector<TaskFifo> local_;
   std::uint32_t tick_ = 0;
+  LevelCursor cursor_;
+  // More than one channel only: per-channel counters, and the running task's level with the
+  // flag that asks it to yield (scheduler/level_poll.hpp).
+  std::unique_ptr<ChannelCounters[]> channel_counters_;
+  YieldState yield_;
   // Set by the shutdown's drain: later local schedules drop their notification at once.
   bool local_closed_ = false;
   // The driving thread parks here; remote schedules unpark it. Shared with the root wakers
@@ -126,8 +141,9 @@ class CurrentThread final : public Scheduler {
   std::mutex waiters_mutex_;
   std::condition_variable role_released_;
   std::vector<ThreadParker*> waiters_;  // guarded by waiters_mutex_
-  // Counters: written by the driver, read by metrics() (relaxed); local_len_ also by
-  // has_runnable (relaxed, ordered by the time driver's jump mutex; see there).
+  // Counters: written by the driver, read by metrics() (relaxed); local_len_ (the tasks in
+  // all local FIFOs) also by has_runnable (relaxed, ordered by the time driver's jump mutex;
+  // see there).
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};
   std::atomic<std::size_t> local_len_{0};

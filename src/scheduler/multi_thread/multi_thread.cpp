@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "context/budget.hpp"
 #include "context/current.hpp"
 #include "context/deferred.hpp"
 #include "context/enter.hpp"
@@ -43,21 +44,28 @@ std::size_t MultiThread::num_workers(const RuntimeConfig& config) noexcept {
                                : std::max(1u, std::thread::hardware_concurrency());
 }
 
-MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
-                         BlockingPool& blocking, std::shared_ptr<Driver> driver)
+MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
+                         const LevelTable& levels, OwnedTasks& owned, BlockingPool& blocking,
+                         std::shared_ptr<Driver> driver)
     : runtime_(runtime),
       config_(config),
       event_interval_(config.event_interval),
       global_queue_interval_(config.global_queue_interval),
       lifo_slot_(config.lifo_slot),
+      levels_(levels),
+      num_levels_(levels.num_levels()),
+      num_channels_(levels.num_channels()),
+      round_robin_(levels.round_robin()),
       owned_(owned),
       blocking_(blocking),
       driver_(std::move(driver)),
       num_workers_(static_cast<std::uint32_t>(num_workers(config))),
+      injects_(new PaddedInject[num_channels_]),
+      queued_(new LevelCount[num_levels_]),
       idle_(num_workers_) {
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
-    workers_.push_back(std::make_unique<WorkerShared>());
-    auto core = std::make_unique<Core>();
+    workers_.push_back(std::make_unique<WorkerShared>(num_channels_));
+    auto core = std::make_unique<Core>(levels_);
     core->index = i;
     core->rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) | 1;
     cores_.push_back(std::move(core));
@@ -97,6 +105,9 @@ void MultiThread::run_worker(Core* core) {
   ReactorSlot slot;
   slot.install(driver_);
   TimeDriver::set_thread_shard(core->index);  // timers armed here go to this worker's wheel
+  // HighestFirst with more than one level: the tasks polled here honour yield requests.
+  YieldRequestScope yield_requests(
+      num_levels_ > 1 && !round_robin_ ? &workers_[core->index]->yield.requested : nullptr);
   WorkerContext ctx{this, core, &slot};
   WorkerContext* saved = std::exchange(current_worker, &ctx);
   DeferredWakes deferred;
@@ -110,8 +121,8 @@ void MultiThread::run_worker(Core* core) {
         requeue_deferred(c, deferred);
         driver_->maintain();
       }
+      if (num_levels_ > 1) workers_[c.index]->yield.clear_before_pick();
       TaskHeader* t = next_task(c);
-      if (t == nullptr) t = steal_work(c);
       if (t != nullptr) {
         run_task_on(t);
         continue;
@@ -161,16 +172,23 @@ void MultiThread::run_task_on(TaskHeader* t) {
   for (;;) {
     WorkerShared& w = *workers_[ctx.core->index];
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    run_task(t, ctx.slot);
+    if (num_channels_ == 1) {
+      run_task(t, ctx.slot);
+    } else {
+      poll_in_channel(levels_, w.channels.get(), w.yield, t, ctx.slot);
+    }
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(ctx.core->lifo, nullptr);
     if (t == nullptr) return;
-    if (lifo_polls++ == kMaxLifoPolls) {
-      // The LIFO task has had its turns: put it behind the queue so others get theirs.
-      // Into an empty queue it is this worker's very next task, as if it had stayed in
-      // the slot: waking a parked worker to steal it would only move it.
-      const bool others_waiting = !w.queue.is_empty();
-      w.queue.push_back_or_overflow(t, inject_, drop_ref);
+    if (num_levels_ > 1) w.yield.clear_before_pick();
+    if (lifo_polls++ == kMaxLifoPolls || higher_level_waits(t)) {
+      // The LIFO task has had its turns (or a higher level's task waits): put it behind the
+      // queue so others get theirs. Into an empty queue it is this worker's very next task,
+      // as if it had stayed in the slot: waking a parked worker to steal it would only move it.
+      LocalQueue<>& q = w.queues[t->channel];
+      const bool others_waiting = !q.is_empty();
+      count_queued(t, 1);
+      q.push_back_or_overflow(t, injects_[t->channel].queue, drop_ref);
       if (others_waiting) notify_parked(Idle::Published::kLocalQueue);
       return;
     }
@@ -178,45 +196,93 @@ void MultiThread::run_task_on(TaskHeader* t) {
 }
 
 TaskHeader* MultiThread::next_task(Core& core) {
-  return pick_next_task(
-      core.tick, global_queue_interval_, [&] { return inject_.pop(); },
-      [&] {
-        if (TaskHeader* t = std::exchange(core.lifo, nullptr)) return t;
-        return workers_[core.index]->queue.pop();
+  return pick_by_level(
+      levels_, core.cursor, [&](std::uint16_t level) { return level_may_have_work(core, level); },
+      [&](std::uint16_t level) { return next_in_level(core, level); });
+}
+
+bool MultiThread::level_may_have_work(const Core& core, std::uint16_t level) const noexcept {
+  if (num_levels_ == 1) return true;
+  if (queued_[level].queued.load(std::memory_order_seq_cst) > 0) return true;
+  return core.lifo != nullptr && levels_.level_of(core.lifo->channel) == level;
+}
+
+bool MultiThread::higher_level_waits(const TaskHeader* t) const noexcept {
+  if (num_levels_ == 1 || round_robin_) return false;
+  for (std::uint16_t l = 0, mine = levels_.level_of(t->channel); l < mine; ++l) {
+    if (queued_[l].queued.load(std::memory_order_seq_cst) > 0) return true;
+  }
+  return false;
+}
+
+void MultiThread::count_queued(const TaskHeader* t, std::int64_t delta) noexcept {
+  if (num_levels_ == 1) return;
+  queued_[levels_.level_of(t->channel)].queued.fetch_add(delta, std::memory_order_seq_cst);
+}
+
+TaskHeader* MultiThread::next_in_level(Core& core, std::uint16_t level) {
+  // The level's channels in turn: first what this worker and the inject queues hold, then
+  // what other workers hold.
+  if (TaskHeader* t = pick_by_channel(levels_, core.cursor, level, [&](std::uint16_t ch) {
+        return next_in_channel(core, ch);
+      })) {
+    return t;
+  }
+  return pick_by_channel(levels_, core.cursor, level,
+                         [&](std::uint16_t ch) { return steal_work(core, ch); });
+}
+
+TaskHeader* MultiThread::next_in_channel(Core& core, std::uint16_t channel) {
+  InjectQueue& inject = injects_[channel].queue;
+  bool from_lifo = false;  // the LIFO slot's task is not counted in its level's number
+  TaskHeader* t = pick_next_task(
+      core.tick, global_queue_interval_, [&] { return inject.pop(); },
+      [&]() -> TaskHeader* {
+        if (core.lifo != nullptr && core.lifo->channel == channel) {
+          from_lifo = true;
+          return std::exchange(core.lifo, nullptr);
+        }
+        return workers_[core.index]->queues[channel].pop();
       },
-      [&] { return next_from_inject(core); });
+      [&] { return next_from_inject(core, channel); });
+  if (t != nullptr && !from_lifo) count_queued(t, -1);
+  return t;
 }
 
 // Takes a share of the inject queue: one task to run now and a batch for the local queue.
-TaskHeader* MultiThread::next_from_inject(Core& core) {
-  if (inject_.is_empty()) return nullptr;
+TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
+  InjectQueue& inject = injects_[channel].queue;
+  if (inject.is_empty()) return nullptr;
   constexpr std::size_t kMaxBatch = 64;
-  std::size_t share = std::min(kMaxBatch, inject_.len() / num_workers_ + 1);
+  std::size_t share = std::min(kMaxBatch, inject.len() / num_workers_ + 1);
   TaskHeader* batch[kMaxBatch];
-  std::size_t n = inject_.pop_n(batch, share);
+  std::size_t n = inject.pop_n(batch, share);
   if (n == 0) return nullptr;
-  LocalQueue<>& q = workers_[core.index]->queue;
-  for (std::size_t i = 1; i < n; ++i) q.push_back_or_overflow(batch[i], inject_, drop_ref);
+  LocalQueue<>& q = workers_[core.index]->queues[channel];
+  for (std::size_t i = 1; i < n; ++i) q.push_back_or_overflow(batch[i], inject, drop_ref);
   return batch[0];
 }
 
-TaskHeader* MultiThread::steal_work(Core& core) {
+TaskHeader* MultiThread::steal_work(Core& core, std::uint16_t channel) {
   if (!core.is_searching) {
     if (!idle_.transition_to_searching()) return nullptr;
     core.is_searching = true;
   }
-  LocalQueue<>& mine = workers_[core.index]->queue;
+  LocalQueue<>& mine = workers_[core.index]->queues[channel];
   std::uint32_t start = static_cast<std::uint32_t>(next_random(core.rng) % num_workers_);
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     std::uint32_t victim = (start + i) % num_workers_;
     if (victim == core.index) continue;
-    if (TaskHeader* t = workers_[victim]->queue.steal_into(mine)) {
+    if (TaskHeader* t = workers_[victim]->queues[channel].steal_into(mine)) {
       WorkerShared& w = *workers_[core.index];
       w.steals.store(w.steals.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      count_queued(t, -1);
       return t;
     }
   }
-  return next_from_inject(core);
+  TaskHeader* t = next_from_inject(core, channel);
+  if (t != nullptr) count_queued(t, -1);
+  return t;
 }
 
 void MultiThread::transition_from_searching(Core& core) noexcept {
@@ -240,6 +306,7 @@ void MultiThread::park(Core& core) {
   }
   core.is_searching = false;
   WorkerShared& w = *workers_[core.index];
+  w.yield.running_level.store(0, std::memory_order_relaxed);  // idle: nothing to ask to yield
   while (!is_shutdown()) {
     w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // In the driver if no other worker holds it (then it waits for the next timer too).
@@ -248,7 +315,7 @@ void MultiThread::park(Core& core) {
     if (!idle_.is_parked(core.index)) {
       core.is_searching = true;  // a notify unparked us and counted us as searching
       found_work = true;
-    } else if (core.lifo != nullptr || !w.queue.is_empty()) {
+    } else if (core.lifo != nullptr || has_local_work(w)) {
       // Timers fired here woke tasks into our queue. A notify that took us out of the list
       // since the check above counted us as searching: then we are.
       core.is_searching = !idle_.unpark_by_id(core.index);
@@ -269,22 +336,51 @@ void MultiThread::hand_driver_over() noexcept {
   if (auto w = idle_.a_parked_worker()) workers_[*w]->parker.unpark();
 }
 
-void MultiThread::notify_parked(Idle::Published where) noexcept {
-  if (auto w = idle_.worker_to_notify(where)) workers_[*w]->parker.unpark();
+bool MultiThread::notify_parked(Idle::Published where) noexcept {
+  auto w = idle_.worker_to_notify(where);
+  if (!w) return false;
+  workers_[*w]->parker.unpark();
+  return true;
+}
+
+bool MultiThread::has_local_work(const WorkerShared& w) const noexcept {
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    if (!w.queues[ch].is_empty()) return true;
+  }
+  return false;
 }
 
 bool MultiThread::work_pending() const noexcept {
   for (const auto& w : workers_) {
-    if (!w->queue.is_empty()) return true;
+    if (has_local_work(*w)) return true;
   }
-  return !inject_.is_empty();
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    if (!injects_[ch].queue.is_empty()) return true;
+  }
+  return false;
+}
+
+void MultiThread::request_yield(std::uint16_t level) noexcept {
+  if (num_levels_ == 1 || round_robin_) return;
+  // The worker running the lowest level below `level`, if any: the one whose task matters
+  // least.
+  WorkerShared* lowest = nullptr;
+  std::uint16_t lowest_level = level;
+  for (const auto& w : workers_) {
+    const std::uint16_t l = w->yield.running_level.load(std::memory_order_relaxed);
+    if (l > lowest_level) {
+      lowest_level = l;
+      lowest = w.get();
+    }
+  }
+  if (lowest != nullptr) lowest->yield.requested.store(true, std::memory_order_release);
 }
 
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   WorkerContext* ctx = current_worker;
   if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
     Core& core = *ctx->core;
-    if (is_yield || !lifo_slot_) {
+    if (is_yield || !lifo_slot_ || !lifo_keeps_level(*workers_[core.index], t)) {
       push_local(core, t);
       return;
     }
@@ -296,22 +392,34 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   schedule_remote(t);
 }
 
+bool MultiThread::lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept {
+  // With levels, only a task of the running task's level runs next here: a higher one goes
+  // where idle workers can take it, a lower one must not jump ahead of its betters.
+  return num_levels_ == 1 ||
+         levels_.level_of(t->channel) == w.yield.running_level.load(std::memory_order_relaxed);
+}
+
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
-  workers_[core.index]->queue.push_back_or_overflow(t, inject_, drop_ref);
+  count_queued(t, 1);
+  workers_[core.index]->queues[t->channel].push_back_or_overflow(t, injects_[t->channel].queue,
+                                                                 drop_ref);
   if (core.is_searching) return;  // a searcher finds it
   if (core.batching_notify) {
     core.notify_after_batch = true;  // one notification for the whole batch
     return;
   }
-  notify_parked(Idle::Published::kLocalQueue);
+  if (!notify_parked(Idle::Published::kLocalQueue)) request_yield(levels_.level_of(t->channel));
 }
 
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
-  if (!inject_.push(t)) {
+  const std::uint16_t level = levels_.level_of(t->channel);
+  count_queued(t, 1);
+  if (!injects_[t->channel].queue.push(t)) {
+    count_queued(t, -1);
     drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
     return;
   }
-  notify_parked(Idle::Published::kInjectQueue);
+  if (!notify_parked(Idle::Published::kInjectQueue)) request_yield(level);
 }
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {
@@ -338,7 +446,7 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
 
 void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  inject_.close();
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) injects_[ch].queue.close();
   for (auto& w : workers_) w->parker.unpark();
   bool all_left;
   {
@@ -365,21 +473,43 @@ void MultiThread::drain_queues() noexcept {
       if (core_left_[core->index]) drain_core(*core);
     }
   }
-  while (TaskHeader* t = inject_.pop()) drop_task_refs(t);
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    while (TaskHeader* t = injects_[ch].queue.pop()) drop_task_refs(t);
+  }
 }
 
 void MultiThread::drain_core(Core& core) noexcept {
   if (TaskHeader* t = std::exchange(core.lifo, nullptr)) drop_task_refs(t);
-  while (TaskHeader* t = workers_[core.index]->queue.pop()) drop_task_refs(t);
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    while (TaskHeader* t = workers_[core.index]->queues[ch].pop()) drop_task_refs(t);
+  }
 }
 
 void MultiThread::fill_metrics(RuntimeMetrics& m) {
+  std::uint64_t total_polls = 0;
   for (auto& w : workers_) {
-    m.workers.push_back(WorkerMetrics{w->polls.load(std::memory_order_relaxed),
-                                      w->steals.load(std::memory_order_relaxed),
-                                      w->parks.load(std::memory_order_relaxed), w->queue.len()});
+    std::size_t depth = 0;
+    for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+      const std::size_t len = w->queues[ch].len();
+      depth += len;
+      m.channels[ch].queued += len;
+      if (num_channels_ > 1) {
+        m.channels[ch].polled += w->channels[ch].polls.load(std::memory_order_relaxed);
+        m.channels[ch].busy_time +=
+            std::chrono::nanoseconds(w->channels[ch].busy_ns.load(std::memory_order_relaxed));
+      }
+    }
+    const std::uint64_t polls = w->polls.load(std::memory_order_relaxed);
+    total_polls += polls;
+    m.workers.push_back(WorkerMetrics{polls, w->steals.load(std::memory_order_relaxed),
+                                      w->parks.load(std::memory_order_relaxed), depth});
   }
-  m.inject_queue_depth = inject_.len();
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    const std::size_t len = injects_[ch].queue.len();
+    m.inject_queue_depth += len;
+    m.channels[ch].queued += len;
+  }
+  if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters
 }
 
 }  // namespace spool::detail

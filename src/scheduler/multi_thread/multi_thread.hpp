@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -15,8 +16,11 @@
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/inject_queue.hpp"
+#include "scheduler/level_poll.hpp"
+#include "scheduler/levels.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
+#include "scheduler/pick.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
 #include "task/owned_tasks.hpp"
@@ -29,7 +33,8 @@ class RuntimeShared;
 // A worker's state that moves with it: block_in_place hands a Core to a new thread.
 // Touched only by the thread that holds it.
 struct Core {
-  std::uint32_t index;         // which worker (and local queue) this is
+  explicit Core(const LevelTable& levels) : cursor(levels) {}
+  std::uint32_t index;         // which worker (and local queues) this is
   std::uint32_t tick = 0;      // tasks run so far; drives the event/global intervals
   bool is_searching = false;   // counted in Idle's searching number
   TaskHeader* lifo = nullptr;  // the LIFO slot: a task woken or spawned by the running task
@@ -37,16 +42,34 @@ struct Core {
   // While requeue_deferred pushes a batch: pushes only note that a worker should be told.
   bool batching_notify = false;
   bool notify_after_batch = false;
+  LevelCursor cursor;  // where the worker stands in the levels and their channels
 };
 
 // Per-worker state that other threads touch.
 struct alignas(64) WorkerShared {
-  LocalQueue<> queue;
+  explicit WorkerShared(std::uint16_t num_channels)
+      : queues(new LocalQueue<>[num_channels]), channels(new ChannelCounters[num_channels]) {}
+  const std::unique_ptr<LocalQueue<>[]> queues;  // one per channel (scheduler/levels.hpp)
   ThreadParker parker;
   // Counters: written by the core holder (relaxed increments), read by metrics().
   std::atomic<std::uint64_t> polls{0};
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> parks{0};
+  const std::unique_ptr<ChannelCounters[]> channels;  // more than one channel only
+  YieldState yield;                                   // more than one level only
+};
+
+// An inject queue on cache lines of its own: one per channel.
+struct alignas(64) PaddedInject {
+  InjectQueue queue;
+};
+
+// A count of one level's tasks in run queues (more than one level only), on a cache line of
+// its own. Incremented before a task is pushed into a local or inject queue, decremented
+// after one is taken out to run (seq_cst, like the queues' own length words: a worker that
+// finds it zero skips the level; a stale non-zero costs a look in empty queues).
+struct alignas(64) LevelCount {
+  std::atomic<std::int64_t> queued{0};
 };
 
 // The multi-thread scheduler. Owned by its runtime (runtime/shared.hpp), which hands it the
@@ -55,8 +78,8 @@ class MultiThread final : public Scheduler {
  public:
   // The workers park in `driver` (one at a time; see Driver) and poll tasks with it in
   // their reactor slots.
-  MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, OwnedTasks& owned,
-              BlockingPool& blocking, std::shared_ptr<Driver> driver);
+  MultiThread(RuntimeShared* runtime, const RuntimeConfig& config, const LevelTable& levels,
+              OwnedTasks& owned, BlockingPool& blocking, std::shared_ptr<Driver> driver);
   // How many workers `config` asks for.
   static std::size_t num_workers(const RuntimeConfig& config) noexcept;
   ~MultiThread();
@@ -85,19 +108,38 @@ class MultiThread final : public Scheduler {
   // block_in_place takes the core away.
   void run_worker(Core* core);
   void run_task_on(TaskHeader* task);
+  // The next task for `core`: from the highest level with work (HighestFirst) or the level
+  // whose slice runs (RoundRobin), and within it from its channels in turn; from the core's
+  // LIFO slot and queues, the inject queues, or stolen from other workers. Null: none found.
   TaskHeader* next_task(Core& core);
-  TaskHeader* next_from_inject(Core& core);
-  TaskHeader* steal_work(Core& core);
+  TaskHeader* next_in_level(Core& core, std::uint16_t level);
+  // From `channel`'s LIFO slot, local queue or inject queue.
+  TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
+  TaskHeader* next_from_inject(Core& core, std::uint16_t channel);
+  TaskHeader* steal_work(Core& core, std::uint16_t channel);
+  // Whether `level` may have a runnable task: in queues (its count) or `core`'s LIFO slot.
+  bool level_may_have_work(const Core& core, std::uint16_t level) const noexcept;
+  // HighestFirst: whether the LIFO task `t` must wait because a higher level has work.
+  bool higher_level_waits(const TaskHeader* t) const noexcept;
+  // Counts a task into (+1) or out of (-1) its level's queued number (more than one level).
+  void count_queued(const TaskHeader* t, std::int64_t delta) noexcept;
+  // HighestFirst: asks the worker running the lowest-level task below `level` to yield.
+  void request_yield(std::uint16_t level) noexcept;
   void park(Core& core);
-  // Wakes a parked worker for a task published `where`, unless a worker is searching.
-  void notify_parked(Idle::Published where) noexcept;
+  // Wakes a parked worker for a task published `where`, unless a worker is searching;
+  // true if it woke one.
+  bool notify_parked(Idle::Published where) noexcept;
   // Wakes a parked worker to take the driver, which nobody holds now while timers wait.
   void hand_driver_over() noexcept;
   // Drains the deferred-wake list into this worker's queue with one notification for the
   // lot; true if there was anything.
   bool requeue_deferred(Core& core, DeferredWakes& deferred);
-  // True if a task waits in some local queue or in the inject queue.
+  // True if a task waits in some local queue or inject queue.
   bool work_pending() const noexcept;
+  // True if a task waits in one of w's local queues.
+  bool has_local_work(const WorkerShared& w) const noexcept;
+  // Whether `t`, woken by the task running on worker `w`, may take w's LIFO slot.
+  bool lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept;
   void push_local(Core& core, TaskHeader* task) noexcept;
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
@@ -112,16 +154,20 @@ class MultiThread final : public Scheduler {
   const std::uint32_t event_interval_;
   const std::uint32_t global_queue_interval_;
   const bool lifo_slot_;
+  const LevelTable& levels_;
+  const std::uint16_t num_levels_;
+  const std::uint16_t num_channels_;
+  const bool round_robin_;
   OwnedTasks& owned_;
   BlockingPool& blocking_;
   const std::shared_ptr<Driver> driver_;
   const std::uint32_t num_workers_;
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
-  // Each on cache lines of their own: the inject queue is written by every remote
-  // schedule, the idle word by every search transition, while the fields above are read
-  // by every worker on every tick.
-  alignas(64) InjectQueue inject_;
+  const std::unique_ptr<PaddedInject[]> injects_;  // one per channel, each on its own lines
+  const std::unique_ptr<LevelCount[]> queued_;     // one per level (more than one level)
+  // On cache lines of its own: the idle word is written by every search transition, while
+  // the fields above are read by every worker on every tick.
   alignas(64) Idle idle_;
   std::vector<std::thread> threads_;
   // Set once by close_and_stop (release); read by the workers in their loop and park

@@ -1,0 +1,60 @@
+// What a scheduler with levels keeps around each poll (docs/levels.md), shared by both
+// flavours: per-channel counters, and the level of the running task with the flag that asks
+// it to yield.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "scheduler/levels.hpp"
+#include "task/harness.hpp"
+
+namespace spool::detail {
+
+// A channel's counters on one polling thread: written by that thread (relaxed), read by
+// metrics().
+struct ChannelCounters {
+  std::atomic<std::uint64_t> polls{0};
+  std::atomic<std::int64_t> busy_ns{0};
+};
+
+// One polling thread's (a worker's, a current-thread driver's) answer to "whom do I ask to
+// yield" and the request itself.
+struct YieldState {
+  // The level of the task polled now (0 when idle): written by the polling thread before
+  // each poll, read by threads that queue a task (both relaxed: a hint of whom to ask).
+  std::atomic<std::uint16_t> running_level{0};
+  // Set (release) by a thread that queued a higher-level task no idle thread can take; read
+  // by the budget check of the task polled here (relaxed, context/budget.cpp); cleared by the
+  // polling thread before each pick (clear_before_pick).
+  std::atomic<bool> requested{false};
+
+  // Called before the polling thread picks its next task by level: that pick answers any
+  // request made so far. The acquire load that sees a request pairs with its release store,
+  // so the pick sees the task whose queueing led to it; a request made after this stays set
+  // for the next poll.
+  void clear_before_pick() noexcept {
+    if (requested.load(std::memory_order_acquire))
+      requested.store(false, std::memory_order_relaxed);
+  }
+};
+
+// Polls `t` (run_task) on a thread of a runtime with more than one channel: records the
+// running level in `yield` (more than one level), and the poll in the channel's counters.
+inline void poll_in_channel(const LevelTable& levels, ChannelCounters* counters, YieldState& yield,
+                            TaskHeader* t, ReactorSlot* slot) {
+  if (levels.num_levels() > 1) {
+    yield.running_level.store(levels.level_of(t->channel), std::memory_order_relaxed);
+  }
+  ChannelCounters& c = counters[t->channel];  // read before the poll: it may free the task
+  const auto start = std::chrono::steady_clock::now();
+  run_task(t, slot);
+  const auto busy = std::chrono::steady_clock::now() - start;
+  c.polls.store(c.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  c.busy_ns.store(c.busy_ns.load(std::memory_order_relaxed) +
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(busy).count(),
+                  std::memory_order_relaxed);
+}
+
+}  // namespace spool::detail
