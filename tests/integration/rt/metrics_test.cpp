@@ -245,8 +245,10 @@ TEST(Metrics, DumpCountsLiveTasks) {
   auto b = rt.spawn(value(2));
   std::string dump = rt.dump();
   EXPECT_EQ(dump.rfind("2 live task(s)", 0), 0u) << dump;
-  EXPECT_NE(dump.find("task " + std::to_string(a.id()) + " [default]: scheduled"), std::string::npos);
-  EXPECT_NE(dump.find("task " + std::to_string(b.id()) + " [default]: scheduled"), std::string::npos);
+  EXPECT_NE(dump.find("task " + std::to_string(a.id()) + " [default]: scheduled"),
+            std::string::npos);
+  EXPECT_NE(dump.find("task " + std::to_string(b.id()) + " [default]: scheduled"),
+            std::string::npos);
   (void)rt.block_on(a);
   (void)rt.block_on(b);
   EXPECT_EQ(rt.dump().rfind("0 live task(s)", 0), 0u);
