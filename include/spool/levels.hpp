@@ -22,18 +22,44 @@ inline constexpr std::size_t kMaxLevels = 16;
 inline constexpr std::size_t kMaxChannels = 64;
 
 /// A named queue of tasks inside a priority level (one per tenant or request class, say).
-/// Channel names are unique within a runtime.
+/// Channel names are unique within a runtime. `Channel("audit").complete_on_close()`.
 class Channel {
  public:
   /// A FIFO channel called `name`.
   Channel(std::string name) : name_(std::move(name)) {}  // NOLINT: implicit, reads as a name
   /// A FIFO channel called `name`.
   Channel(const char* name) : name_(name) {}  // NOLINT: implicit, reads as a name
+  /// Marks the channel complete-on-close: at shutdown its tasks (those spawned onto it during
+  /// the shutdown too) run to completion, and the shutdown waits for every CloseGuard, before
+  /// the other tasks are cancelled (docs/levels.md).
+  Channel& complete_on_close(bool on = true) & {
+    complete_on_close_ = on;
+    return *this;
+  }
+  /// See the lvalue overload.
+  Channel&& complete_on_close(bool on = true) && { return std::move(complete_on_close(on)); }
+  /// Makes the channel serve the task with the earliest deadline first (spawn_on's deadline
+  /// argument) instead of in arrival order; a task that starts after its deadline counts as
+  /// a miss in ChannelMetrics::deadline_misses.
+  Channel& earliest_deadline_first(bool on = true) & {
+    earliest_deadline_first_ = on;
+    return *this;
+  }
+  /// See the lvalue overload.
+  Channel&& earliest_deadline_first(bool on = true) && {
+    return std::move(earliest_deadline_first(on));
+  }
   /// The channel's name (Runtime::channel finds it by this).
   const std::string& name() const noexcept { return name_; }
+  /// Whether the channel is complete-on-close.
+  bool is_complete_on_close() const noexcept { return complete_on_close_; }
+  /// Whether the channel is earliest-deadline-first.
+  bool is_earliest_deadline_first() const noexcept { return earliest_deadline_first_; }
 
  private:
   std::string name_;
+  bool complete_on_close_ = false;
+  bool earliest_deadline_first_ = false;
 };
 
 /// One priority level: its channels, which share the level's turn round-robin, so that one

@@ -25,6 +25,22 @@
 
 namespace spool {
 
+/// What a shutdown found about the drain of complete-on-close channels (docs/levels.md).
+struct ShutdownReport {
+  /// True if every task of a complete-on-close channel finished and every CloseGuard was
+  /// released before the tasks left were cancelled (always true without such channels or
+  /// guards).
+  bool drained = true;
+  /// When not drained: why (the timeout passed first, or the shutdown could not wait).
+  std::string not_drained_reason;
+  /// When not drained: the complete-on-close tasks still alive then (they were cancelled).
+  std::size_t pending_tasks = 0;
+  /// When not drained: the CloseGuards still held then.
+  std::size_t pending_guards = 0;
+  /// When not drained: one line per pending task, as Runtime::dump() prints it.
+  std::string pending;
+};
+
 namespace detail {
 class RuntimeShared;
 
@@ -47,8 +63,11 @@ void block_in_place_impl(const std::function<void()>& fn);
 std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
 // Shuts `rt` down. On one of its own threads: throws std::logic_error, or — called from
 // ~Runtime — finishes the shutdown on a background thread.
-void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
-                      bool from_destructor);
+ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
+                                bool from_destructor);
+// CloseGuard's side of the runtime's drain count.
+void add_close_guard(RuntimeShared& rt) noexcept;
+void release_close_guard(RuntimeShared& rt) noexcept;
 RuntimeMetrics runtime_metrics(RuntimeShared& rt);
 std::string runtime_dump(RuntimeShared& rt);
 
@@ -117,6 +136,41 @@ inline RuntimeShared& checked(const std::shared_ptr<RuntimeShared>& rt, const ch
 }
 }  // namespace detail
 
+/// Keeps a runtime's shutdown from finishing its drain (docs/levels.md) while held: for work
+/// that a complete-on-close channel needs and that runs outside the runtime (an outside
+/// thread that will spawn onto the channel or wake one of its tasks). Smartpool's close
+/// counter. Taken with Handle::close_guard(); released by release() or the destructor.
+class CloseGuard {
+ public:
+  /// A guard that holds nothing.
+  CloseGuard() noexcept = default;
+  /// Releases the guard.
+  ~CloseGuard() { release(); }
+  /// Takes over `other`'s hold.
+  CloseGuard(CloseGuard&& other) noexcept : rt_(std::move(other.rt_)) {}
+  /// Releases this guard, then takes over `other`'s hold.
+  CloseGuard& operator=(CloseGuard&& other) noexcept {
+    if (this != &other) {
+      release();
+      rt_ = std::move(other.rt_);
+    }
+    return *this;
+  }
+  /// Lets the shutdown go on (if this was the last guard and the drained tasks are done).
+  void release() noexcept {
+    if (rt_) detail::release_close_guard(*std::exchange(rt_, nullptr));
+  }
+  /// Whether the guard still holds the shutdown.
+  bool is_held() const noexcept { return rt_ != nullptr; }
+
+ private:
+  friend class Handle;
+  explicit CloseGuard(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {
+    detail::add_close_guard(*rt_);
+  }
+  std::shared_ptr<detail::RuntimeShared> rt_;
+};
+
 /// A cloneable reference to a runtime, usable from any thread, that spawns onto it.
 class Handle {
  public:
@@ -183,6 +237,13 @@ class Handle {
     }
   }
 
+  /// A CloseGuard on this runtime: its shutdown waits for the guard's release before it
+  /// cancels anything (bounded by shutdown_timeout). Taken after the shutdown, it holds
+  /// nothing back.
+  CloseGuard close_guard() const {
+    rt();  // a moved-from Handle throws here
+    return CloseGuard(rt_);
+  }
   /// A snapshot of the runtime's counters.
   RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
   /// A human-readable list of live tasks and what each waits on.
@@ -200,7 +261,9 @@ class Handle {
 
 /// A running runtime: its worker threads (multi-thread) or its queue driven inside
 /// block_on (current-thread), its blocking pool, and its tasks. Destroying it shuts it
-/// down, in this order: no new task can be spawned; every task is cancelled (the
+/// down, in this order: the tasks of complete-on-close channels run to completion and every
+/// CloseGuard is released (docs/levels.md; meanwhile a spawn onto another channel is
+/// cancelled at once); no new task can be spawned; every task left is cancelled (the
 /// destructors of its locals run); the threads are joined; everything is freed.
 class Runtime {
  public:
@@ -253,13 +316,15 @@ class Runtime {
     return Handle(rt_);
   }
 
-  /// Shuts down as the destructor does, but waits at most `timeout` for threads still
-  /// busy (blocking-pool calls, or a task stuck in a poll): they are left to finish on
-  /// their own. Throws std::logic_error when called from one of the runtime's threads.
-  /// If the destructor runs on one of them (the Runtime was owned by a task), the
-  /// shutdown is finished on a background thread instead.
-  void shutdown_timeout(std::chrono::nanoseconds timeout) {
-    detail::shutdown_runtime(detail::checked(rt_, "Runtime"), timeout, false);
+  /// Shuts down as the destructor does, but waits at most `timeout` in all: for the drain
+  /// of complete-on-close channels and CloseGuards (the report says what was still pending
+  /// when the time ran out; those tasks are then cancelled), and for threads still busy
+  /// (blocking-pool calls, or a task stuck in a poll), which are left to finish on their
+  /// own. Throws std::logic_error when called from one of the runtime's threads. If the
+  /// destructor runs on one of them (the Runtime was owned by a task), the shutdown is
+  /// finished on a background thread instead. A second call returns an empty report.
+  ShutdownReport shutdown_timeout(std::chrono::nanoseconds timeout) {
+    return detail::shutdown_runtime(detail::checked(rt_, "Runtime"), timeout, false);
   }
 
   /// A snapshot of the runtime's counters.
@@ -375,9 +440,11 @@ class Builder {
   Builder& levels(std::vector<Level> list) {
     config_.levels.clear();
     for (const Level& level : list) {
-      std::vector<std::string> names;
-      for (const Channel& c : level.channels) names.push_back(c.name());
-      config_.levels.push_back(std::move(names));
+      std::vector<detail::ChannelConfig> channels;
+      for (const Channel& c : level.channels) {
+        channels.push_back({c.name(), c.is_complete_on_close(), c.is_earliest_deadline_first()});
+      }
+      config_.levels.push_back(std::move(channels));
     }
     levels_set_ = true;
     return *this;

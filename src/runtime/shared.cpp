@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "context/current.hpp"
+#include "spool/time/sleep.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
@@ -141,12 +142,17 @@ void RuntimeShared::block_in_place(const std::function<void()>& fn) {
   with_scheduler([&](auto& s) { s.block_in_place(fn); });
 }
 
-void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
+ShutdownReport RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   std::lock_guard lock(shutdown_mutex_);
-  if (shut_down_) return;
+  if (shut_down_) return {};
   shut_down_ = true;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
+  // 0. Complete-on-close channels run to completion, and CloseGuards are waited for.
+  ShutdownReport report;
+  if (levels_.complete_on_close_mask() != 0 || owned_.drain().guards() > 0) {
+    report = drain(deadline);
+  }
   // 1. No new task can slip in.
   owned_.close();
   // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
@@ -165,6 +171,79 @@ void RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   // 6. Timers still armed (held by futures outside the runtime) fire as shut down; the
   //    driver's background thread, if one was started, ends.
   driver_->shutdown();
+  return report;
+}
+
+namespace {
+
+// Ready once the drain count is zero (true), or at `deadline` (false).
+class DrainWait {
+ public:
+  DrainWait(DrainCount& count, std::optional<std::chrono::steady_clock::time_point> deadline)
+      : count_(count) {
+    if (deadline) sleep_.emplace(sleep_until(*deadline));
+  }
+  Poll<bool> poll(Context& cx) {
+    if (count_.poll_drained(cx.waker())) return true;
+    if (sleep_ && sleep_->poll(cx).is_ready()) return false;
+    return pending;
+  }
+
+ private:
+  DrainCount& count_;
+  std::optional<Sleep> sleep_;
+};
+
+}  // namespace
+
+ShutdownReport RuntimeShared::drain(std::optional<std::chrono::steady_clock::time_point> deadline) {
+  ShutdownReport report;
+  // From here a spawn onto a channel that is not complete-on-close is cancelled at once.
+  owned_.begin_drain();
+  // The tasks of those channels are cancelled now (as JoinHandle::abort does), by the
+  // runtime's threads; the drained tasks waiting on them see them cancelled.
+  owned_.for_each_undrained([](TaskHeader& t) {
+    if (transition_to_notified_and_cancel(t) == WakeResult::kSubmit)
+      t.scheduler->schedule(&t, false);
+  });
+  bool drained = false;
+  std::shared_ptr<RuntimeShared> self = weak_from_this().lock();  // null in ~RuntimeShared
+  if (self) {
+    try {
+      // Runs the runtime's tasks on this thread if it is a current-thread runtime.
+      RuntimeBlockOn executor(self);
+      DrainWait wait(owned_.drain(), deadline);
+      for (;;) {
+        Poll<bool> done = wait.poll(executor.context());
+        if (done.is_ready()) {
+          drained = std::move(done).value();
+          break;
+        }
+        executor.park();
+      }
+    } catch (const NestedEventLoop&) {
+      // Shut down from inside another event loop on this thread: it cannot run the drain.
+      report.not_drained_reason =
+          "the shutdown ran inside an event loop (a block_on) on the same thread, so it could "
+          "not wait for the drain; shut the runtime down from outside any block_on";
+    }
+  }
+  report.drained = drained;
+  if (!drained) {
+    report.pending_guards = static_cast<std::size_t>(owned_.drain().guards());
+    std::ostringstream out;
+    owned_.for_each([&](const TaskHeader& t) {
+      if (!owned_.is_drained(t)) return;
+      ++report.pending_tasks;
+      describe(t, out);
+    });
+    report.pending = out.str();
+    if (report.not_drained_reason.empty()) {
+      report.not_drained_reason =
+          self ? "the shutdown timeout passed first" : "the runtime was dropped without a shutdown";
+    }
+  }
+  return report;
 }
 
 RuntimeMetrics RuntimeShared::metrics() {
@@ -197,22 +276,26 @@ std::string RuntimeShared::dump() {
   std::ostringstream out;
   std::size_t n = 0;
   owned_.for_each([&](const TaskHeader& t) {
-    std::uint64_t s = t.state.load(std::memory_order_relaxed);
-    out << "task " << t.id << " [" << levels_.name(t.channel) << "]: "
-        << ((s & kRunning)    ? "running"
-            : (s & kNotified) ? "scheduled"
-                              : "idle");
-    if (s & kCancelled) out << ", cancel requested";
-    if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
-      int status = 0;
-      char* name = abi::__cxa_demangle(w->name(), nullptr, nullptr, &status);
-      out << ", waiting on " << (status == 0 && name ? name : w->name());
-      std::free(name);
-    }
-    out << '\n';
+    describe(t, out);
     ++n;
   });
   return std::to_string(n) + " live task(s)\n" + out.str();
+}
+
+void RuntimeShared::describe(const TaskHeader& t, std::ostream& out) const {
+  std::uint64_t s = t.state.load(std::memory_order_relaxed);
+  out << "task " << t.id << " [" << levels_.name(t.channel) << "]: "
+      << ((s & kRunning)    ? "running"
+          : (s & kNotified) ? "scheduled"
+                            : "idle");
+  if (s & kCancelled) out << ", cancel requested";
+  if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
+    int status = 0;
+    char* name = abi::__cxa_demangle(w->name(), nullptr, nullptr, &status);
+    out << ", waiting on " << (status == 0 && name ? name : w->name());
+    std::free(name);
+  }
+  out << '\n';
 }
 
 // --- The free functions behind the public headers ---
@@ -242,12 +325,9 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
   return rt.spawn_blocking(promise, frame);
 }
 
-void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
-                      bool from_destructor) {
-  if (runtime_of_thread() != &rt) {
-    rt.shutdown(timeout);
-    return;
-  }
+ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
+                                bool from_destructor) {
+  if (runtime_of_thread() != &rt) return rt.shutdown(timeout);
   // On one of the runtime's own threads, shutdown would wait for this very thread.
   if (!from_destructor) {
     throw std::logic_error(
@@ -269,7 +349,11 @@ void shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds>
         "finish its shutdown; it is left running\n",
         stderr);
   }
+  return {};
 }
+
+void add_close_guard(RuntimeShared& rt) noexcept { rt.add_close_guard(); }
+void release_close_guard(RuntimeShared& rt) noexcept { rt.release_close_guard(); }
 RuntimeMetrics runtime_metrics(RuntimeShared& rt) { return rt.metrics(); }
 std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }
 

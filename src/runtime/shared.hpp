@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "blocking/pool.hpp"
@@ -47,8 +48,13 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
   void block_in_place(const std::function<void()>& fn);
 
-  // The ordered shutdown (idempotent; later calls return at once). See docs/scheduler.md.
-  void shutdown(std::optional<std::chrono::nanoseconds> timeout);
+  // The ordered shutdown (idempotent; later calls return at once with an empty report). See
+  // docs/scheduler.md and, for the drain of complete-on-close channels, docs/levels.md.
+  ShutdownReport shutdown(std::optional<std::chrono::nanoseconds> timeout);
+
+  // CloseGuards: a shutdown waits until every one taken is released.
+  void add_close_guard() noexcept { owned_.drain().add_guard(); }
+  void release_close_guard() noexcept { owned_.drain().guard_done(); }
 
   RuntimeMetrics metrics();
   std::string dump();
@@ -66,12 +72,17 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     return fn(*current_thread_);
   }
   TaskHeader* bind_new(TaskHeader* task);
+  // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
+  // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
+  ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // One line of dump() for `t`.
+  void describe(const TaskHeader& t, std::ostream& out) const;
 
   const RuntimeConfig config_;
   const LevelTable levels_;  // first after the configuration: it validates it
   // Stamped into this runtime's ChannelIds, so that another runtime's id is refused.
   const std::uint32_t tag_;
-  OwnedTasks owned_;
+  OwnedTasks owned_{levels_.complete_on_close_mask()};
   BlockingPool blocking_;
   BlockingScheduler blocking_scheduler_{blocking_, owned_};
   // Shared with the timers made under this runtime, which may outlive it (they then report

@@ -15,14 +15,15 @@ namespace {
 }  // namespace
 
 LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_robin) {
-  std::vector<std::vector<std::string>> levels = config.levels;
+  static_assert(kMaxChannels <= 64, "the channel masks are 64-bit words");
+  std::vector<std::vector<ChannelConfig>> levels = config.levels;
   if (levels.empty()) {
     if (config.round_robin || !config.default_channel.empty()) {
       reject(
           "schedule() and default_channel() need levels(): call levels({...}) with at least "
           "one level of at least one channel");
     }
-    levels.push_back({kDefaultChannelName});
+    levels.push_back({ChannelConfig{kDefaultChannelName}});
   }
   if (levels.size() > kMaxLevels) {
     reject("levels(): " + std::to_string(levels.size()) + " levels given; a runtime has at most " +
@@ -34,7 +35,8 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
       reject("levels(): level " + std::to_string(l) +
              " has no channel; every level needs at least one (Level{\"name\"})");
     }
-    for (const std::string& name : levels[l]) {
+    for (const ChannelConfig& channel : levels[l]) {
+      const std::string& name = channel.name;
       if (name.empty())
         reject("levels(): a channel of level " + std::to_string(l) + " has an empty name");
       if (find(name)) {
@@ -46,6 +48,8 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
                " channels; a runtime has at most " + std::to_string(kMaxChannels) +
                " over all its levels");
       }
+      if (channel.complete_on_close) complete_on_close_mask_ |= std::uint64_t{1} << names_.size();
+      if (channel.earliest_deadline_first) edf_mask_ |= std::uint64_t{1} << names_.size();
       names_.push_back(name);
       level_of_.push_back(static_cast<std::uint16_t>(l));
     }

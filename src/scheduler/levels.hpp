@@ -35,6 +35,17 @@ class LevelTable {
   // The names of all channels, comma-separated (for error messages).
   std::string list_names() const;
 
+  // Whether channel c is drained to completion at shutdown; the mask of all such channels.
+  bool complete_on_close(std::uint16_t channel) const noexcept {
+    return (complete_on_close_mask_ >> channel) & 1;
+  }
+  std::uint64_t complete_on_close_mask() const noexcept { return complete_on_close_mask_; }
+  // Whether channel c serves the earliest deadline first; whether any channel does.
+  bool earliest_deadline_first(std::uint16_t channel) const noexcept {
+    return (edf_mask_ >> channel) & 1;
+  }
+  bool any_earliest_deadline_first() const noexcept { return edf_mask_ != 0; }
+
   bool round_robin() const noexcept { return round_robin_; }
   // Level l's time slice under RoundRobin.
   std::chrono::nanoseconds slice(std::uint16_t level) const noexcept { return slices_[level]; }
@@ -44,6 +55,8 @@ class LevelTable {
   std::vector<std::uint16_t> level_of_;
   std::vector<std::uint16_t> first_;  // num_levels + 1 entries
   std::uint16_t default_channel_ = 0;
+  std::uint64_t complete_on_close_mask_ = 0;  // bit c: channel c (kMaxChannels <= 64)
+  std::uint64_t edf_mask_ = 0;
   bool round_robin_ = false;
   std::vector<std::chrono::nanoseconds> slices_;
 };

@@ -7,7 +7,9 @@ namespace spool::detail {
 bool OwnedTasks::bind(TaskHeader* t) noexcept {
   Shard& s = shard_of(t);
   std::lock_guard lock(s.mutex);
-  if (s.closed) return false;
+  const bool drained = is_drained(*t);
+  if (s.closed || (s.drain_only && !drained)) return false;
+  if (drained) drain_.add_task();
   t->owned_next = s.head;
   t->owned_prev = t;  // head marker
   if (s.head) s.head->owned_prev = t;
@@ -18,8 +20,16 @@ bool OwnedTasks::bind(TaskHeader* t) noexcept {
 
 bool OwnedTasks::remove(TaskHeader* t) noexcept {
   Shard& s = shard_of(t);
-  std::lock_guard lock(s.mutex);
-  if (t->owned_prev == nullptr) return false;  // not in the list (popped at shutdown)
+  {
+    std::lock_guard lock(s.mutex);
+    if (t->owned_prev == nullptr) return false;  // not in the list (popped at shutdown)
+    unlink(s, t);
+  }
+  if (is_drained(*t)) drain_.task_done();  // after the lock: it may wake the drain
+  return true;
+}
+
+void OwnedTasks::unlink(Shard& s, TaskHeader* t) noexcept {
   if (s.head == t) {
     s.head = t->owned_next;
     if (s.head) s.head->owned_prev = s.head;
@@ -29,7 +39,6 @@ bool OwnedTasks::remove(TaskHeader* t) noexcept {
   }
   t->owned_prev = t->owned_next = nullptr;
   s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  return true;
 }
 
 std::size_t OwnedTasks::size() const noexcept {
@@ -45,18 +54,35 @@ void OwnedTasks::close() noexcept {
   }
 }
 
-TaskHeader* OwnedTasks::pop() noexcept {
+void OwnedTasks::begin_drain() noexcept {
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mutex);
-    if (TaskHeader* t = s.head) {
-      s.head = t->owned_next;
-      if (s.head) s.head->owned_prev = s.head;
-      t->owned_prev = t->owned_next = nullptr;
-      s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      return t;
+    s.drain_only = true;
+  }
+}
+
+TaskHeader* OwnedTasks::pop() noexcept {
+  for (Shard& s : shards_) {
+    TaskHeader* t;
+    {
+      std::lock_guard lock(s.mutex);
+      t = s.head;
+      if (t == nullptr) continue;
+      unlink(s, t);
     }
+    if (is_drained(*t)) drain_.task_done();
+    return t;
   }
   return nullptr;
+}
+
+void OwnedTasks::for_each_undrained(const std::function<void(TaskHeader&)>& fn) {
+  for (Shard& s : shards_) {
+    std::lock_guard lock(s.mutex);
+    for (TaskHeader* t = s.head; t; t = t->owned_next) {
+      if (!is_drained(*t)) fn(*t);
+    }
+  }
 }
 
 void OwnedTasks::for_each(const std::function<void(const TaskHeader&)>& fn) {

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "spool/detail/spin_lock.hpp"
+#include "task/drain_count.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
@@ -16,12 +17,29 @@ namespace spool::detail {
 // The list holds one reference to each task in it.
 class OwnedTasks {
  public:
-  // Adds a new task; false (and nothing changes) once close() was called.
+  // `drained_channels`: bit c set for each complete-on-close channel c; their live tasks are
+  // counted in drain().
+  explicit OwnedTasks(std::uint64_t drained_channels = 0) noexcept
+      : drained_channels_(drained_channels) {}
+
+  // Adds a new task; false (and nothing changes) once close() was called, or once
+  // begin_drain() was called for a task of a channel that is not complete-on-close.
   bool bind(TaskHeader* task) noexcept;
   // Removes `task` if it is in the list; true if it was (the caller drops its reference).
   bool remove(TaskHeader* task) noexcept;
   // Refuses every later bind.
   void close() noexcept;
+  // Refuses later binds of tasks that are not on complete-on-close channels.
+  void begin_drain() noexcept;
+  // Calls `fn` on each task not on a complete-on-close channel, under the shard locks (fn
+  // must not touch the list).
+  void for_each_undrained(const std::function<void(TaskHeader&)>& fn);
+  // The live tasks of complete-on-close channels, and the CloseGuards held.
+  DrainCount& drain() noexcept { return drain_; }
+  // Whether `task` is on a complete-on-close channel.
+  bool is_drained(const TaskHeader& task) const noexcept {
+    return (drained_channels_ >> task.channel) & 1;
+  }
   // Removes and returns some task (its reference goes to the caller), or null when empty.
   TaskHeader* pop() noexcept;
   // Calls `fn` on each task, under the shard locks (fn must not touch the list).
@@ -36,6 +54,7 @@ class OwnedTasks {
     SpinLock mutex;
     TaskHeader* head = nullptr;  // guarded by mutex
     bool closed = false;         // guarded by mutex
+    bool drain_only = false;     // guarded by mutex: begin_drain was called
     // Tasks in this shard's list. Written under mutex (relaxed), read relaxed by size():
     // a per-shard count, so that binds and removes on different threads do not share
     // one counter's cache line.
@@ -43,7 +62,12 @@ class OwnedTasks {
   };
   Shard& shard_of(const TaskHeader* task) noexcept { return shards_[task->id % kShards]; }
 
+  // Takes `t` out of its shard's list (the caller holds the shard's lock).
+  void unlink(Shard& s, TaskHeader* t) noexcept;
+
   std::array<Shard, kShards> shards_;
+  const std::uint64_t drained_channels_;
+  DrainCount drain_;
 };
 
 }  // namespace spool::detail

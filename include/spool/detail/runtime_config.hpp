@@ -11,6 +11,13 @@
 
 namespace spool::detail {
 
+/// One channel as Builder::levels describes it.
+struct ChannelConfig {
+  std::string name;
+  bool complete_on_close = false;  // drained to completion at shutdown
+  bool earliest_deadline_first = false;
+};
+
 /// Settings gathered by Builder; validated by Builder::build.
 struct RuntimeConfig {
   enum class Flavor { kMultiThread, kCurrentThread };
@@ -27,9 +34,9 @@ struct RuntimeConfig {
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
   std::size_t timer_wheels = 0;  // 0: one per worker
   bool start_paused = false;
-  // Priority levels, highest first, each the names of its channels (Builder::levels);
-  // empty: one level with one channel, kDefaultChannelName.
-  std::vector<std::vector<std::string>> levels;
+  // Priority levels, highest first, each its channels (Builder::levels); empty: one level
+  // with one FIFO channel, kDefaultChannelName.
+  std::vector<std::vector<ChannelConfig>> levels;
   // Between levels: highest first, or round-robin with one slice per level (Builder::schedule).
   bool round_robin = false;
   std::vector<std::chrono::nanoseconds> slices;
