@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 namespace spool_bench {
 
@@ -100,12 +101,13 @@ Config config_from_env() {
   return c;
 }
 
-spool::Runtime make_runtime(const Config& cfg) {
-  spool::Runtime rt = spool::Builder::multi_thread()
-                          .worker_threads(cfg.workers)
-                          .timer_wheels(cfg.timer_wheels)
-                          .timer_resolution(cfg.timer_resolution)
-                          .build();
+spool::Runtime make_runtime(const Config& cfg, std::vector<spool::Level> levels) {
+  spool::Builder builder = spool::Builder::multi_thread();
+  builder.worker_threads(cfg.workers)
+      .timer_wheels(cfg.timer_wheels)
+      .timer_resolution(cfg.timer_resolution);
+  if (!levels.empty()) builder.levels(std::move(levels)).schedule(spool::HighestFirst{});
+  spool::Runtime rt = builder.build();
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);
   w.runtime.emplace(rt.handle());

@@ -40,9 +40,10 @@ struct Config {
 // BENCH_TIMER_WHEELS (default 0: one per worker) and BENCH_TIMER_RESOLUTION_US (default 1000).
 Config config_from_env();
 
-// A fresh multi-thread runtime with cfg.workers worker threads. The watchdog can print its
-// task dump if the workload hangs.
-spool::Runtime make_runtime(const Config& cfg);
+// A fresh multi-thread runtime with cfg.workers worker threads; with `levels` (highest
+// first, scheduled HighestFirst) unless it is empty, else with the one "default" channel.
+// The watchdog can print its task dump if the workload hangs.
+spool::Runtime make_runtime(const Config& cfg, std::vector<spool::Level> levels = {});
 
 // A wrong result (or any failed check) in a workload: main reports it and exits non-zero.
 class BenchFailure : public std::runtime_error {
@@ -121,12 +122,13 @@ struct Workload {
 };
 
 // The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, timers.cpp,
-// fork_join.cpp, sync.cpp).
+// fork_join.cpp, sync.cpp, priority.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
 std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
 std::vector<Workload> sync_workloads();
+std::vector<Workload> priority_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the

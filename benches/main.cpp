@@ -29,14 +29,13 @@ using spool_bench::Workload;
 // for one gives a precise message.
 constexpr std::pair<const char*, const char*> kNotImplemented[] = {
     {"W10", "tcp_echo"},
-    {"P1", "priority_latency"},
 };
 
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
   for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
                      spool_bench::timer_workloads, spool_bench::fork_join_workloads,
-                     spool_bench::sync_workloads}) {
+                     spool_bench::sync_workloads, spool_bench::priority_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;
