@@ -85,6 +85,10 @@ void Driver::maintain() {
   unlock();
 }
 
+void Driver::maintain_if_due() {
+  if (time_->has_due_timer()) maintain();
+}
+
 void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> deadline;

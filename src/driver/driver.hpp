@@ -66,6 +66,9 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
   // driver is free.
   void maintain();
+  // maintain(), only if a timer is due by now (reads the clock when some timer is armed). For
+  // a scheduler that checks between polls, not only every event_interval ticks.
+  void maintain_if_due();
   // Called whenever a thread that is not the scheduler's (a face park: block_on, the
   // background thread) releases the driver: the scheduler wakes one of its parked threads,
   // which parks again in the driver (it may have parked on its own parker while the driver

@@ -93,6 +93,11 @@ std::uint64_t TimeDriver::next_expiration() const noexcept {
   return next;
 }
 
+bool TimeDriver::has_due_timer() const {
+  const std::uint64_t next = next_expiration();
+  return next != kNever && next <= now_tick();
+}
+
 bool TimeDriver::has_timers() const noexcept {
   return std::any_of(shards_.begin(), shards_.end(),
                      [](const auto& s) { return s->linked.load(std::memory_order_relaxed) != 0; });

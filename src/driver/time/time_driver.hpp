@@ -83,6 +83,8 @@ class TimeDriver final : public Park {
   // False when no shard has a deadline (cheap: reads words written only when a shard's
   // earliest deadline changes, not on every arm).
   bool has_deadline() const noexcept { return next_expiration() != kNever; }
+  // True if some timer is due by now (reads the clock only when a deadline exists).
+  bool has_due_timer() const;
   TimerCounters counters() const noexcept;
 
   // Which shard timers armed on the calling thread go to (a worker sets its index; other

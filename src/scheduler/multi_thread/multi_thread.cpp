@@ -125,6 +125,10 @@ void MultiThread::run_worker(Core* core) {
       TaskHeader* t = next_task(c);
       if (t != nullptr) {
         run_task_on(t);
+        // With levels, a due timer fires after every poll, not only at maintenance: its task
+        // may be of a higher level than the work that keeps every worker busy (the clock read
+        // adds to the two each poll already makes there).
+        if (num_channels_ > 1) driver_->maintain_if_due();
         continue;
       }
       if (requeue_deferred(c, deferred)) continue;  // only yielded tasks are left: run them
