@@ -26,14 +26,18 @@ struct ChannelMetrics {
   /// Wall time spent polling its tasks; measured only when the runtime has more than one
   /// channel (a runtime without levels reports zero and pays no clock reads).
   std::chrono::nanoseconds busy_time{0};
+  /// Earliest-deadline-first channels: tasks that started after their deadline.
+  std::uint64_t deadline_misses = 0;
 };
 
 /// Counters of one priority level: the sums over its channels.
 struct LevelMetrics {
   std::size_t queued = 0;    ///< its tasks waiting in run queues now
   std::uint64_t polled = 0;  ///< polls of its tasks
-  std::chrono::nanoseconds busy_time{
-      0};  ///< wall time spent polling its tasks (see ChannelMetrics)
+  /// Wall time spent polling its tasks (see ChannelMetrics).
+  std::chrono::nanoseconds busy_time{0};
+  /// Deadline misses of its earliest-deadline-first channels.
+  std::uint64_t deadline_misses = 0;
 };
 
 /// A snapshot of a runtime's counters, taken while it runs (Runtime::metrics()).

@@ -22,6 +22,7 @@
 #include "spool/join_handle.hpp"
 #include "spool/levels.hpp"
 #include "spool/metrics.hpp"
+#include "spool/time/sleep.hpp"
 
 namespace spool {
 
@@ -44,12 +45,16 @@ struct ShutdownReport {
 namespace detail {
 class RuntimeShared;
 
+// The deadline of a task on an earliest-deadline-first channel.
+using Deadline = std::chrono::steady_clock::time_point;
 // Spawns a Task frame taken over by take_for_spawn onto `channel` (null: the spawning task's
-// channel, or the default one); returns its header (JoinHandle).
+// channel and deadline, or the default channel) with `deadline` (null: none, or the
+// spawner's); returns its header (JoinHandle).
 TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                       const ChannelId* channel);
-// Checks that `channel` is one of rt's channels; throws std::invalid_argument if not.
-void check_channel(RuntimeShared& rt, const ChannelId& channel);
+                       const ChannelId* channel, const Deadline* deadline);
+// Checks that `channel` is one of rt's channels, and that it is earliest-deadline-first if
+// `with_deadline`; throws std::invalid_argument if not.
+void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline);
 // The channel of `rt` called `name`; throws std::invalid_argument if there is none.
 ChannelId runtime_channel(RuntimeShared& rt, std::string_view name);
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
@@ -114,14 +119,30 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
 
-// Spawns `fut` on `rt` onto `channel` (null: the spawner's channel or the default one);
-// what every spawn function shares.
+// The bodies of spawn_at / spawn_after: wait on the runtime's timers, then run `inner` in
+// place. (The delay is measured from the first poll, on the runtime's own clock.)
+template <class T>
+Task<T> start_at(Instant when, Task<T> inner) {
+  co_await sleep_until(when);
+  co_return co_await std::move(inner);
+}
+template <class T>
+Task<T> start_after(std::chrono::nanoseconds delay, Task<T> inner) {
+  co_await sleep(delay);
+  co_return co_await std::move(inner);
+}
+
+// Spawns `fut` on `rt` onto `channel` (null: the spawner's channel or the default one) with
+// `deadline` (see spawn_task); what every spawn function shares.
 template <Future F>
-JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut, const ChannelId* channel) {
-  if (channel != nullptr) check_channel(rt, *channel);  // before the frame is taken over
+JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut, const ChannelId* channel,
+                                         const Deadline* deadline = nullptr) {
+  // Before the frame is taken over: a refused spawn leaves `fut` as it was.
+  if (channel != nullptr) check_channel(rt, *channel, deadline != nullptr);
   auto task = into_task(std::forward<F>(fut));
   auto frame = take_for_spawn(task);
-  return JoinHandleAccess::make<spawn_output_t<F>>(spawn_task(rt, frame.promise(), frame, channel));
+  return JoinHandleAccess::make<spawn_output_t<F>>(
+      spawn_task(rt, frame.promise(), frame, channel, deadline));
 }
 
 // The shared state behind a Runtime or Handle; throws std::logic_error naming `who` when it
@@ -201,10 +222,36 @@ class Handle {
     return detail::spawn_into(rt(), std::forward<F>(fut), nullptr);
   }
   /// Spawns `fut` onto `channel` (see spawn). Throws std::invalid_argument when `channel`
-  /// is not one of this runtime's.
+  /// is not one of this runtime's. On an earliest-deadline-first channel the task has no
+  /// deadline (it comes after every task that has one).
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
     return detail::spawn_into(rt(), std::forward<F>(fut), &channel);
+  }
+  /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`: the channel
+  /// runs its tasks earliest deadline first, and counts a task that starts after its deadline
+  /// as a miss (ChannelMetrics::deadline_misses). Tasks that the new task spawns with a plain
+  /// spawn inherit the channel and the deadline. Throws std::invalid_argument when `channel`
+  /// is not one of this runtime's, or not earliest-deadline-first.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(
+      ChannelId channel, F&& fut, std::chrono::steady_clock::time_point deadline) const {
+    return detail::spawn_into(rt(), std::forward<F>(fut), &channel, &deadline);
+  }
+  /// Spawns `fut` onto `channel` to start at `when` (on the runtime's clock: take it from
+  /// spool::time::now() inside the runtime when the clock may be paused): the
+  /// task waits on the runtime's timers, outside every run queue, and enters its channel when
+  /// the time comes (its first poll, at once, only arms the timer). Throws as spawn_on does.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) const {
+    return spawn_on(channel, detail::start_at(when, detail::into_task(std::forward<F>(fut))));
+  }
+  /// Spawns `fut` onto `channel` to start `delay` from now, on the runtime's clock (a paused
+  /// one too). See spawn_at.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
+                                                    std::chrono::nanoseconds delay, F&& fut) const {
+    return spawn_on(channel, detail::start_after(delay, detail::into_task(std::forward<F>(fut))));
   }
   /// The channel called `name` (Builder::levels; a runtime built without levels has one,
   /// "default"). Throws std::invalid_argument naming the runtime's channels when there is
@@ -300,6 +347,24 @@ class Runtime {
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
     return handle().spawn_on(channel, std::forward<F>(fut));
+  }
+  /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`. See
+  /// Handle::spawn_on.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
+                                                 std::chrono::steady_clock::time_point deadline) {
+    return handle().spawn_on(channel, std::forward<F>(fut), deadline);
+  }
+  /// Spawns `fut` onto `channel` to start at `when`. See Handle::spawn_at.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) {
+    return handle().spawn_at(channel, when, std::forward<F>(fut));
+  }
+  /// Spawns `fut` onto `channel` to start `delay` from now. See Handle::spawn_at.
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
+                                                    std::chrono::nanoseconds delay, F&& fut) {
+    return handle().spawn_after(channel, delay, std::forward<F>(fut));
   }
   /// The channel called `name`. See Handle::channel.
   ChannelId channel(std::string_view name) const { return handle().channel(name); }
@@ -523,6 +588,15 @@ JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
   return detail::spawn_into(*rt, std::forward<F>(fut), &channel);
+}
+/// Spawns `fut` onto the earliest-deadline-first `channel` of the current runtime with
+/// `deadline` (Handle::current().spawn_on); throws std::logic_error outside a runtime.
+template <Future F>
+JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
+                                               std::chrono::steady_clock::time_point deadline) {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) detail::throw_no_current_runtime();
+  return detail::spawn_into(*rt, std::forward<F>(fut), &channel, &deadline);
 }
 
 /// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.

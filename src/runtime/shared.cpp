@@ -88,11 +88,17 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
   return nullptr;
 }
 
-void RuntimeShared::check_channel(const ChannelId& channel) const {
+void RuntimeShared::check_channel(const ChannelId& channel, bool with_deadline) const {
   if (ChannelIdAccess::runtime_tag(channel) != tag_) {
     throw std::invalid_argument(
         "spool: spawn_on with a ChannelId of another runtime: ask this runtime for its own "
         "with Runtime::channel(name) / Handle::channel(name)");
+  }
+  if (with_deadline && !levels_.earliest_deadline_first(channel.index())) {
+    throw std::invalid_argument("spool: spawn_on with a deadline onto channel \"" +
+                                levels_.name(channel.index()) +
+                                "\", which is FIFO: deadlines order earliest-deadline-first "
+                                "channels only (Channel(name).earliest_deadline_first())");
   }
 }
 
@@ -103,17 +109,20 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
 }
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                                 const ChannelId* channel) {
+                                 const ChannelId* channel, const Deadline* deadline) {
   std::uint16_t ch;
+  Deadline due = deadline != nullptr ? *deadline : Deadline::max();
   if (channel != nullptr) {
     ch = channel->index();
   } else if (const TaskHeader* spawner = current_task();
              spawner != nullptr && spawner->scheduler == scheduler_) {
     ch = spawner->channel;
+    due = spawner->deadline;
   } else {
     ch = levels_.default_channel();
   }
   TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), ch);
+  t->deadline = due;
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
@@ -249,7 +258,7 @@ ShutdownReport RuntimeShared::drain(std::optional<std::chrono::steady_clock::tim
 RuntimeMetrics RuntimeShared::metrics() {
   RuntimeMetrics m;
   for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
-    m.channels.push_back(ChannelMetrics{levels_.name(ch), levels_.level_of(ch), 0, 0, {}});
+    m.channels.push_back(ChannelMetrics{levels_.name(ch), levels_.level_of(ch), 0, 0, {}, 0});
   }
   with_scheduler([&](auto& s) { s.fill_metrics(m); });
   m.levels.resize(levels_.num_levels());
@@ -258,6 +267,7 @@ RuntimeMetrics RuntimeShared::metrics() {
     l.queued += c.queued;
     l.polled += c.polled;
     l.busy_time += c.busy_time;
+    l.deadline_misses += c.deadline_misses;
   }
   m.live_tasks = owned_.size();
   m.blocking_threads = blocking_.num_threads();
@@ -312,11 +322,13 @@ std::shared_ptr<RuntimeShared> current_runtime() {
 }
 
 TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                       const ChannelId* channel) {
-  return rt.spawn(promise, frame, channel);
+                       const ChannelId* channel, const Deadline* deadline) {
+  return rt.spawn(promise, frame, channel, deadline);
 }
 
-void check_channel(RuntimeShared& rt, const ChannelId& channel) { rt.check_channel(channel); }
+void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline) {
+  rt.check_channel(channel, with_deadline);
+}
 
 ChannelId runtime_channel(RuntimeShared& rt, std::string_view name) { return rt.channel(name); }
 

@@ -36,10 +36,13 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Spawns a Task frame (its promise runs as the outermost of its own chain) onto `channel`
   // (checked by check_channel), or, when null, onto the spawning task's channel if a task of
   // this runtime spawns it, else onto the default channel.
+  // `deadline` (null: none, or the spawner's when the channel is inherited) orders the task
+  // on an earliest-deadline-first channel.
   TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                    const ChannelId* channel);
-  // Throws std::invalid_argument unless `channel` is one of this runtime's channels.
-  void check_channel(const ChannelId& channel) const;
+                    const ChannelId* channel, const Deadline* deadline);
+  // Throws std::invalid_argument unless `channel` is one of this runtime's channels, and an
+  // earliest-deadline-first one if `with_deadline`.
+  void check_channel(const ChannelId& channel, bool with_deadline) const;
   // The channel called `name`; throws std::invalid_argument if there is none.
   ChannelId channel(std::string_view name) const;
   const LevelTable& levels() const noexcept { return levels_; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <coroutine>
 #include <cstdint>
 #include <memory>
@@ -54,7 +55,8 @@ class TaskHeader : public FramePrefix {
   Atomic<std::uint64_t> state;
 
   // Intrusive links, each touched only by the owner of the structure the task is in:
-  TaskHeader* queue_next = nullptr;  // inject queue / blocking queue (under their locks)
+  TaskHeader* queue_next = nullptr;  // inject queue / blocking queue / EDF heap sibling
+  TaskHeader* heap_child = nullptr;  // EDF heap (scheduler/edf_queue.hpp, under its lock)
   TaskHeader* owned_prev = nullptr;  // owned-task list (under its shard lock)
   TaskHeader* owned_next = nullptr;
 
@@ -70,6 +72,12 @@ class TaskHeader : public FramePrefix {
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
   // there again.
   const std::uint16_t channel;
+  // An earliest-deadline-first channel's order (time_point::max(): none). Written at spawn,
+  // before the task is published; read by the channel's queue under its lock.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Set by the EDF queue the first time it hands the task out (under its lock): only the
+  // first start counts as a deadline miss.
+  bool deadline_checked = false;
 
   // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
   AtomicWaker join_waker;

@@ -19,6 +19,7 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
       owned_(owned),
       driver_(std::move(driver)),
       injects_(new InjectQueue[levels.num_channels()]),
+      edf_(levels.any_earliest_deadline_first() ? new EdfQueue[levels.num_channels()] : nullptr),
       local_(levels.num_channels()),
       cursor_(levels),
       channel_counters_(new ChannelCounters[levels.num_channels()]) {
@@ -28,6 +29,15 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
 }
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
+  if (is_edf(t->channel)) {
+    if (!edf_[t->channel].push(t)) {
+      drop_task_refs(t);  // shut down
+      return;
+    }
+    request_yield(levels_.level_of(t->channel));
+    if (!is_driver_thread()) parker_->unpark();
+    return;
+  }
   if (is_driver_thread()) {
     if (local_closed_) {
       drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
@@ -122,6 +132,7 @@ bool CurrentThread::has_runnable() const noexcept {
   if (local_len_.load(std::memory_order_relaxed) != 0) return true;
   for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
     if (!injects_[ch].is_empty()) return true;
+    if (is_edf(ch) && !edf_[ch].is_empty()) return true;
   }
   return false;
 }
@@ -136,6 +147,7 @@ TaskHeader* CurrentThread::pop_local(std::uint16_t channel) noexcept {
 bool CurrentThread::level_has_work(std::uint16_t level) const noexcept {
   for (std::uint16_t ch = levels_.first_channel(level); ch < levels_.end_channel(level); ++ch) {
     if (!local_[ch].empty() || !injects_[ch].is_empty()) return true;
+    if (is_edf(ch) && !edf_[ch].is_empty()) return true;
   }
   return false;
 }
@@ -147,6 +159,7 @@ TaskHeader* CurrentThread::next_task() noexcept {
       [&](std::uint16_t level) { return levels_.num_levels() == 1 || level_has_work(level); },
       [&](std::uint16_t level) {
         return pick_by_channel(levels_, cursor_, level, [&](std::uint16_t ch) {
+          if (is_edf(ch)) return edf_[ch].pop(std::chrono::steady_clock::now());
           InjectQueue& inject = injects_[ch];
           return pick_next_task(
               tick_, config_.global_queue_interval, [&] { return inject.pop(); },
@@ -216,7 +229,10 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
 
 void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) injects_[ch].close();
+  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
+    injects_[ch].close();
+    if (is_edf(ch)) edf_[ch].close();
+  }
   parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
   if (is_driver_thread()) {
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
@@ -241,6 +257,10 @@ void CurrentThread::drain_queues() noexcept {
   if (shutdown_holds_role_) close_local();
   for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
     while (TaskHeader* t = injects_[ch].pop()) drop_task_refs(t);
+    if (!is_edf(ch)) continue;
+    while (TaskHeader* t = edf_[ch].pop(std::chrono::steady_clock::time_point::min())) {
+      drop_task_refs(t);
+    }
   }
 }
 
@@ -253,6 +273,10 @@ void CurrentThread::fill_metrics(RuntimeMetrics& m) {
     m.inject_queue_depth += len;
     // The local FIFOs are the driving thread's: their lengths are not read from here.
     m.channels[ch].queued += len;
+    if (is_edf(ch)) {
+      m.channels[ch].queued += edf_[ch].len();
+      m.channels[ch].deadline_misses = edf_[ch].misses();
+    }
     if (levels_.num_channels() > 1) {
       m.channels[ch].polled = channel_counters_[ch].polls.load(std::memory_order_relaxed);
       m.channels[ch].busy_time =

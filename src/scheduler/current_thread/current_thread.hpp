@@ -14,6 +14,7 @@
 
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
+#include "scheduler/edf_queue.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/level_poll.hpp"
 #include "scheduler/levels.hpp"
@@ -98,6 +99,9 @@ class CurrentThread final : public Scheduler {
   bool level_has_work(std::uint16_t level) const noexcept;
   // HighestFirst: asks the task running now to yield if it is below `level`.
   void request_yield(std::uint16_t level) noexcept;
+  bool is_edf(std::uint16_t channel) const noexcept {
+    return edf_ != nullptr && levels_.earliest_deadline_first(channel);
+  }
   // Drops every notification in the local queue and refuses later local schedules. Only
   // by the holder of the role.
   void close_local() noexcept;
@@ -110,6 +114,9 @@ class CurrentThread final : public Scheduler {
   OwnedTasks& owned_;
   const std::shared_ptr<Driver> driver_;
   std::unique_ptr<InjectQueue[]> injects_;  // schedules from other threads, one per channel
+  // Earliest-deadline-first channels' queues (from every thread): one per channel if any
+  // channel is EDF (only those are used), else null.
+  std::unique_ptr<EdfQueue[]> edf_;
   // Schedules from the driving thread, one per channel; touched only by the thread holding
   // the role (the driver_taken_ acquire/release pair hands them over, with tick_, cursor_ and
   // local_closed_).

@@ -61,6 +61,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
       driver_(std::move(driver)),
       num_workers_(static_cast<std::uint32_t>(num_workers(config))),
       injects_(new PaddedInject[num_channels_]),
+      edf_(levels.any_earliest_deadline_first() ? new EdfQueue[num_channels_] : nullptr),
       queued_(new LevelCount[num_levels_]),
       idle_(num_workers_) {
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
@@ -237,6 +238,7 @@ TaskHeader* MultiThread::next_in_level(Core& core, std::uint16_t level) {
 }
 
 TaskHeader* MultiThread::next_in_channel(Core& core, std::uint16_t channel) {
+  if (is_edf(channel)) return pop_edf(channel);
   InjectQueue& inject = injects_[channel].queue;
   bool from_lifo = false;  // the LIFO slot's task is not counted in its level's number
   TaskHeader* t = pick_next_task(
@@ -268,6 +270,7 @@ TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
 }
 
 TaskHeader* MultiThread::steal_work(Core& core, std::uint16_t channel) {
+  if (is_edf(channel)) return nullptr;  // one shared queue: next_in_channel looked already
   if (!core.is_searching) {
     if (!idle_.transition_to_searching()) return nullptr;
     core.is_searching = true;
@@ -360,8 +363,26 @@ bool MultiThread::work_pending() const noexcept {
   }
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     if (!injects_[ch].queue.is_empty()) return true;
+    if (is_edf(ch) && !edf_[ch].is_empty()) return true;
   }
   return false;
+}
+
+void MultiThread::push_edf(TaskHeader* t) noexcept {
+  const std::uint16_t level = levels_.level_of(t->channel);
+  count_queued(t, 1);
+  if (!edf_[t->channel].push(t)) {
+    count_queued(t, -1);
+    drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
+    return;
+  }
+  if (!notify_parked(Idle::Published::kInjectQueue)) request_yield(level);
+}
+
+TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
+  TaskHeader* t = edf_[channel].pop(std::chrono::steady_clock::now());
+  if (t != nullptr) count_queued(t, -1);
+  return t;
 }
 
 void MultiThread::request_yield(std::uint16_t level) noexcept {
@@ -384,6 +405,10 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   WorkerContext* ctx = current_worker;
   if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
     Core& core = *ctx->core;
+    if (is_edf(t->channel)) {
+      push_edf(t);
+      return;
+    }
     if (is_yield || !lifo_slot_ || !lifo_keeps_level(*workers_[core.index], t)) {
       push_local(core, t);
       return;
@@ -416,6 +441,10 @@ void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
 }
 
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
+  if (is_edf(t->channel)) {
+    push_edf(t);
+    return;
+  }
   const std::uint16_t level = levels_.level_of(t->channel);
   count_queued(t, 1);
   if (!injects_[t->channel].queue.push(t)) {
@@ -450,7 +479,10 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
 
 void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) injects_[ch].queue.close();
+  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
+    injects_[ch].queue.close();
+    if (is_edf(ch)) edf_[ch].close();
+  }
   for (auto& w : workers_) w->parker.unpark();
   bool all_left;
   {
@@ -479,6 +511,10 @@ void MultiThread::drain_queues() noexcept {
   }
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     while (TaskHeader* t = injects_[ch].queue.pop()) drop_task_refs(t);
+    if (!is_edf(ch)) continue;
+    while (TaskHeader* t = edf_[ch].pop(std::chrono::steady_clock::time_point::min())) {
+      drop_task_refs(t);
+    }
   }
 }
 
@@ -512,6 +548,10 @@ void MultiThread::fill_metrics(RuntimeMetrics& m) {
     const std::size_t len = injects_[ch].queue.len();
     m.inject_queue_depth += len;
     m.channels[ch].queued += len;
+    if (is_edf(ch)) {
+      m.channels[ch].queued += edf_[ch].len();
+      m.channels[ch].deadline_misses = edf_[ch].misses();
+    }
   }
   if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters
 }

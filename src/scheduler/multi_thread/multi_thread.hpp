@@ -15,6 +15,7 @@
 #include "context/deferred.hpp"
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
+#include "scheduler/edf_queue.hpp"
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/level_poll.hpp"
 #include "scheduler/levels.hpp"
@@ -125,6 +126,14 @@ class MultiThread final : public Scheduler {
   void count_queued(const TaskHeader* t, std::int64_t delta) noexcept;
   // HighestFirst: asks the worker running the lowest-level task below `level` to yield.
   void request_yield(std::uint16_t level) noexcept;
+  // Whether `channel` is earliest-deadline-first: its tasks live in edf_[channel] only.
+  bool is_edf(std::uint16_t channel) const noexcept {
+    return edf_ != nullptr && levels_.earliest_deadline_first(channel);
+  }
+  // Queues a task of an EDF channel and tells a worker, as schedule_remote does.
+  void push_edf(TaskHeader* task) noexcept;
+  // The earliest-deadline task of EDF `channel`, or null.
+  TaskHeader* pop_edf(std::uint16_t channel) noexcept;
   void park(Core& core);
   // Wakes a parked worker for a task published `where`, unless a worker is searching;
   // true if it woke one.
@@ -165,7 +174,9 @@ class MultiThread final : public Scheduler {
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
   const std::unique_ptr<PaddedInject[]> injects_;  // one per channel, each on its own lines
-  const std::unique_ptr<LevelCount[]> queued_;     // one per level (more than one level)
+  // One per channel if any channel is earliest-deadline-first (only those are used), else null.
+  const std::unique_ptr<EdfQueue[]> edf_;
+  const std::unique_ptr<LevelCount[]> queued_;  // one per level (more than one level)
   // On cache lines of its own: the idle word is written by every search transition, while
   // the fields above are read by every worker on every tick.
   alignas(64) Idle idle_;

@@ -1,0 +1,104 @@
+// The run queue of an earliest-deadline-first channel (docs/levels.md): one per channel, shared
+// by every thread of the runtime (no local rings: the earliest deadline is a global order), an
+// intrusive pairing heap under a spin lock, so that pushing never allocates.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "spool/detail/atomic.hpp"
+#include "spool/detail/spin_lock.hpp"
+#include "task/header.hpp"
+
+namespace spool::detail {
+
+class EdfQueue {
+ public:
+  // Adds `task` (ordered by task->deadline); false when closed (the caller keeps the reference).
+  bool push(TaskHeader* task) noexcept {
+    task->heap_child = nullptr;
+    task->queue_next = nullptr;  // the heap's sibling link
+    std::lock_guard lock(lock_);
+    if (closed_) return false;
+    root_ = meld(root_, task);
+    len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+    return true;
+  }
+  // Takes the task with the earliest deadline, or null. The first time a task is taken, a
+  // start after its deadline (by `now`) counts as a miss.
+  TaskHeader* pop(std::chrono::steady_clock::time_point now) noexcept {
+    if (is_empty()) return nullptr;
+    std::lock_guard lock(lock_);
+    TaskHeader* t = root_;
+    if (t == nullptr) return nullptr;
+    root_ = merge_pairs(t->heap_child);
+    t->heap_child = nullptr;
+    len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
+    if (!t->deadline_checked) {
+      t->deadline_checked = true;
+      if (now > t->deadline) {
+        misses_.store(misses_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      }
+    }
+    return t;
+  }
+  void close() noexcept {
+    std::lock_guard lock(lock_);
+    closed_ = true;
+  }
+  // Lock-free hint, seq_cst: the same pairing with the idle state as InjectQueue::is_empty.
+  bool is_empty() const noexcept { return len_.load(std::memory_order_seq_cst) == 0; }
+  std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
+  std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
+
+ private:
+  // Pairing heap: roots have no sibling; a node's children hang from heap_child, linked
+  // through queue_next.
+  static TaskHeader* meld(TaskHeader* a, TaskHeader* b) noexcept {
+    if (a == nullptr) return b;
+    if (b == nullptr) return a;
+    if (b->deadline < a->deadline) std::swap(a, b);
+    b->queue_next = a->heap_child;
+    a->heap_child = b;
+    return a;
+  }
+  // The two-pass merge of a removed root's children, without recursion.
+  static TaskHeader* merge_pairs(TaskHeader* first) noexcept {
+    TaskHeader* pairs = nullptr;  // melded pairs, a stack linked through queue_next
+    while (first != nullptr) {
+      TaskHeader* a = first;
+      TaskHeader* b = a->queue_next;
+      if (b == nullptr) {
+        a->queue_next = pairs;
+        pairs = a;
+        break;
+      }
+      first = b->queue_next;
+      a->queue_next = b->queue_next = nullptr;
+      TaskHeader* m = meld(a, b);
+      m->queue_next = pairs;
+      pairs = m;
+    }
+    TaskHeader* result = nullptr;
+    while (pairs != nullptr) {
+      TaskHeader* next = pairs->queue_next;
+      pairs->queue_next = nullptr;
+      result = meld(result, pairs);
+      pairs = next;
+    }
+    return result;
+  }
+
+  SpinLock lock_;
+  TaskHeader* root_ = nullptr;  // guarded by lock_
+  bool closed_ = false;         // guarded by lock_
+  // Written under lock_ (seq_cst stores, as InjectQueue's length word), read without it:
+  // seq_cst in is_empty, relaxed in len (a hint).
+  Atomic<std::size_t> len_{0};
+  // Deadline misses: written under lock_ (relaxed), read by metrics() (relaxed).
+  std::atomic<std::uint64_t> misses_{0};
+};
+
+}  // namespace spool::detail
