@@ -129,6 +129,7 @@ std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
 std::vector<Workload> sync_workloads();
 std::vector<Workload> priority_workloads();
+std::vector<Workload> shares_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the

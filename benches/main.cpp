@@ -33,9 +33,10 @@ constexpr std::pair<const char*, const char*> kNotImplemented[] = {
 
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
-  for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
-                     spool_bench::timer_workloads, spool_bench::fork_join_workloads,
-                     spool_bench::sync_workloads, spool_bench::priority_workloads}) {
+  for (auto group :
+       {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
+        spool_bench::timer_workloads, spool_bench::fork_join_workloads, spool_bench::sync_workloads,
+        spool_bench::priority_workloads, spool_bench::shares_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;

@@ -168,11 +168,14 @@ TaskHeader* CurrentThread::next_task() noexcept {
       });
 }
 
-bool CurrentThread::run_batch(ReactorSlot& slot) {
+bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
   bool ran = false;
   const bool levels = levels_.num_levels() > 1;
   for (std::uint32_t i = 0; i < config_.event_interval; ++i) {
-    if (levels) yield_.clear_before_pick();
+    if (levels) {
+      wake_deferred(deferred);
+      yield_.clear_before_pick();
+    }
     TaskHeader* t = next_task();
     if (t == nullptr) break;
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -206,7 +209,7 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       }
       // A batch of tasks first, then the root if it was woken: a root that wakes itself
       // (yield_now, a spent budget) must not starve the tasks that share its thread.
-      bool ran = run_batch(slot);
+      bool ran = run_batch(slot, deferred);
       bool requeued = wake_deferred(deferred);  // tasks that yielded rejoin after each batch
       const bool root = root_woken.exchange(false, std::memory_order_acquire);
       // Due timers fire even while tasks, or a root that keeps waking itself, keep the thread

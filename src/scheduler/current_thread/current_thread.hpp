@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "context/deferred.hpp"
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/edf_queue.hpp"
@@ -105,8 +106,10 @@ class CurrentThread final : public Scheduler {
   // Drops every notification in the local queue and refuses later local schedules. Only
   // by the holder of the role.
   void close_local() noexcept;
-  // Runs up to event_interval tasks; false when there was none.
-  bool run_batch(ReactorSlot& slot);
+  // Runs up to event_interval tasks; false when there was none. With more than one level,
+  // tasks that yielded (in `deferred`) rejoin their channels before each pick, so that the
+  // choice of level sees them.
+  bool run_batch(ReactorSlot& slot, DeferredWakes& deferred);
 
   RuntimeShared* const runtime_;
   const RuntimeConfig& config_;

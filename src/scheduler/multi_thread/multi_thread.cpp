@@ -122,7 +122,13 @@ void MultiThread::run_worker(Core* core) {
         requeue_deferred(c, deferred);
         driver_->maintain();
       }
-      if (num_levels_ > 1) workers_[c.index]->yield.clear_before_pick();
+      if (num_levels_ > 1) {
+        // Tasks that yielded rejoin their channels before each pick: in the deferred list they
+        // would be invisible to the choice of level (a yielded high-level task would let
+        // low-level ones run; a level whose tasks all yielded would give its slice away).
+        requeue_deferred(c, deferred);
+        workers_[c.index]->yield.clear_before_pick();
+      }
       TaskHeader* t = next_task(c);
       if (t != nullptr) {
         run_task_on(t);
