@@ -110,19 +110,26 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                  const ChannelId* channel, const Deadline* deadline) {
+  if (channel == nullptr && levels_.num_channels() == 1) {
+    return spawn_onto(promise, frame, 0, nullptr);  // one channel: nothing to choose or inherit
+  }
   std::uint16_t ch;
-  Deadline due = deadline != nullptr ? *deadline : Deadline::max();
   if (channel != nullptr) {
     ch = channel->index();
   } else if (const TaskHeader* spawner = current_task();
              spawner != nullptr && spawner->scheduler == scheduler_) {
     ch = spawner->channel;
-    due = spawner->deadline;
+    if (deadline == nullptr) deadline = &spawner->deadline;
   } else {
     ch = levels_.default_channel();
   }
-  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), ch);
-  t->deadline = due;
+  return spawn_onto(promise, frame, ch, deadline);
+}
+
+TaskHeader* RuntimeShared::spawn_onto(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                      std::uint16_t channel, const Deadline* deadline) {
+  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), channel);
+  if (deadline != nullptr) t->deadline = *deadline;
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }

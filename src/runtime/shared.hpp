@@ -75,6 +75,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     return fn(*current_thread_);
   }
   TaskHeader* bind_new(TaskHeader* task);
+  // Spawns onto `channel` with `deadline` (null: none), both decided.
+  TaskHeader* spawn_onto(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                         std::uint16_t channel, const Deadline* deadline);
   // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
   // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
   ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);

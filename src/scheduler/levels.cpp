@@ -29,7 +29,8 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
     reject("levels(): " + std::to_string(levels.size()) + " levels given; a runtime has at most " +
            std::to_string(kMaxLevels));
   }
-  first_.push_back(0);
+  num_levels_ = static_cast<std::uint16_t>(levels.size());
+  first_[0] = 0;
   for (std::size_t l = 0; l < levels.size(); ++l) {
     if (levels[l].empty()) {
       reject("levels(): level " + std::to_string(l) +
@@ -50,11 +51,12 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
       }
       if (channel.complete_on_close) complete_on_close_mask_ |= std::uint64_t{1} << names_.size();
       if (channel.earliest_deadline_first) edf_mask_ |= std::uint64_t{1} << names_.size();
+      level_of_[names_.size()] = static_cast<std::uint16_t>(l);
       names_.push_back(name);
-      level_of_.push_back(static_cast<std::uint16_t>(l));
     }
-    first_.push_back(static_cast<std::uint16_t>(names_.size()));
+    first_[l + 1] = static_cast<std::uint16_t>(names_.size());
   }
+  num_channels_ = static_cast<std::uint16_t>(names_.size());
   if (config.round_robin) {
     if (config.slices.size() != levels.size()) {
       reject("schedule(RoundRobin): " + std::to_string(config.slices.size()) + " slices for " +
@@ -70,7 +72,7 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
     slices_ = config.slices;
   }
   if (config.default_channel.empty()) {
-    default_channel_ = first_[first_.size() - 2];  // the first channel of the lowest level
+    default_channel_ = first_[num_levels_ - 1];  // the first channel of the lowest level
   } else if (auto c = find(config.default_channel)) {
     default_channel_ = *c;
   } else {

@@ -2,6 +2,7 @@
 // channels numbered 0..n-1 from the highest level down, each level a contiguous range.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "spool/detail/runtime_config.hpp"
+#include "spool/levels.hpp"
 
 namespace spool::detail {
 
@@ -19,10 +21,8 @@ class LevelTable {
   // std::invalid_argument naming the problem.
   explicit LevelTable(const RuntimeConfig& config);
 
-  std::uint16_t num_levels() const noexcept {
-    return static_cast<std::uint16_t>(first_.size() - 1);
-  }
-  std::uint16_t num_channels() const noexcept { return static_cast<std::uint16_t>(names_.size()); }
+  std::uint16_t num_levels() const noexcept { return num_levels_; }
+  std::uint16_t num_channels() const noexcept { return num_channels_; }
   // Channels [first_channel(l), end_channel(l)) make up level l (0 is the highest).
   std::uint16_t first_channel(std::uint16_t level) const noexcept { return first_[level]; }
   std::uint16_t end_channel(std::uint16_t level) const noexcept { return first_[level + 1]; }
@@ -52,8 +52,11 @@ class LevelTable {
 
  private:
   std::vector<std::string> names_;
-  std::vector<std::uint16_t> level_of_;
-  std::vector<std::uint16_t> first_;  // num_levels + 1 entries
+  // Inline arrays, not vectors: the schedulers read them on every pick.
+  std::array<std::uint16_t, kMaxChannels> level_of_{};
+  std::array<std::uint16_t, kMaxLevels + 1> first_{};  // num_levels_ + 1 entries used
+  std::uint16_t num_levels_ = 0;
+  std::uint16_t num_channels_ = 0;
   std::uint16_t default_channel_ = 0;
   std::uint64_t complete_on_close_mask_ = 0;  // bit c: channel c (kMaxChannels <= 64)
   std::uint64_t edf_mask_ = 0;

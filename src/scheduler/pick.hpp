@@ -2,11 +2,13 @@
 // (docs/levels.md), which channel of the level, and, within a channel, which queue.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "scheduler/levels.hpp"
+#include "spool/levels.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
@@ -18,7 +20,7 @@ namespace spool::detail {
 //   local():        the next task of the thread's own queues, or null
 //   inject():       the fallback, from the inject queue (a flavour may take a batch), or null
 template <class InjectFirst, class Local, class Inject>
-TaskHeader* pick_next_task(std::uint32_t tick, std::uint32_t global_queue_interval,
+[[gnu::always_inline]] inline TaskHeader* pick_next_task(std::uint32_t tick, std::uint32_t global_queue_interval,
                            InjectFirst&& inject_first, Local&& local, Inject&& inject) {
   if (tick % global_queue_interval == 0) {
     if (TaskHeader* t = inject_first()) return t;
@@ -48,6 +50,7 @@ template <class MayHaveWork, class TryLevel>
 TaskHeader* pick_by_level(const LevelTable& levels, LevelCursor& cursor,
                           MayHaveWork&& may_have_work, TryLevel&& try_level) {
   const std::uint16_t n = levels.num_levels();
+  if (n == 1) return try_level(0);  // nothing to choose (nor any slice to keep)
   std::uint16_t first = 0;
   if (levels.round_robin()) {
     const auto now = std::chrono::steady_clock::now();
@@ -80,6 +83,7 @@ TaskHeader* pick_by_channel(const LevelTable& levels, LevelCursor& cursor, std::
                             TryChannel&& try_channel) {
   const std::uint16_t first = levels.first_channel(level);
   const std::uint16_t end = levels.end_channel(level);
+  if (end - first == 1) return try_channel(first);  // nothing to choose
   std::uint16_t& next = cursor.next_channel[level];
   std::uint16_t ch = next;
   for (std::uint16_t i = first; i < end; ++i) {

@@ -56,7 +56,6 @@ class TaskHeader : public FramePrefix {
 
   // Intrusive links, each touched only by the owner of the structure the task is in:
   TaskHeader* queue_next = nullptr;  // inject queue / blocking queue / EDF heap sibling
-  TaskHeader* heap_child = nullptr;  // EDF heap (scheduler/edf_queue.hpp, under its lock)
   TaskHeader* owned_prev = nullptr;  // owned-task list (under its shard lock)
   TaskHeader* owned_next = nullptr;
 
@@ -69,18 +68,13 @@ class TaskHeader : public FramePrefix {
   // released when the header is freed; never touched in between.
   const std::shared_ptr<void> scheduler_owner;
   const std::uint64_t id;
-  // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
-  // there again.
-  const std::uint16_t channel;
-  // An earliest-deadline-first channel's order (time_point::max(): none). Written at spawn,
-  // before the task is published; read by the channel's queue under its lock.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  // Set by the EDF queue the first time it hands the task out (under its lock): only the
-  // first start counts as a deadline miss.
-  bool deadline_checked = false;
 
   // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
   AtomicWaker join_waker;
+
+  // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
+  // there again. (Here, in what was padding: the fields above keep their offsets.)
+  const std::uint16_t channel;
 
   // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
   // it saw COMPLETE (acquire).
@@ -97,6 +91,15 @@ class TaskHeader : public FramePrefix {
   // What the task's chain last waited on (for dump()); written by the poller, read by
   // dump() from any thread; relaxed, since it is for display only.
   std::atomic<const std::type_info*> waiting_on{nullptr};
+
+  // Earliest-deadline-first channels only (last: the other tasks never touch them).
+  // The order (time_point::max(): none): written at spawn, before the task is published;
+  // read by the channel's queue under its lock.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  TaskHeader* heap_child = nullptr;  // the EDF heap's child link (scheduler/edf_queue.hpp)
+  // Set by the EDF queue the first time it hands the task out (under its lock): only the
+  // first start counts as a deadline miss.
+  bool deadline_checked = false;
 
   // Called from the frame's operator delete (see FramePrefix).
   static void on_frame_freed(FramePrefix* prefix) noexcept;

@@ -38,7 +38,7 @@ class OwnedTasks {
   DrainCount& drain() noexcept { return drain_; }
   // Whether `task` is on a complete-on-close channel.
   bool is_drained(const TaskHeader& task) const noexcept {
-    return (drained_channels_ >> task.channel) & 1;
+    return drained_channels_ != 0 && ((drained_channels_ >> task.channel) & 1) != 0;
   }
   // Removes and returns some task (its reference goes to the caller), or null when empty.
   TaskHeader* pop() noexcept;

@@ -29,12 +29,14 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
 }
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
-  if (is_edf(t->channel)) {
-    if (!edf_[t->channel].push(t)) {
+  const std::uint16_t channel = t->channel;  // (t may run and be gone once it is queued)
+  const std::uint16_t level = levels_.level_of(channel);
+  if (is_edf(channel)) {
+    if (!edf_[channel].push(t)) {
       drop_task_refs(t);  // shut down
       return;
     }
-    request_yield(levels_.level_of(t->channel));
+    request_yield(level);
     if (!is_driver_thread()) parker_->unpark();
     return;
   }
@@ -43,16 +45,16 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
       drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
       return;
     }
-    local_[t->channel].push_back(t);
+    local_[channel].push_back(t);
     local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    request_yield(levels_.level_of(t->channel));
+    request_yield(level);
     return;
   }
-  if (!injects_[t->channel].push(t)) {
+  if (!injects_[channel].push(t)) {
     drop_task_refs(t);  // shut down
     return;
   }
-  request_yield(levels_.level_of(t->channel));
+  request_yield(level);
   parker_->unpark();
 }
 

@@ -68,6 +68,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
     workers_.push_back(std::make_unique<WorkerShared>(num_channels_));
     auto core = std::make_unique<Core>(levels_);
     core->index = i;
+    core->queues = workers_.back()->queues.get();
     core->rng = (config_.seed ^ (0x9e3779b97f4a7c15ull * (i + 1))) | 1;
     cores_.push_back(std::move(core));
   }
@@ -207,6 +208,11 @@ void MultiThread::run_task_on(TaskHeader* t) {
 }
 
 TaskHeader* MultiThread::next_task(Core& core) {
+  // One channel: the order below degenerates to that channel's queues, then stealing.
+  if (num_channels_ == 1) {
+    if (TaskHeader* t = next_in_channel(core, 0)) return t;
+    return steal_work(core, 0);
+  }
   return pick_by_level(
       levels_, core.cursor, [&](std::uint16_t level) { return level_may_have_work(core, level); },
       [&](std::uint16_t level) { return next_in_level(core, level); });
@@ -218,16 +224,14 @@ bool MultiThread::level_may_have_work(const Core& core, std::uint16_t level) con
   return core.lifo != nullptr && levels_.level_of(core.lifo->channel) == level;
 }
 
-bool MultiThread::higher_level_waits(const TaskHeader* t) const noexcept {
-  if (num_levels_ == 1 || round_robin_) return false;
+bool MultiThread::higher_level_queued(const TaskHeader* t) const noexcept {
   for (std::uint16_t l = 0, mine = levels_.level_of(t->channel); l < mine; ++l) {
     if (queued_[l].queued.load(std::memory_order_seq_cst) > 0) return true;
   }
   return false;
 }
 
-void MultiThread::count_queued(const TaskHeader* t, std::int64_t delta) noexcept {
-  if (num_levels_ == 1) return;
+void MultiThread::add_queued(const TaskHeader* t, std::int64_t delta) noexcept {
   queued_[levels_.level_of(t->channel)].queued.fetch_add(delta, std::memory_order_seq_cst);
 }
 
@@ -250,11 +254,11 @@ TaskHeader* MultiThread::next_in_channel(Core& core, std::uint16_t channel) {
   TaskHeader* t = pick_next_task(
       core.tick, global_queue_interval_, [&] { return inject.pop(); },
       [&]() -> TaskHeader* {
-        if (core.lifo != nullptr && core.lifo->channel == channel) {
+        if (core.lifo != nullptr && (num_channels_ == 1 || core.lifo->channel == channel)) {
           from_lifo = true;
           return std::exchange(core.lifo, nullptr);
         }
-        return workers_[core.index]->queues[channel].pop();
+        return core.queues[channel].pop();
       },
       [&] { return next_from_inject(core, channel); });
   if (t != nullptr && !from_lifo) count_queued(t, -1);
@@ -270,7 +274,7 @@ TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
   TaskHeader* batch[kMaxBatch];
   std::size_t n = inject.pop_n(batch, share);
   if (n == 0) return nullptr;
-  LocalQueue<>& q = workers_[core.index]->queues[channel];
+  LocalQueue<>& q = core.queues[channel];
   for (std::size_t i = 1; i < n; ++i) q.push_back_or_overflow(batch[i], inject, drop_ref);
   return batch[0];
 }
@@ -281,7 +285,7 @@ TaskHeader* MultiThread::steal_work(Core& core, std::uint16_t channel) {
     if (!idle_.transition_to_searching()) return nullptr;
     core.is_searching = true;
   }
-  LocalQueue<>& mine = workers_[core.index]->queues[channel];
+  LocalQueue<>& mine = core.queues[channel];
   std::uint32_t start = static_cast<std::uint32_t>(next_random(core.rng) % num_workers_);
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
     std::uint32_t victim = (start + i) % num_workers_;
@@ -375,14 +379,15 @@ bool MultiThread::work_pending() const noexcept {
 }
 
 void MultiThread::push_edf(TaskHeader* t) noexcept {
-  const std::uint16_t level = levels_.level_of(t->channel);
+  const std::uint16_t level = levels_.level_of(t->channel);  // (t may be gone once queued)
   count_queued(t, 1);
   if (!edf_[t->channel].push(t)) {
     count_queued(t, -1);
     drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
     return;
   }
-  if (!notify_parked(Idle::Published::kInjectQueue)) request_yield(level);
+  const bool woke = notify_parked(Idle::Published::kInjectQueue);
+  if (num_levels_ > 1 && !woke) request_yield(level);
 }
 
 TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
@@ -392,7 +397,7 @@ TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
 }
 
 void MultiThread::request_yield(std::uint16_t level) noexcept {
-  if (num_levels_ == 1 || round_robin_) return;
+  if (round_robin_) return;
   // The worker running the lowest level below `level`, if any: the one whose task matters
   // least.
   WorkerShared* lowest = nullptr;
@@ -411,11 +416,12 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   WorkerContext* ctx = current_worker;
   if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
     Core& core = *ctx->core;
-    if (is_edf(t->channel)) {
+    if (edf_ != nullptr && is_edf(t->channel)) {
       push_edf(t);
       return;
     }
-    if (is_yield || !lifo_slot_ || !lifo_keeps_level(*workers_[core.index], t)) {
+    if (is_yield || !lifo_slot_ ||
+        (num_levels_ > 1 && !lifo_keeps_level(*workers_[core.index], t))) {
       push_local(core, t);
       return;
     }
@@ -427,23 +433,17 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   schedule_remote(t);
 }
 
-bool MultiThread::lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept {
-  // With levels, only a task of the running task's level runs next here: a higher one goes
-  // where idle workers can take it, a lower one must not jump ahead of its betters.
-  return num_levels_ == 1 ||
-         levels_.level_of(t->channel) == w.yield.running_level.load(std::memory_order_relaxed);
-}
-
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
+  const std::uint16_t channel = t->channel;  // (t may be stolen and gone once it is queued)
   count_queued(t, 1);
-  workers_[core.index]->queues[t->channel].push_back_or_overflow(t, injects_[t->channel].queue,
-                                                                 drop_ref);
+  core.queues[channel].push_back_or_overflow(t, injects_[channel].queue, drop_ref);
   if (core.is_searching) return;  // a searcher finds it
   if (core.batching_notify) {
     core.notify_after_batch = true;  // one notification for the whole batch
     return;
   }
-  if (!notify_parked(Idle::Published::kLocalQueue)) request_yield(levels_.level_of(t->channel));
+  const bool woke = notify_parked(Idle::Published::kLocalQueue);
+  if (num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
 }
 
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
@@ -451,14 +451,15 @@ void MultiThread::schedule_remote(TaskHeader* t) noexcept {
     push_edf(t);
     return;
   }
-  const std::uint16_t level = levels_.level_of(t->channel);
+  const std::uint16_t channel = t->channel;  // (t may be gone once it is queued)
   count_queued(t, 1);
-  if (!injects_[t->channel].queue.push(t)) {
+  if (!injects_[channel].queue.push(t)) {
     count_queued(t, -1);
     drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
     return;
   }
-  if (!notify_parked(Idle::Published::kInjectQueue)) request_yield(level);
+  const bool woke = notify_parked(Idle::Published::kInjectQueue);
+  if (num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
 }
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {
@@ -527,7 +528,7 @@ void MultiThread::drain_queues() noexcept {
 void MultiThread::drain_core(Core& core) noexcept {
   if (TaskHeader* t = std::exchange(core.lifo, nullptr)) drop_task_refs(t);
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    while (TaskHeader* t = workers_[core.index]->queues[ch].pop()) drop_task_refs(t);
+    while (TaskHeader* t = core.queues[ch].pop()) drop_task_refs(t);
   }
 }
 

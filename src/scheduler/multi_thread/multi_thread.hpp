@@ -36,6 +36,7 @@ class RuntimeShared;
 struct Core {
   explicit Core(const LevelTable& levels) : cursor(levels) {}
   std::uint32_t index;         // which worker (and local queues) this is
+  LocalQueue<>* queues;        // that worker's local queues, one per channel
   std::uint32_t tick = 0;      // tasks run so far; drives the event/global intervals
   bool is_searching = false;   // counted in Idle's searching number
   TaskHeader* lifo = nullptr;  // the LIFO slot: a task woken or spawned by the running task
@@ -112,18 +113,26 @@ class MultiThread final : public Scheduler {
   // The next task for `core`: from the highest level with work (HighestFirst) or the level
   // whose slice runs (RoundRobin), and within it from its channels in turn; from the core's
   // LIFO slot and queues, the inject queues, or stolen from other workers. Null: none found.
-  TaskHeader* next_task(Core& core);
-  TaskHeader* next_in_level(Core& core, std::uint16_t level);
+  // (Forced inline, with next_in_level and next_in_channel: in a runtime without levels the
+  // picking order degenerates to one channel, and must cost what it did before levels.)
+  [[gnu::always_inline]] inline TaskHeader* next_task(Core& core);
+  [[gnu::always_inline]] inline TaskHeader* next_in_level(Core& core, std::uint16_t level);
   // From `channel`'s LIFO slot, local queue or inject queue.
-  TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
+  [[gnu::always_inline]] inline TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
   TaskHeader* next_from_inject(Core& core, std::uint16_t channel);
   TaskHeader* steal_work(Core& core, std::uint16_t channel);
   // Whether `level` may have a runnable task: in queues (its count) or `core`'s LIFO slot.
   bool level_may_have_work(const Core& core, std::uint16_t level) const noexcept;
   // HighestFirst: whether the LIFO task `t` must wait because a higher level has work.
-  bool higher_level_waits(const TaskHeader* t) const noexcept;
+  bool higher_level_waits(const TaskHeader* t) const noexcept {
+    return num_levels_ > 1 && !round_robin_ && higher_level_queued(t);
+  }
+  bool higher_level_queued(const TaskHeader* t) const noexcept;
   // Counts a task into (+1) or out of (-1) its level's queued number (more than one level).
-  void count_queued(const TaskHeader* t, std::int64_t delta) noexcept;
+  void count_queued(const TaskHeader* t, std::int64_t delta) noexcept {
+    if (num_levels_ > 1) add_queued(t, delta);
+  }
+  void add_queued(const TaskHeader* t, std::int64_t delta) noexcept;
   // HighestFirst: asks the worker running the lowest-level task below `level` to yield.
   void request_yield(std::uint16_t level) noexcept;
   // Whether `channel` is earliest-deadline-first: its tasks live in edf_[channel] only.
@@ -147,8 +156,13 @@ class MultiThread final : public Scheduler {
   bool work_pending() const noexcept;
   // True if a task waits in one of w's local queues.
   bool has_local_work(const WorkerShared& w) const noexcept;
-  // Whether `t`, woken by the task running on worker `w`, may take w's LIFO slot.
-  bool lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept;
+  // Whether `t`, woken by the task running on worker `w`, may take w's LIFO slot: with
+  // levels, only a task of the running task's level runs next there (a higher one goes where
+  // idle workers can take it, a lower one must not jump ahead of its betters).
+  bool lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept {
+    return num_levels_ == 1 ||
+           levels_.level_of(t->channel) == w.yield.running_level.load(std::memory_order_relaxed);
+  }
   void push_local(Core& core, TaskHeader* task) noexcept;
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
