@@ -119,17 +119,22 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
 
-// The bodies of spawn_at / spawn_after: wait on the runtime's timers, then run `inner` in
-// place. (The delay is measured from the first poll, on the runtime's own clock.)
+// The body of spawn_at / spawn_after: waits on the runtime's timers, then runs `inner` in
+// place.
 template <class T>
 Task<T> start_at(Instant when, Task<T> inner) {
   co_await sleep_until(when);
   co_return co_await std::move(inner);
 }
-template <class T>
-Task<T> start_after(std::chrono::nanoseconds delay, Task<T> inner) {
-  co_await sleep(delay);
-  co_return co_await std::move(inner);
+// Now on rt's clock (paused, if it is).
+Instant runtime_now(RuntimeShared& rt);
+// What Handle::spawn_at and spool::spawn_at share: the channel is checked before `fut` is
+// taken over.
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_at_into(RuntimeShared& rt, ChannelId channel, Instant when,
+                                            F&& fut) {
+  check_channel(rt, channel, false);
+  return spawn_into(rt, start_at(when, into_task(std::forward<F>(fut))), &channel);
 }
 
 // Spawns `fut` on `rt` onto `channel` (null: the spawner's channel or the default one) with
@@ -238,20 +243,21 @@ class Handle {
       ChannelId channel, F&& fut, std::chrono::steady_clock::time_point deadline) const {
     return detail::spawn_into(rt(), std::forward<F>(fut), &channel, &deadline);
   }
-  /// Spawns `fut` onto `channel` to start at `when` (on the runtime's clock: take it from
-  /// spool::time::now() inside the runtime when the clock may be paused): the
-  /// task waits on the runtime's timers, outside every run queue, and enters its channel when
-  /// the time comes (its first poll, at once, only arms the timer). Throws as spawn_on does.
+  /// Spawns `fut` onto `channel` to start at `when`, on the runtime's clock (take it from
+  /// spool::time::now() inside the runtime when the clock may be paused): the task waits on
+  /// the runtime's timers, outside every run queue, and enters its channel when the time
+  /// comes (its first poll, at once, only arms the timer). Throws as spawn_on does, before
+  /// `fut` is taken over.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) const {
-    return spawn_on(channel, detail::start_at(when, detail::into_task(std::forward<F>(fut))));
+    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut));
   }
   /// Spawns `fut` onto `channel` to start `delay` from now, on the runtime's clock (a paused
   /// one too). See spawn_at.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
                                                     std::chrono::nanoseconds delay, F&& fut) const {
-    return spawn_on(channel, detail::start_after(delay, detail::into_task(std::forward<F>(fut))));
+    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut));
   }
   /// The channel called `name` (Builder::levels; a runtime built without levels has one,
   /// "default"). Throws std::invalid_argument naming the runtime's channels when there is
@@ -588,6 +594,24 @@ JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
   return detail::spawn_into(*rt, std::forward<F>(fut), &channel);
+}
+/// Spawns `fut` onto `channel` of the current runtime to start at `when`
+/// (Handle::current().spawn_at); throws std::logic_error outside a runtime.
+template <Future F>
+JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) detail::throw_no_current_runtime();
+  return detail::spawn_at_into(*rt, channel, when, std::forward<F>(fut));
+}
+/// Spawns `fut` onto `channel` of the current runtime to start `delay` from now
+/// (Handle::current().spawn_after); throws std::logic_error outside a runtime.
+template <Future F>
+JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel, std::chrono::nanoseconds delay,
+                                                  F&& fut) {
+  detail::RuntimeShared* rt = detail::current_runtime_ptr();
+  if (rt == nullptr) detail::throw_no_current_runtime();
+  return detail::spawn_at_into(*rt, channel, detail::runtime_now(*rt) + delay,
+                               std::forward<F>(fut));
 }
 /// Spawns `fut` onto the earliest-deadline-first `channel` of the current runtime with
 /// `deadline` (Handle::current().spawn_on); throws std::logic_error outside a runtime.

@@ -2,14 +2,15 @@
 
 #include <cxxabi.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "context/current.hpp"
-#include "spool/time/sleep.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
@@ -135,8 +136,14 @@ TaskHeader* RuntimeShared::spawn_onto(TaskPromiseBase& promise, std::coroutine_h
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  TaskHeader* t =
-      new_task(promise, frame, &blocking_scheduler_, shared_from_this(), levels_.default_channel());
+  // Its channel only decides whether a drain waits for it: a blocking call made by a task of
+  // a complete-on-close channel is part of that task's work.
+  std::uint16_t ch = levels_.default_channel();
+  if (const TaskHeader* spawner = current_task();
+      spawner != nullptr && spawner->scheduler == scheduler_) {
+    ch = spawner->channel;
+  }
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this(), ch);
   if (!bind_new(t)) return t;
   bool queued;
   try {
@@ -192,43 +199,100 @@ ShutdownReport RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> t
 
 namespace {
 
-// Ready once the drain count is zero (true), or at `deadline` (false).
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// Ready once the drain count is zero (true), or once `deadline` passed in real time (false;
+// a DeadlineAlarm wakes the waker then). Real time, not the runtime's timers: they may be
+// paused, or fired only by workers stuck in their polls.
 class DrainWait {
  public:
-  DrainWait(DrainCount& count, std::optional<std::chrono::steady_clock::time_point> deadline)
-      : count_(count) {
-    if (deadline) sleep_.emplace(sleep_until(*deadline));
-  }
+  DrainWait(DrainCount& count, std::optional<TimePoint> deadline)
+      : count_(count), deadline_(deadline) {}
   Poll<bool> poll(Context& cx) {
     if (count_.poll_drained(cx.waker())) return true;
-    if (sleep_ && sleep_->poll(cx).is_ready()) return false;
+    if (deadline_ && std::chrono::steady_clock::now() >= *deadline_) return false;
     return pending;
   }
 
  private:
   DrainCount& count_;
-  std::optional<Sleep> sleep_;
+  std::optional<TimePoint> deadline_;
+};
+
+// A thread that wakes the drain's waiters at `deadline`, unless destroyed first (no thread
+// without a deadline).
+class DeadlineAlarm {
+ public:
+  DeadlineAlarm(DrainCount& count, std::optional<TimePoint> deadline) {
+    if (!deadline) return;
+    try {
+      thread_ = start_thread("spool-shutdown", [this, &count, when = *deadline] {
+        {
+          std::unique_lock lock(mutex_);
+          if (!cv_.wait_until(lock, when, [&] { return cancelled_; })) {
+            lock.unlock();
+            count.wake_waiters();
+          }
+        }
+      });
+    } catch (...) {
+      // No thread for the alarm: the drain is bounded by its own progress only.
+      std::fputs(
+          "spool: shutdown_timeout could not start its alarm thread; the drain of "
+          "complete-on-close channels is not bounded\n",
+          stderr);
+    }
+  }
+  ~DeadlineAlarm() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  DeadlineAlarm(const DeadlineAlarm&) = delete;
+  DeadlineAlarm& operator=(const DeadlineAlarm&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;  // guarded by mutex_
+  std::thread thread_;
 };
 
 }  // namespace
 
-ShutdownReport RuntimeShared::drain(std::optional<std::chrono::steady_clock::time_point> deadline) {
+ShutdownReport RuntimeShared::drain(std::optional<TimePoint> deadline) {
   ShutdownReport report;
+  DrainCount& count = owned_.drain();
   // From here a spawn onto a channel that is not complete-on-close is cancelled at once.
   owned_.begin_drain();
   // The tasks of those channels are cancelled now (as JoinHandle::abort does), by the
-  // runtime's threads; the drained tasks waiting on them see them cancelled.
-  owned_.for_each_undrained([](TaskHeader& t) {
-    if (transition_to_notified_and_cancel(t) == WakeResult::kSubmit)
-      t.scheduler->schedule(&t, false);
+  // runtime's threads; the drained tasks waiting on them see them cancelled. Collected under
+  // the list's locks (with a reference each), cancelled outside them: scheduling may wake a
+  // thread.
+  std::vector<TaskHeader*> undrained;
+  owned_.for_each_undrained([&](TaskHeader& t) {
+    ref_inc(t);
+    undrained.push_back(&t);
   });
+  for (TaskHeader* t : undrained) {
+    if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit)
+      t->scheduler->schedule(t, false);
+    drop_task_refs(t);
+  }
   bool drained = false;
-  std::shared_ptr<RuntimeShared> self = weak_from_this().lock();  // null in ~RuntimeShared
-  if (self) {
+  if (multi_thread_) {
+    // The workers run the drain: this thread only waits, in real time.
+    drained = count.wait_drained(deadline);
+  } else if (std::shared_ptr<RuntimeShared> self = weak_from_this().lock()) {
+    // A current-thread runtime's tasks run on the thread that drives it: this one.
     try {
-      // Runs the runtime's tasks on this thread if it is a current-thread runtime.
-      RuntimeBlockOn executor(self);
-      DrainWait wait(owned_.drain(), deadline);
+      DeadlineAlarm alarm(count, deadline);
+      RuntimeBlockOn executor(std::move(self));
+      DrainWait wait(count, deadline);
       for (;;) {
         Poll<bool> done = wait.poll(executor.context());
         if (done.is_ready()) {
@@ -238,15 +302,17 @@ ShutdownReport RuntimeShared::drain(std::optional<std::chrono::steady_clock::tim
         executor.park();
       }
     } catch (const NestedEventLoop&) {
-      // Shut down from inside another event loop on this thread: it cannot run the drain.
       report.not_drained_reason =
-          "the shutdown ran inside an event loop (a block_on) on the same thread, so it could "
-          "not wait for the drain; shut the runtime down from outside any block_on";
+          "the shutdown of a current_thread runtime ran inside an event loop (a block_on) on "
+          "the same thread, so it could not run the drain; shut the runtime down from outside "
+          "any block_on";
     }
+  } else {
+    report.not_drained_reason = "the runtime was dropped without a shutdown";
   }
   report.drained = drained;
   if (!drained) {
-    report.pending_guards = static_cast<std::size_t>(owned_.drain().guards());
+    report.pending_guards = static_cast<std::size_t>(count.guards());
     std::ostringstream out;
     owned_.for_each([&](const TaskHeader& t) {
       if (!owned_.is_drained(t)) return;
@@ -255,8 +321,7 @@ ShutdownReport RuntimeShared::drain(std::optional<std::chrono::steady_clock::tim
     });
     report.pending = out.str();
     if (report.not_drained_reason.empty()) {
-      report.not_drained_reason =
-          self ? "the shutdown timeout passed first" : "the runtime was dropped without a shutdown";
+      report.not_drained_reason = "the shutdown timeout passed first";
     }
   }
   return report;
@@ -333,6 +398,8 @@ TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::corouti
   return rt.spawn(promise, frame, channel, deadline);
 }
 
+Instant runtime_now(RuntimeShared& rt) { return rt.driver()->time().clock().now(); }
+
 void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline) {
   rt.check_channel(channel, with_deadline);
 }
@@ -346,7 +413,15 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
 
 ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
                                 bool from_destructor) {
-  if (runtime_of_thread() != &rt) return rt.shutdown(timeout);
+  if (runtime_of_thread() != &rt) {
+    ShutdownReport report = rt.shutdown(timeout);
+    if (from_destructor && !report.drained) {
+      // Nobody reads the destructor's report: say it where a developer will see it.
+      std::fprintf(stderr, "spool: a Runtime was destroyed before its drain finished: %s\n",
+                   report.not_drained_reason.c_str());
+    }
+    return report;
+  }
   // On one of the runtime's own threads, shutdown would wait for this very thread.
   if (!from_destructor) {
     throw std::logic_error(

@@ -22,6 +22,7 @@ class EdfQueue {
     task->queue_next = nullptr;  // the heap's sibling link
     std::lock_guard lock(lock_);
     if (closed_) return false;
+    task->heap_seq = next_seq_++;
     root_ = meld(root_, task);
     len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     return true;
@@ -59,10 +60,15 @@ class EdfQueue {
   static TaskHeader* meld(TaskHeader* a, TaskHeader* b) noexcept {
     if (a == nullptr) return b;
     if (b == nullptr) return a;
-    if (b->deadline < a->deadline) std::swap(a, b);
+    if (before(b, a)) std::swap(a, b);
     b->queue_next = a->heap_child;
     a->heap_child = b;
     return a;
+  }
+  // The heap's order: the earlier deadline, then the earlier arrival (so that tasks with
+  // equal deadlines, or none, run in FIFO order and none is passed over forever).
+  static bool before(const TaskHeader* a, const TaskHeader* b) noexcept {
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->heap_seq < b->heap_seq);
   }
   // The two-pass merge of a removed root's children, without recursion.
   static TaskHeader* merge_pairs(TaskHeader* first) noexcept {
@@ -93,6 +99,7 @@ class EdfQueue {
 
   SpinLock lock_;
   TaskHeader* root_ = nullptr;  // guarded by lock_
+  std::uint64_t next_seq_ = 0;  // guarded by lock_
   bool closed_ = false;         // guarded by lock_
   // Written under lock_ (seq_cst stores, as InjectQueue's length word), read without it:
   // seq_cst in is_empty, relaxed in len (a hint).

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdint>
 
-#include "scheduler/levels.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -22,8 +21,11 @@ struct ChannelCounters {
 // One polling thread's (a worker's, a current-thread driver's) answer to "whom do I ask to
 // yield" and the request itself.
 struct YieldState {
-  // The level of the task polled now (0 when idle): written by the polling thread before
-  // each poll, read by threads that queue a task (both relaxed: a hint of whom to ask).
+  // The level of the task polled now (0 when idle: nothing to ask to yield). Stored by the
+  // polling thread before each poll (seq_cst), which then looks again for queued work of a
+  // higher level (seq_cst loads); loaded (seq_cst) by a thread that queued a task (after its
+  // seq_cst count or queue-length update) to choose whom to ask: the Dekker pairing that makes
+  // either the poller see the new task or the queuer see the poller's level.
   std::atomic<std::uint16_t> running_level{0};
   // Set (release) by a thread that queued a higher-level task no idle thread can take; read
   // by the budget check of the task polled here (relaxed, context/budget.cpp); cleared by the
@@ -31,22 +33,20 @@ struct YieldState {
   std::atomic<bool> requested{false};
 
   // Called before the polling thread picks its next task by level: that pick answers any
-  // request made so far. The acquire load that sees a request pairs with its release store,
-  // so the pick sees the task whose queueing led to it; a request made after this stays set
-  // for the next poll.
+  // request made so far. The exchange (acq_rel) that takes a request pairs with its release
+  // store, so the pick sees the task whose queueing led to it; a request made after the
+  // exchange stays set for the next poll. (A plain load-then-store could erase a request
+  // made between the two.)
   void clear_before_pick() noexcept {
-    if (requested.load(std::memory_order_acquire))
-      requested.store(false, std::memory_order_relaxed);
+    if (requested.load(std::memory_order_relaxed)) {
+      requested.exchange(false, std::memory_order_acq_rel);
+    }
   }
 };
 
-// Polls `t` (run_task) on a thread of a runtime with more than one channel: records the
-// running level in `yield` (more than one level), and the poll in the channel's counters.
-inline void poll_in_channel(const LevelTable& levels, ChannelCounters* counters, YieldState& yield,
-                            TaskHeader* t, ReactorSlot* slot) {
-  if (levels.num_levels() > 1) {
-    yield.running_level.store(levels.level_of(t->channel), std::memory_order_relaxed);
-  }
+// Polls `t` (run_task) on a thread of a runtime with more than one channel, and records the
+// poll in the channel's counters.
+inline void poll_in_channel(ChannelCounters* counters, TaskHeader* t, ReactorSlot* slot) {
   ChannelCounters& c = counters[t->channel];  // read before the poll: it may free the task
   const auto start = std::chrono::steady_clock::now();
   run_task(t, slot);

@@ -20,8 +20,10 @@ namespace spool::detail {
 //   local():        the next task of the thread's own queues, or null
 //   inject():       the fallback, from the inject queue (a flavour may take a batch), or null
 template <class InjectFirst, class Local, class Inject>
-[[gnu::always_inline]] inline TaskHeader* pick_next_task(std::uint32_t tick, std::uint32_t global_queue_interval,
-                           InjectFirst&& inject_first, Local&& local, Inject&& inject) {
+[[gnu::always_inline]] inline TaskHeader* pick_next_task(std::uint32_t tick,
+                                                         std::uint32_t global_queue_interval,
+                                                         InjectFirst&& inject_first, Local&& local,
+                                                         Inject&& inject) {
   if (tick % global_queue_interval == 0) {
     if (TaskHeader* t = inject_first()) return t;
   }

@@ -97,6 +97,8 @@ class TaskHeader : public FramePrefix {
   // read by the channel's queue under its lock.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   TaskHeader* heap_child = nullptr;  // the EDF heap's child link (scheduler/edf_queue.hpp)
+  // The EDF heap's arrival order, which breaks deadline ties (set under its lock at push).
+  std::uint64_t heap_seq = 0;
   // Set by the EDF queue the first time it hands the task out (under its lock): only the
   // first start counts as a deadline miss.
   bool deadline_checked = false;

@@ -60,7 +60,7 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
 
 void CurrentThread::request_yield(std::uint16_t level) noexcept {
   if (levels_.num_levels() == 1 || levels_.round_robin()) return;
-  if (yield_.running_level.load(std::memory_order_relaxed) > level) {
+  if (yield_.running_level.load(std::memory_order_seq_cst) > level) {
     yield_.requested.store(true, std::memory_order_release);
   }
 }
@@ -184,12 +184,33 @@ bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
     if (levels_.num_channels() == 1) {
       run_task(t, &slot);
     } else {
-      poll_in_channel(levels_, channel_counters_.get(), yield_, t, &slot);
+      if (levels && !may_poll_now(t)) continue;
+      poll_in_channel(channel_counters_.get(), t, &slot);
+      // A due timer fires after every poll (see MultiThread::run_worker).
+      driver_->maintain_if_due();
     }
     ran = true;
   }
   if (levels) yield_.running_level.store(0, std::memory_order_relaxed);  // between batches
   return ran;
+}
+
+bool CurrentThread::may_poll_now(TaskHeader* t) noexcept {
+  const std::uint16_t level = levels_.level_of(t->channel);
+  yield_.running_level.store(level, std::memory_order_seq_cst);
+  if (levels_.round_robin()) return true;
+  for (std::uint16_t higher = 0; higher < level; ++higher) {
+    if (!level_has_work(higher)) continue;
+    // Queued (from another thread) since the pick: `t` goes back, the next pick takes it.
+    if (is_edf(t->channel)) {
+      if (!edf_[t->channel].push(t)) drop_task_refs(t);
+    } else {
+      local_[t->channel].push_back(t);
+      local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    return false;
+  }
+  return true;
 }
 
 bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {

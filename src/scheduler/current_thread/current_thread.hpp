@@ -100,6 +100,10 @@ class CurrentThread final : public Scheduler {
   bool level_has_work(std::uint16_t level) const noexcept;
   // HighestFirst: asks the task running now to yield if it is below `level`.
   void request_yield(std::uint16_t level) noexcept;
+  // Before a poll of `t`: publishes its level, then looks again for higher-level work queued
+  // since the pick (by another thread); if there is some, puts `t` back and returns false
+  // (see YieldState::running_level).
+  bool may_poll_now(TaskHeader* t) noexcept;
   bool is_edf(std::uint16_t channel) const noexcept {
     return edf_ != nullptr && levels_.earliest_deadline_first(channel);
   }

@@ -187,7 +187,8 @@ void MultiThread::run_task_on(TaskHeader* t) {
     if (num_channels_ == 1) {
       run_task(t, ctx.slot);
     } else {
-      poll_in_channel(levels_, w.channels.get(), w.yield, t, ctx.slot);
+      if (num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
+      poll_in_channel(w.channels.get(), t, ctx.slot);
     }
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(ctx.core->lifo, nullptr);
@@ -205,6 +206,17 @@ void MultiThread::run_task_on(TaskHeader* t) {
       return;
     }
   }
+}
+
+bool MultiThread::may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexcept {
+  w.yield.running_level.store(levels_.level_of(t->channel), std::memory_order_seq_cst);
+  if (round_robin_ || !higher_level_queued(t)) return true;
+  // A higher level's task was queued since the pick (and its queuer may have seen this
+  // worker's old level, so asked nobody): this one goes back to its ring, the next pick takes
+  // the higher one.
+  count_queued(t, 1);
+  core.queues[t->channel].push_back_or_overflow(t, injects_[t->channel].queue, drop_ref);
+  return false;
 }
 
 TaskHeader* MultiThread::next_task(Core& core) {
@@ -282,8 +294,14 @@ TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
 TaskHeader* MultiThread::steal_work(Core& core, std::uint16_t channel) {
   if (is_edf(channel)) return nullptr;  // one shared queue: next_in_channel looked already
   if (!core.is_searching) {
-    if (!idle_.transition_to_searching()) return nullptr;
-    core.is_searching = true;
+    if (idle_.transition_to_searching()) {
+      core.is_searching = true;
+    } else if (num_levels_ == 1) {
+      return nullptr;  // enough workers search already
+    }
+    // With levels a worker steals even when enough others search: it must not run a lower
+    // level while a higher one waits in another worker's ring (it steals without counting as
+    // a searcher, so the idle protocol is unchanged).
   }
   LocalQueue<>& mine = core.queues[channel];
   std::uint32_t start = static_cast<std::uint32_t>(next_random(core.rng) % num_workers_);
@@ -397,13 +415,13 @@ TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
 }
 
 void MultiThread::request_yield(std::uint16_t level) noexcept {
-  if (round_robin_) return;
+  if (round_robin_ || level + 1 == num_levels_) return;  // (nothing runs below the lowest)
   // The worker running the lowest level below `level`, if any: the one whose task matters
   // least.
   WorkerShared* lowest = nullptr;
   std::uint16_t lowest_level = level;
   for (const auto& w : workers_) {
-    const std::uint16_t l = w->yield.running_level.load(std::memory_order_relaxed);
+    const std::uint16_t l = w->yield.running_level.load(std::memory_order_seq_cst);
     if (l > lowest_level) {
       lowest_level = l;
       lowest = w.get();
@@ -420,8 +438,7 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
       push_edf(t);
       return;
     }
-    if (is_yield || !lifo_slot_ ||
-        (num_levels_ > 1 && !lifo_keeps_level(*workers_[core.index], t))) {
+    if (is_yield || !lifo_slot_ || (num_channels_ > 1 && !lifo_allowed(*workers_[core.index], t))) {
       push_local(core, t);
       return;
     }

@@ -156,13 +156,23 @@ class MultiThread final : public Scheduler {
   bool work_pending() const noexcept;
   // True if a task waits in one of w's local queues.
   bool has_local_work(const WorkerShared& w) const noexcept;
-  // Whether `t`, woken by the task running on worker `w`, may take w's LIFO slot: with
-  // levels, only a task of the running task's level runs next there (a higher one goes where
-  // idle workers can take it, a lower one must not jump ahead of its betters).
-  bool lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) const noexcept {
-    return num_levels_ == 1 ||
-           levels_.level_of(t->channel) == w.yield.running_level.load(std::memory_order_relaxed);
+  // With more than one channel: whether `t`, woken by the task running on worker `w`, may
+  // take w's LIFO slot, where no other worker can take it and no channel turn applies. Only a
+  // task of a level with one channel (else one channel's chain of wakes would take three
+  // turns to each sibling's one), of the running task's level (a higher one goes where idle
+  // workers can take it, a lower one must not jump ahead), and, under HighestFirst, of the
+  // lowest level (a higher one could wait in the slot while another worker runs lower work).
+  bool lifo_allowed(const WorkerShared& w, const TaskHeader* t) const noexcept {
+    const std::uint16_t level = levels_.level_of(t->channel);
+    if (levels_.end_channel(level) - levels_.first_channel(level) != 1) return false;
+    if (num_levels_ == 1) return true;
+    if (level != w.yield.running_level.load(std::memory_order_relaxed)) return false;
+    return round_robin_ || level + 1 == num_levels_;
   }
+  // HighestFirst, before a poll of `t` on worker `w`: publishes the level it runs, then looks
+  // again for higher-level work queued since the pick; if there is some, puts `t` back into
+  // its ring and returns false (see YieldState::running_level).
+  bool may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexcept;
   void push_local(Core& core, TaskHeader* task) noexcept;
   void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;

@@ -211,3 +211,106 @@ TEST_P(DrainAnyFlavor, WithoutCompleteOnCloseChannelsOrGuardsTheShutdownReportsD
 }
 
 }  // namespace
+
+namespace {
+
+spool::Task<void> blocking_after(spool::oneshot::Receiver<int> rx, std::atomic<int>* result) {
+  (void)co_await std::move(rx);  // sent once the drain has begun
+  try {
+    result->store(co_await spool::spawn_blocking([] { return 7; }), std::memory_order_relaxed);
+  } catch (const spool::JoinError& e) {
+    result->store(e.is_cancelled() ? -1 : -2, std::memory_order_relaxed);
+  }
+}
+
+TEST(Drain, ABlockingCallOfADrainedTaskDuringTheDrainRuns) {
+  // result: written by the keep task, read after the shutdown returned (relaxed).
+  std::atomic<int> result{0};
+  std::latch drain_began(1);
+  spool::ShutdownReport report;
+  {
+    auto rt = keep_and_drop(spool::Builder::multi_thread().worker_threads(2)).build();
+    auto [tx, rx] = spool::oneshot::channel<int>();
+    (void)rt.spawn_on(rt.channel("keep"), blocking_after(std::move(rx), &result));
+    (void)rt.spawn_on(rt.channel("drop"), wait_forever(CountDownOnDestroy(&drain_began)));
+    std::thread outside([&, tx = std::move(tx)]() mutable {
+      drain_began.wait();
+      (void)tx.send(1);
+    });
+    report = rt.shutdown_timeout(std::chrono::hours(1));
+    outside.join();
+  }
+  EXPECT_TRUE(report.drained) << report.not_drained_reason;
+  EXPECT_EQ(result.load(std::memory_order_relaxed), 7) << "-1: the blocking call was cancelled";
+}
+
+TEST(Drain, AMultiThreadRuntimeDrainsWhenShutDownInsideAnotherBlockOn) {
+  // got: written by the keep task, read after the shutdown returned (relaxed).
+  std::atomic<int> got{0};
+  std::latch drain_began(1);
+  spool::ShutdownReport report;
+  std::thread outside;
+  spool::block_on([&]() -> spool::Task<void> {
+    auto rt = keep_and_drop(spool::Builder::multi_thread().worker_threads(1)).build();
+    auto [tx, rx] = spool::oneshot::channel<int>();
+    (void)rt.spawn_on(rt.channel("keep"), wait_for_value(std::move(rx), &got));
+    (void)rt.spawn_on(rt.channel("drop"), wait_forever(CountDownOnDestroy(&drain_began)));
+    outside = std::thread([&, tx = std::move(tx)]() mutable {
+      drain_began.wait();
+      (void)tx.send(5);
+    });
+    report = rt.shutdown_timeout(std::chrono::hours(1));
+    co_return;
+  }());
+  outside.join();
+  EXPECT_TRUE(report.drained) << report.not_drained_reason;
+  EXPECT_EQ(got.load(std::memory_order_relaxed), 5);
+}
+
+TEST(Drain, APausedClockDoesNotCutTheDrainShort) {
+  // The drain's deadline is in real time: a paused clock that jumps ahead whenever every task
+  // waits must not make it pass while an outside guard holder still works.
+  std::atomic<int> got{0};  // written by the keep task, read after the shutdown (relaxed)
+  std::latch drain_began(1);
+  spool::ShutdownReport report;
+  {
+    auto rt = keep_and_drop(spool::Builder::current_thread().start_paused(true)).build();
+    auto [tx, rx] = spool::oneshot::channel<int>();
+    (void)rt.spawn_on(rt.channel("keep"), wait_for_value(std::move(rx), &got));
+    (void)rt.spawn_on(rt.channel("drop"), wait_forever(CountDownOnDestroy(&drain_began)));
+    spool::CloseGuard guard = rt.handle().close_guard();
+    std::thread outside([&, tx = std::move(tx), guard = std::move(guard)]() mutable {
+      drain_began.wait();
+      (void)tx.send(42);
+      guard.release();
+    });
+    report = rt.shutdown_timeout(std::chrono::hours(1));
+    outside.join();
+  }
+  EXPECT_TRUE(report.drained) << report.not_drained_reason;
+  EXPECT_EQ(got.load(std::memory_order_relaxed), 42);
+}
+
+TEST(Drain, ShutdownTimeoutReturnsWhileTheOnlyWorkerIsStuckInADrainedTasksPoll) {
+  // If the drain waited for the stuck poll, shutdown_timeout would never return: the poll
+  // ends only once it has.
+  std::latch stuck(1);
+  std::latch release(1);
+  spool::ShutdownReport report;
+  {
+    auto rt = keep_and_drop(spool::Builder::multi_thread().worker_threads(1)).build();
+    (void)rt.spawn_on(rt.channel("keep"), spool::poll_fn([&](spool::Context&) {
+                        stuck.count_down();
+                        release.wait();
+                        return spool::Poll<void>::ready();
+                      }));
+    stuck.wait();
+    report = rt.shutdown_timeout(20ms);
+    release.count_down();
+  }
+  EXPECT_FALSE(report.drained);
+  EXPECT_EQ(report.pending_tasks, 1u);
+  EXPECT_NE(report.pending.find("running"), std::string::npos) << report.pending;
+}
+
+}  // namespace

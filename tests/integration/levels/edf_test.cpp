@@ -147,3 +147,21 @@ TEST(SpawnAfter, TheDelayedTaskIsOnItsChannel) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Edf, TasksWithEqualDeadlinesOrNoneRunInArrivalOrder) {
+  auto rt = with_edf(spool::Builder::current_thread()).build();
+  const auto jobs = rt.channel("jobs");
+  Record record;
+  const auto same = Clock::now() + 1h;
+  std::vector<spool::JoinHandle<void>> handles;
+  for (int i = 0; i < 8; ++i) handles.push_back(rt.spawn_on(jobs, note(&record, i), same));
+  for (int i = 8; i < 16; ++i) handles.push_back(rt.spawn_on(jobs, note(&record, i)));
+  for (auto& h : handles) rt.block_on(std::move(h));
+  std::vector<int> expected;
+  for (int i = 0; i < 16; ++i) expected.push_back(i);
+  EXPECT_EQ(record.order, expected);
+}
+
+}  // namespace
