@@ -293,20 +293,21 @@ TEST(Drain, APausedClockDoesNotCutTheDrainShort) {
 
 TEST(Drain, ShutdownTimeoutReturnsWhileTheOnlyWorkerIsStuckInADrainedTasksPoll) {
   // If the drain waited for the stuck poll, shutdown_timeout would never return: the poll
-  // ends only once it has.
-  std::latch stuck(1);
-  std::latch release(1);
+  // ends only once it has. The latches are shared with the poll, which the shutdown leaves
+  // running on its (detached) thread past this test's end.
+  auto stuck = std::make_shared<std::latch>(1);
+  auto release = std::make_shared<std::latch>(1);
   spool::ShutdownReport report;
   {
     auto rt = keep_and_drop(spool::Builder::multi_thread().worker_threads(1)).build();
-    (void)rt.spawn_on(rt.channel("keep"), spool::poll_fn([&](spool::Context&) {
-                        stuck.count_down();
-                        release.wait();
+    (void)rt.spawn_on(rt.channel("keep"), spool::poll_fn([stuck, release](spool::Context&) {
+                        stuck->count_down();
+                        release->wait();
                         return spool::Poll<void>::ready();
                       }));
-    stuck.wait();
+    stuck->wait();
     report = rt.shutdown_timeout(20ms);
-    release.count_down();
+    release->count_down();
   }
   EXPECT_FALSE(report.drained);
   EXPECT_EQ(report.pending_tasks, 1u);
