@@ -13,7 +13,8 @@ namespace spool::detail {
 // Coordinates parking so that at most half of the workers search for work at once and a
 // new task always finds a worker: a pusher wakes a parked worker only when no worker is
 // searching (a searcher will find the task), and the last searcher to park re-checks every
-// queue first (see Worker::park).
+// queue first (see MultiThread::park; with levels, so does a worker that parks without having
+// searched, since a pusher that saw it unparked relied on it too).
 class Idle {
  public:
   // Where a pusher published the task it wants a worker for (see should_notify).

@@ -299,9 +299,15 @@ void MultiThread::transition_from_searching(Core& core) noexcept {
 
 void MultiThread::park(Core& core) {
   if (config_.on_thread_park) config_.on_thread_park();
-  // The last searcher to park re-checks every queue: pushers skipped waking anyone
-  // because it was searching.
-  if (idle_.transition_to_parked(core.index, core.is_searching) && work_pending()) {
+  // A worker that pushers may have relied on re-checks every queue once counted parked: the
+  // last searcher (pushers skipped waking anyone because it was searching) and, with levels,
+  // a worker that never searched. That one skipped every level whose queued count read zero
+  // (level_may_have_work), so it never became a searcher; a task pushed after those reads
+  // found it still counted unparked, and its pusher woke nobody (Idle::should_notify pairs
+  // with this re-check as with the last searcher's).
+  const bool never_searched = num_levels_ > 1 && !core.is_searching;
+  if ((idle_.transition_to_parked(core.index, core.is_searching) || never_searched) &&
+      work_pending()) {
     notify_parked(Idle::Published::kLocalQueue);
   }
   core.is_searching = false;
