@@ -406,6 +406,8 @@ bool MultiThread::lifo_keeps_level(const WorkerShared& w, const TaskHeader* t) c
 }
 
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
+  // Read before the push: once queued, the task may be stolen, run and freed by another worker.
+  const std::uint16_t level = levels_.level_of(t->channel);
   count_queued(t, 1);
   workers_[core.index]->queues[t->channel].push_back_or_overflow(t, injects_[t->channel].queue,
                                                                  drop_ref);
@@ -414,10 +416,11 @@ void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
     core.notify_after_batch = true;  // one notification for the whole batch
     return;
   }
-  if (!notify_parked(Idle::Published::kLocalQueue)) request_yield(levels_.level_of(t->channel));
+  if (!notify_parked(Idle::Published::kLocalQueue)) request_yield(level);
 }
 
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
+  // Read before the push: once queued, the task may be run and freed by a worker.
   const std::uint16_t level = levels_.level_of(t->channel);
   count_queued(t, 1);
   if (!injects_[t->channel].queue.push(t)) {
