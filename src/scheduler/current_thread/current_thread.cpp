@@ -180,11 +180,11 @@ bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
     }
     TaskHeader* t = next_task();
     if (t == nullptr) break;
+    if (levels && !may_poll_now(t)) continue;
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (levels_.num_channels() == 1) {
       run_task(t, &slot);
     } else {
-      if (levels && !may_poll_now(t)) continue;
       poll_in_channel(channel_counters_.get(), t, &slot);
       // A due timer fires after every poll (see MultiThread::run_worker).
       driver_->maintain_if_due();

@@ -183,11 +183,11 @@ void MultiThread::run_task_on(TaskHeader* t) {
   int lifo_polls = 0;
   for (;;) {
     WorkerShared& w = *workers_[ctx.core->index];
+    if (num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (num_channels_ == 1) {
       run_task(t, ctx.slot);
     } else {
-      if (num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
       poll_in_channel(w.channels.get(), t, ctx.slot);
     }
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll

@@ -1,0 +1,66 @@
+// A task queued from outside the runtime always finds a worker, also when levels let a worker
+// skip empty levels without searching (a regression test: such a worker parked without
+// re-checking the queues, and a task spawned while it went idle stayed queued for ever).
+//
+// A lost wake-up shows as a hang (the join never completes), which CTest's timeout turns into
+// a failure; a passing run takes about a second per test (20,000 spawns, each a park and an
+// unpark), and without the fix every run hung.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "spool/spool.hpp"
+
+namespace {
+
+using spool::Level;
+using spool::Task;
+
+Task<int> value(int v) { co_return v; }
+
+// Spawns one task at a time from this thread and joins it, alternating channels: after each
+// join the runtime's worker(s) go idle, and the next spawn races them towards park().
+void spawn_and_join_one_at_a_time(spool::Runtime& rt, int n) {
+  const spool::ChannelId channels[] = {rt.channel("high"), rt.channel("low")};
+  std::int64_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += spool::block_on(rt.spawn_on(channels[i % 2], value(i)));
+  EXPECT_EQ(sum, static_cast<std::int64_t>(n) * (n - 1) / 2);
+}
+
+// A worker calls on_thread_park after it found no work and before it counts itself parked:
+// yielding the CPU there widens the window in which a spawn finds it neither running nor
+// parked (the lost wake-up needed a spawn in that window).
+void yield_cpu() { std::this_thread::yield(); }
+
+TEST(LevelsWakeup, ATaskSpawnedFromOutsideAsTheOnlyWorkerGoesIdleIsRun) {
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(1)
+                .on_thread_park(yield_cpu)
+                .levels({Level{"high"}, Level{"low"}})
+                .build();
+  spawn_and_join_one_at_a_time(rt, 20'000);
+}
+
+TEST(LevelsWakeup, ATaskSpawnedFromOutsideAsEveryWorkerGoesIdleIsRun) {
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(2)
+                .on_thread_park(yield_cpu)
+                .levels({Level{"high"}, Level{"low"}})
+                .build();
+  spawn_and_join_one_at_a_time(rt, 20'000);
+}
+
+TEST(LevelsWakeup, ATaskSpawnedFromOutsideAsTheOnlyWorkerGoesIdleIsRunUnderRoundRobin) {
+  using namespace std::chrono_literals;
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(1)
+                .on_thread_park(yield_cpu)
+                .levels({Level{"high"}, Level{"low"}})
+                .schedule(spool::RoundRobin{{1ms, 1ms}})
+                .build();
+  spawn_and_join_one_at_a_time(rt, 20'000);
+}
+
+}  // namespace
