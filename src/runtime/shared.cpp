@@ -115,12 +115,16 @@ TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle
     return spawn_onto(promise, frame, 0, nullptr);  // one channel: nothing to choose or inherit
   }
   std::uint16_t ch;
+  Deadline inherited;
   if (channel != nullptr) {
     ch = channel->index();
   } else if (const TaskHeader* spawner = current_task();
              spawner != nullptr && spawner->scheduler == scheduler_) {
     ch = spawner->channel;
-    if (deadline == nullptr) deadline = &spawner->deadline;
+    if (deadline == nullptr && levels_.earliest_deadline_first(ch)) {
+      inherited = spawner->deadline();
+      deadline = &inherited;
+    }
   } else {
     ch = levels_.default_channel();
   }
@@ -130,7 +134,9 @@ TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle
 TaskHeader* RuntimeShared::spawn_onto(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                       std::uint16_t channel, const Deadline* deadline) {
   TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), channel);
-  if (deadline != nullptr) t->deadline = *deadline;
+  if (levels_.earliest_deadline_first(channel)) {
+    t->set_deadline(deadline != nullptr ? *deadline : Deadline::max());
+  }
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }

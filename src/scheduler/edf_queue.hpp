@@ -39,7 +39,7 @@ class EdfQueue {
     len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
     if (!t->deadline_checked) {
       t->deadline_checked = true;
-      if (now > t->deadline) {
+      if (now > t->deadline()) {
         misses_.store(misses_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
     }
@@ -68,7 +68,8 @@ class EdfQueue {
   // The heap's order: the earlier deadline, then the earlier arrival (so that tasks with
   // equal deadlines, or none, run in FIFO order and none is passed over forever).
   static bool before(const TaskHeader* a, const TaskHeader* b) noexcept {
-    return a->deadline < b->deadline || (a->deadline == b->deadline && a->heap_seq < b->heap_seq);
+    return a->deadline_ticks < b->deadline_ticks ||
+           (a->deadline_ticks == b->deadline_ticks && a->heap_seq < b->heap_seq);
   }
   // The two-pass merge of a removed root's children, without recursion.
   static TaskHeader* merge_pairs(TaskHeader* first) noexcept {

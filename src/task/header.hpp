@@ -92,16 +92,28 @@ class TaskHeader : public FramePrefix {
   // dump() from any thread; relaxed, since it is for display only.
   std::atomic<const std::type_info*> waiting_on{nullptr};
 
-  // Earliest-deadline-first channels only (last: the other tasks never touch them).
-  // The order (time_point::max(): none): written at spawn, before the task is published;
-  // read by the channel's queue under its lock.
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  TaskHeader* heap_child = nullptr;  // the EDF heap's child link (scheduler/edf_queue.hpp)
+  // Earliest-deadline-first channels only (last: the other tasks never touch them), left
+  // uninitialised for other tasks (a spawn stores nothing that will never be read): for a
+  // task of an EDF channel, spawn sets the deadline (time_point::max(): none) and clears
+  // deadline_checked before the task is published, and the queue's push sets heap_child and
+  // heap_seq; the queue reads them under its lock.
+  std::chrono::steady_clock::duration::rep deadline_ticks;
+  TaskHeader* heap_child;  // the EDF heap's child link (scheduler/edf_queue.hpp)
   // The EDF heap's arrival order, which breaks deadline ties (set under its lock at push).
-  std::uint64_t heap_seq = 0;
+  std::uint64_t heap_seq;
   // Set by the EDF queue the first time it hands the task out (under its lock): only the
   // first start counts as a deadline miss.
-  bool deadline_checked = false;
+  bool deadline_checked;
+
+  std::chrono::steady_clock::time_point deadline() const noexcept {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(deadline_ticks));
+  }
+  // For a task of an EDF channel, at spawn.
+  void set_deadline(std::chrono::steady_clock::time_point d) noexcept {
+    deadline_ticks = d.time_since_epoch().count();
+    deadline_checked = false;
+  }
 
   // Called from the frame's operator delete (see FramePrefix).
   static void on_frame_freed(FramePrefix* prefix) noexcept;
