@@ -66,24 +66,40 @@ class AtomicWaker {
 
   /// Wakes the registered waker, if any, and empties the slot.
   void wake() {
-    if (std::optional<Waker> w = take()) std::move(*w).wake();
+    take_then([](Waker&& w) { std::move(w).wake(); });
   }
 
   /// Removes and returns the registered waker (nullopt if none, or if a concurrent
   /// register_waker holds the slot — that registration then wakes its own waker).
   std::optional<Waker> take() {
-    // AcqRel: acquire pairs with register_waker's release of the slot; the WAKING bit also
-    // tells a concurrent register_waker that it must wake its waker itself.
-    std::uint32_t prev = state_.fetch_or(kWaking, std::memory_order_acq_rel);
-    if (prev != kWaiting) return std::nullopt;  // a register or another take holds the lock
-    std::optional<Waker> w = std::move(waker_);
-    waker_.reset();
-    // Release: publishes the emptied slot to the next register_waker's acquire.
-    state_.fetch_and(~kWaking, std::memory_order_release);
-    return w;
+    std::optional<Waker> taken;
+    take_then([&](Waker&& w) { taken.emplace(std::move(w)); });
+    return taken;
   }
 
  private:
+  // Takes the registered waker out of the slot, if there is one and no concurrent
+  // register_waker holds the slot, and passes it to `use` once the slot is unlocked. (The
+  // waker is moved out of the optional, never the optional itself: g++ 12 at -O1 warns that a
+  // moved std::optional<Waker> "may be used uninitialized".)
+  template <class Use>
+  void take_then(Use&& use) {
+    // AcqRel: acquire pairs with register_waker's release of the slot; the WAKING bit also
+    // tells a concurrent register_waker that it must wake its waker itself.
+    std::uint32_t prev = state_.fetch_or(kWaking, std::memory_order_acq_rel);
+    if (prev != kWaiting) return;  // a register or another take holds the lock
+    if (!waker_) {
+      // Release: publishes the (still empty) slot to the next register_waker's acquire.
+      state_.fetch_and(~kWaking, std::memory_order_release);
+      return;
+    }
+    Waker w = std::move(*waker_);
+    waker_.reset();
+    // Release: publishes the emptied slot to the next register_waker's acquire.
+    state_.fetch_and(~kWaking, std::memory_order_release);
+    use(std::move(w));
+  }
+
   // Ends a registration: REGISTERING -> WAITING. If a wake() came in while the lock was
   // held (state is REGISTERING|WAKING), it could not take the waker, so the registering
   // side takes it, unlocks and wakes it itself.
