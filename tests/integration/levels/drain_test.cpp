@@ -99,25 +99,6 @@ spool::Task<void> chain(Tally* tally, int left,
   dropped_spawn->emplace(spool::spawn_on(spool::Handle::current().channel("drop"), counted(tally)));
 }
 
-TEST_P(DrainAnyFlavor, TasksSpawnedOntoTheChannelDuringTheDrainRunAndOtherSpawnsAreCancelled) {
-  Tally tally;
-  std::optional<spool::JoinHandle<void>> dropped;
-  {
-    auto rt = keep_and_drop(builder()).build();
-    (void)rt.spawn_on(rt.channel("keep"), chain(&tally, 5, &dropped));
-    if (is_multi_thread()) rt.block_on(spool::yield_now());  // it may run before shutdown or in it
-  }
-  EXPECT_EQ(tally.completed.load(std::memory_order_relaxed), 6);
-  ASSERT_TRUE(dropped.has_value());
-  ASSERT_TRUE(dropped->is_finished());
-  try {
-    spool::block_on(std::move(*dropped));
-    FAIL() << "the spawn onto a draining runtime's other channel was not cancelled";
-  } catch (const spool::JoinError& e) {
-    EXPECT_TRUE(e.is_cancelled());
-  }
-}
-
 spool::Task<void> wait_for_value(spool::oneshot::Receiver<int> rx, std::atomic<int>* got) {
   got->store(co_await std::move(rx), std::memory_order_relaxed);
 }
@@ -136,6 +117,40 @@ struct CountDownOnDestroy {
 spool::Task<void> wait_forever(CountDownOnDestroy) {
   spool::Notify never;
   co_await never.notified();  // only the drain's cancellation ends this task
+}
+
+// Runs the chain once `rx` gives a value: the test sends it once the drain has begun.
+spool::Task<void> chain_after(spool::oneshot::Receiver<int> rx, Tally* tally, int left,
+                              std::optional<spool::JoinHandle<void>>* dropped_spawn) {
+  (void)co_await std::move(rx);
+  co_await chain(tally, left, dropped_spawn);
+}
+
+TEST_P(DrainAnyFlavor, TasksSpawnedOntoTheChannelDuringTheDrainRunAndOtherSpawnsAreCancelled) {
+  Tally tally;
+  std::optional<spool::JoinHandle<void>> dropped;
+  std::latch drain_began(1);
+  std::thread outside;
+  {
+    auto rt = keep_and_drop(builder()).build();
+    auto [tx, rx] = spool::oneshot::channel<int>();
+    (void)rt.spawn_on(rt.channel("keep"), chain_after(std::move(rx), &tally, 5, &dropped));
+    (void)rt.spawn_on(rt.channel("drop"), wait_forever(CountDownOnDestroy(&drain_began)));
+    outside = std::thread([&, tx = std::move(tx)]() mutable {
+      drain_began.wait();  // the drain cancelled the "drop" task: the chain runs in the drain
+      (void)tx.send(1);
+    });
+  }
+  outside.join();
+  EXPECT_EQ(tally.completed.load(std::memory_order_relaxed), 6);
+  ASSERT_TRUE(dropped.has_value());
+  ASSERT_TRUE(dropped->is_finished());
+  try {
+    spool::block_on(std::move(*dropped));
+    FAIL() << "the spawn onto a draining runtime's other channel was not cancelled";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled());
+  }
 }
 
 TEST_P(DrainAnyFlavor, TheShutdownWaitsForATaskThatAnOutsideThreadWakesAndForCloseGuards) {
