@@ -59,9 +59,9 @@ SPOOL_RT_INSTANTIATE_FLAVORS(DrainAnyFlavor);
 
 TEST_P(DrainAnyFlavor, QueuedTasksOfACompleteOnCloseChannelRunToCompletionAndTheRestAreCancelled) {
   Tally keep, drop;
+  std::optional<std::latch> hold;  // outlives the runtime, whose shutdown may run its task
   {
     auto rt = keep_and_drop(builder(1)).build();
-    std::optional<std::latch> hold;
     if (is_multi_thread()) {
       // The one worker is busy while the tasks below are queued; released just before the
       // shutdown, it may or may not run some of them first (a current-thread runtime runs
