@@ -47,11 +47,14 @@ class RuntimeShared;
 
 // The deadline of a task on an earliest-deadline-first channel.
 using Deadline = std::chrono::steady_clock::time_point;
-// Spawns a Task frame taken over by take_for_spawn onto `channel` (null: the spawning task's
-// channel and deadline, or the default channel) with `deadline` (null: none, or the
-// spawner's); returns its header (JoinHandle).
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                       const ChannelId* channel, const Deadline* deadline);
+// Spawns a Task frame taken over by take_for_spawn onto the spawning task's channel (and
+// deadline) if a task of `rt` spawns it, else onto the default channel; returns its header
+// (JoinHandle).
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
+// The same onto `channel` (checked by check_channel) with `deadline` (null: none).
+TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
+                          std::coroutine_handle<> frame, ChannelId channel,
+                          const Deadline* deadline);
 // Checks that `channel` is one of rt's channels, and that it is earliest-deadline-first if
 // `with_deadline`; throws std::invalid_argument if not.
 void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline);
@@ -119,6 +122,38 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
 
+// What every spawn function shares: turns `fut` into a Task frame, hands the frame to
+// `spawn_frame(promise, frame)`, which spawns it and returns its header, and returns the
+// JoinHandle.
+template <Future F, class SpawnFrame>
+JoinHandle<spawn_output_t<F>> spawn_as_task(F&& fut, SpawnFrame spawn_frame) {
+  auto task = into_task(std::forward<F>(fut));
+  auto frame = take_for_spawn(task);
+  return JoinHandleAccess::make<spawn_output_t<F>>(spawn_frame(frame.promise(), frame));
+}
+
+// Spawns `fut` on `rt` onto the spawner's channel or the default one (see spawn_task). Kept
+// apart from spawn_into_channel: a runtime without channels pays for no channel argument.
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut) {
+  return spawn_as_task(std::forward<F>(fut),
+                       [&rt](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                         return spawn_task(rt, promise, frame);
+                       });
+}
+
+// Spawns `fut` on `rt` onto `channel` with `deadline` (null: none); throws as check_channel
+// does, before `fut` is taken over (a refused spawn leaves it as it was).
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_into_channel(RuntimeShared& rt, F&& fut, ChannelId channel,
+                                                 const Deadline* deadline = nullptr) {
+  check_channel(rt, channel, deadline != nullptr);
+  return spawn_as_task(std::forward<F>(fut),
+                       [&](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                         return spawn_task_on(rt, promise, frame, channel, deadline);
+                       });
+}
+
 // The body of spawn_at / spawn_after: waits on the runtime's timers, then runs `inner` in
 // place.
 template <class T>
@@ -134,20 +169,7 @@ template <Future F>
 JoinHandle<spawn_output_t<F>> spawn_at_into(RuntimeShared& rt, ChannelId channel, Instant when,
                                             F&& fut) {
   check_channel(rt, channel, false);
-  return spawn_into(rt, start_at(when, into_task(std::forward<F>(fut))), &channel);
-}
-
-// Spawns `fut` on `rt` onto `channel` (null: the spawner's channel or the default one) with
-// `deadline` (see spawn_task); what every spawn function shares.
-template <Future F>
-JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut, const ChannelId* channel,
-                                         const Deadline* deadline = nullptr) {
-  // Before the frame is taken over: a refused spawn leaves `fut` as it was.
-  if (channel != nullptr) check_channel(rt, *channel, deadline != nullptr);
-  auto task = into_task(std::forward<F>(fut));
-  auto frame = take_for_spawn(task);
-  return JoinHandleAccess::make<spawn_output_t<F>>(
-      spawn_task(rt, frame.promise(), frame, channel, deadline));
+  return spawn_into_channel(rt, start_at(when, into_task(std::forward<F>(fut))), channel);
 }
 
 // The shared state behind a Runtime or Handle; throws std::logic_error naming `who` when it
@@ -224,14 +246,14 @@ class Handle {
   /// default channel (Builder::default_channel).
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    return detail::spawn_into(rt(), std::forward<F>(fut), nullptr);
+    return detail::spawn_into(rt(), std::forward<F>(fut));
   }
   /// Spawns `fut` onto `channel` (see spawn). Throws std::invalid_argument when `channel`
   /// is not one of this runtime's. On an earliest-deadline-first channel the task has no
   /// deadline (it comes after every task that has one).
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
-    return detail::spawn_into(rt(), std::forward<F>(fut), &channel);
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel);
   }
   /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`: the channel
   /// runs its tasks earliest deadline first, and counts a task that starts after its deadline
@@ -241,7 +263,7 @@ class Handle {
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(
       ChannelId channel, F&& fut, std::chrono::steady_clock::time_point deadline) const {
-    return detail::spawn_into(rt(), std::forward<F>(fut), &channel, &deadline);
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline);
   }
   /// Spawns `fut` onto `channel` to start at `when`, on the runtime's clock (take it from
   /// spool::time::now() inside the runtime when the clock may be paused): the task waits on
@@ -271,10 +293,11 @@ class Handle {
   template <class Fn>
   JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
     detail::RuntimeShared& runtime = rt();  // before the frame is taken over: may throw
-    auto task = detail::blocking_body(std::forward<Fn>(fn));
-    auto frame = detail::take_for_spawn(task);
-    return detail::JoinHandleAccess::make<std::invoke_result_t<Fn&>>(
-        detail::spawn_blocking_task(runtime, frame.promise(), frame));
+    return detail::spawn_as_task(
+        detail::blocking_body(std::forward<Fn>(fn)),
+        [&runtime](detail::TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+          return detail::spawn_blocking_task(runtime, promise, frame);
+        });
   }
 
   /// Runs `fut` to completion on the calling thread, inside this runtime (see
@@ -585,7 +608,7 @@ template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into(*rt, std::forward<F>(fut), nullptr);
+  return detail::spawn_into(*rt, std::forward<F>(fut));
 }
 /// Spawns `fut` onto `channel` of the current runtime (Handle::current().spawn_on); throws
 /// std::logic_error outside a runtime.
@@ -593,7 +616,7 @@ template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into(*rt, std::forward<F>(fut), &channel);
+  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel);
 }
 /// Spawns `fut` onto `channel` of the current runtime to start at `when`
 /// (Handle::current().spawn_at); throws std::logic_error outside a runtime.
@@ -620,7 +643,7 @@ JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
                                                std::chrono::steady_clock::time_point deadline) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into(*rt, std::forward<F>(fut), &channel, &deadline);
+  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel, &deadline);
 }
 
 /// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.

@@ -86,10 +86,8 @@ class Scope {
     const std::size_t slot = reserve();
     if (slot == kNoSlot) return;  // cancelling: `task` is destroyed unrun
     try {
-      attach(slot,
-             detail::spawn_into(
-                 rt, detail::run_scope_child(detail::ScopeChild(*this, slot, std::move(task))),
-                 nullptr));
+      attach(slot, detail::spawn_into(rt, detail::run_scope_child(
+                                              detail::ScopeChild(*this, slot, std::move(task)))));
     } catch (...) {
       abandon(slot);  // the child was destroyed with the unwinding, and has exited
       throw;

@@ -28,6 +28,7 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
     : config_(std::move(config)),
       levels_(config_),
       tag_(next_runtime_tag.fetch_add(1, std::memory_order_relaxed)),
+      single_fifo_channel_(levels_.num_channels() == 1 && !levels_.any_earliest_deadline_first()),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
                                      config_.on_thread_stop, this,
@@ -109,36 +110,36 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
                               "\"; its channels are: " + levels_.list_names());
 }
 
-TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                                 const ChannelId* channel, const Deadline* deadline) {
-  if (channel == nullptr && levels_.num_channels() == 1) {
-    return spawn_onto(promise, frame, 0, nullptr);  // one channel: nothing to choose or inherit
-  }
-  std::uint16_t ch;
-  Deadline inherited;
-  if (channel != nullptr) {
-    ch = channel->index();
-  } else if (const TaskHeader* spawner = current_task();
-             spawner != nullptr && spawner->scheduler == scheduler_) {
-    ch = spawner->channel;
-    if (deadline == nullptr && levels_.earliest_deadline_first(ch)) {
-      inherited = spawner->deadline();
-      deadline = &inherited;
-    }
-  } else {
-    ch = levels_.default_channel();
-  }
-  return spawn_onto(promise, frame, ch, deadline);
-}
-
-TaskHeader* RuntimeShared::spawn_onto(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                                      std::uint16_t channel, const Deadline* deadline) {
-  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this(), channel);
+TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                    std::uint16_t channel, const Deadline* deadline) {
+  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+  t->channel = channel;
   if (levels_.earliest_deadline_first(channel)) {
     t->set_deadline(deadline != nullptr ? *deadline : Deadline::max());
   }
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
+}
+
+TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+  if (!single_fifo_channel_) return spawn_inheriting(promise, frame);
+  // Nothing to choose, inherit or order: spawn_on without its tests (the spawn of a runtime
+  // without levels costs what it did before levels).
+  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+  if (bind_new(t)) scheduler_->schedule(t, false);
+  return t;
+}
+
+TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise,
+                                            std::coroutine_handle<> frame) {
+  const TaskHeader* spawner = current_task();
+  if (spawner == nullptr || spawner->scheduler != scheduler_) {
+    return spawn_on(promise, frame, levels_.default_channel(), nullptr);
+  }
+  const std::uint16_t ch = spawner->channel;
+  if (!levels_.earliest_deadline_first(ch)) return spawn_on(promise, frame, ch, nullptr);
+  const Deadline inherited = spawner->deadline();
+  return spawn_on(promise, frame, ch, &inherited);
 }
 
 TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
@@ -149,7 +150,8 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
       spawner != nullptr && spawner->scheduler == scheduler_) {
     ch = spawner->channel;
   }
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this(), ch);
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this());
+  t->channel = ch;
   if (!bind_new(t)) return t;
   bool queued;
   try {
@@ -399,9 +401,14 @@ std::shared_ptr<RuntimeShared> current_runtime() {
   return rt ? rt->shared_from_this() : nullptr;
 }
 
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                       const ChannelId* channel, const Deadline* deadline) {
-  return rt.spawn(promise, frame, channel, deadline);
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+  return rt.spawn(promise, frame);
+}
+
+TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
+                          std::coroutine_handle<> frame, ChannelId channel,
+                          const Deadline* deadline) {
+  return rt.spawn_on(promise, frame, channel.index(), deadline);
 }
 
 Instant runtime_now(RuntimeShared& rt) { return rt.driver()->time().clock().now(); }

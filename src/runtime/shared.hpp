@@ -33,13 +33,14 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // std::system_error when a worker thread cannot start, after stopping the ones that did.
   void start();
 
-  // Spawns a Task frame (its promise runs as the outermost of its own chain) onto `channel`
-  // (checked by check_channel), or, when null, onto the spawning task's channel if a task of
-  // this runtime spawns it, else onto the default channel.
-  // `deadline` (null: none, or the spawner's when the channel is inherited) orders the task
-  // on an earliest-deadline-first channel.
-  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                    const ChannelId* channel, const Deadline* deadline);
+  // Spawns a Task frame (its promise runs as the outermost of its own chain) onto the
+  // spawning task's channel, with its deadline on an earliest-deadline-first channel, if a
+  // task of this runtime spawns it; else onto the default channel.
+  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  // The same onto `channel` (checked by check_channel) with `deadline` (null: none), which
+  // orders the task on an earliest-deadline-first channel.
+  TaskHeader* spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                       std::uint16_t channel, const Deadline* deadline);
   // Throws std::invalid_argument unless `channel` is one of this runtime's channels, and an
   // earliest-deadline-first one if `with_deadline`.
   void check_channel(const ChannelId& channel, bool with_deadline) const;
@@ -75,9 +76,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     return fn(*current_thread_);
   }
   TaskHeader* bind_new(TaskHeader* task);
-  // Spawns onto `channel` with `deadline` (null: none), both decided.
-  TaskHeader* spawn_onto(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                         std::uint16_t channel, const Deadline* deadline);
+  // spawn with more than one channel: the channel is inherited or the default one.
+  TaskHeader* spawn_inheriting(TaskPromiseBase& promise, std::coroutine_handle<> frame);
   // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
   // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
   ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);
@@ -88,6 +88,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   const LevelTable levels_;  // first after the configuration: it validates it
   // Stamped into this runtime's ChannelIds, so that another runtime's id is refused.
   const std::uint32_t tag_;
+  // One channel, and a FIFO one: a spawn has nothing to choose or inherit.
+  const bool single_fifo_channel_;
   OwnedTasks owned_{levels_.complete_on_close_mask()};
   BlockingPool blocking_;
   BlockingScheduler blocking_scheduler_{blocking_, owned_};

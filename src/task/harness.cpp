@@ -126,29 +126,27 @@ bool push_deferred(TaskHeader* t) noexcept {
 }  // namespace
 
 TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
-                       std::shared_ptr<void> owner, std::uint64_t task_id,
-                       std::uint16_t task_channel) noexcept
+                       std::shared_ptr<void> owner, std::uint64_t task_id) noexcept
     : FramePrefix{&TaskHeader::on_frame_freed},
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       frame(f),
       scheduler(s),
       scheduler_owner(std::move(owner)),
-      id(task_id),
-      channel(task_channel) {}
+      id(task_id) {}
 
 void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
   static_cast<TaskHeader*>(prefix)->frame_destroyed = true;  // the memory stays (dealloc)
 }
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner, std::uint16_t channel) {
+                     std::shared_ptr<void> scheduler_owner) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
   std::uint32_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
   auto* t = ::new (static_cast<void*>(prefix))
-      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id, channel);
+      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id);
   t->size_class = size_class;
   return t;
 }

@@ -47,8 +47,7 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::shared_ptr<void> scheduler_owner, std::uint64_t id,
-             std::uint16_t channel) noexcept;
+             std::shared_ptr<void> scheduler_owner, std::uint64_t id) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -73,8 +72,10 @@ class TaskHeader : public FramePrefix {
   AtomicWaker join_waker;
 
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
-  // there again. (Here, in what was padding: the fields above keep their offsets.)
-  const std::uint16_t channel;
+  // there again. Set by the spawn before the task is published (0 until then, stored with
+  // the flags next to it: a runtime with one channel writes nothing more), never changed
+  // after. (Here, in what was padding: the fields above keep their offsets.)
+  std::uint16_t channel = 0;
 
   // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
   // it saw COMPLETE (acquire).

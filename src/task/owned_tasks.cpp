@@ -4,12 +4,29 @@ namespace spool::detail {
 
 // A task is in its shard's list iff owned_prev != nullptr or it is the head; membership is
 // tracked with owned_prev pointing at itself for the head.
+void OwnedTasks::unlink(Shard& s, TaskHeader* t) noexcept {
+  if (s.head == t) {
+    s.head = t->owned_next;
+    if (s.head) s.head->owned_prev = s.head;
+  } else {
+    t->owned_prev->owned_next = t->owned_next;
+    if (t->owned_next) t->owned_next->owned_prev = t->owned_prev;
+  }
+  t->owned_prev = t->owned_next = nullptr;
+  s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+}
+
 bool OwnedTasks::bind(TaskHeader* t) noexcept {
   Shard& s = shard_of(t);
   std::lock_guard lock(s.mutex);
-  const bool drained = is_drained(*t);
-  if (s.closed || (s.drain_only && !drained)) return false;
-  if (drained) drain_.add_task();
+  if (s.bind_mode != Shard::BindMode::kLink) {
+    if (s.bind_mode == Shard::BindMode::kRefuse) return false;
+    if (is_drained(*t)) {
+      drain_.add_task();
+    } else if (s.bind_mode == Shard::BindMode::kDrainedOnly) {
+      return false;
+    }
+  }
   t->owned_next = s.head;
   t->owned_prev = t;  // head marker
   if (s.head) s.head->owned_prev = t;
@@ -29,18 +46,6 @@ bool OwnedTasks::remove(TaskHeader* t) noexcept {
   return true;
 }
 
-void OwnedTasks::unlink(Shard& s, TaskHeader* t) noexcept {
-  if (s.head == t) {
-    s.head = t->owned_next;
-    if (s.head) s.head->owned_prev = s.head;
-  } else {
-    t->owned_prev->owned_next = t->owned_next;
-    if (t->owned_next) t->owned_next->owned_prev = t->owned_prev;
-  }
-  t->owned_prev = t->owned_next = nullptr;
-  s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-}
-
 std::size_t OwnedTasks::size() const noexcept {
   std::size_t n = 0;
   for (const Shard& s : shards_) n += s.count.load(std::memory_order_relaxed);
@@ -50,14 +55,14 @@ std::size_t OwnedTasks::size() const noexcept {
 void OwnedTasks::close() noexcept {
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mutex);
-    s.closed = true;
+    s.bind_mode = Shard::BindMode::kRefuse;
   }
 }
 
 void OwnedTasks::begin_drain() noexcept {
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mutex);
-    s.drain_only = true;
+    if (s.bind_mode != Shard::BindMode::kRefuse) s.bind_mode = Shard::BindMode::kDrainedOnly;
   }
 }
 

@@ -56,6 +56,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
       num_levels_(levels.num_levels()),
       num_channels_(levels.num_channels()),
       round_robin_(levels.round_robin()),
+      has_levels_(num_channels_ > 1 || levels.any_earliest_deadline_first()),
       owned_(owned),
       blocking_(blocking),
       driver_(std::move(driver)),
@@ -115,32 +116,10 @@ void MultiThread::run_worker(Core* core) {
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
-    while (ctx.core != nullptr && !is_shutdown()) {
-      Core& c = *ctx.core;
-      // Maintenance, every event_interval: tasks that yielded rejoin the queue, and the
-      // driver is polled (due timers fire even while every worker is busy).
-      if (++c.tick % event_interval_ == 0) {
-        requeue_deferred(c, deferred);
-        driver_->maintain();
-      }
-      if (num_levels_ > 1) {
-        // Tasks that yielded rejoin their channels before each pick: in the deferred list they
-        // would be invisible to the choice of level (a yielded high-level task would let
-        // low-level ones run; a level whose tasks all yielded would give its slice away).
-        requeue_deferred(c, deferred);
-        workers_[c.index]->yield.clear_before_pick();
-      }
-      TaskHeader* t = next_task(c);
-      if (t != nullptr) {
-        run_task_on(t);
-        // With levels, a due timer fires after every poll, not only at maintenance: its task
-        // may be of a higher level than the work that keeps every worker busy (the clock read
-        // adds to the two each poll already makes there).
-        if (num_channels_ > 1) driver_->maintain_if_due();
-        continue;
-      }
-      if (requeue_deferred(c, deferred)) continue;  // only yielded tasks are left: run them
-      park(c);
+    if (has_levels_) {
+      worker_loop<true>(deferred);
+    } else {
+      worker_loop<false>(deferred);
     }
   }
   // Into the core's queue (drained at shutdown), or the inject queue when block_in_place
@@ -157,6 +136,38 @@ void MultiThread::run_worker(Core* core) {
       if (drained_) drain_core(*ctx.core);
     }
     exit_cv_.notify_all();
+  }
+}
+
+template <bool kLevels>
+void MultiThread::worker_loop(DeferredWakes& deferred) {
+  WorkerContext& ctx = *current_worker;
+  while (ctx.core != nullptr && !is_shutdown()) {
+    Core& c = *ctx.core;
+    // Maintenance, every event_interval: tasks that yielded rejoin the queue, and the
+    // driver is polled (due timers fire even while every worker is busy).
+    if (++c.tick % event_interval_ == 0) {
+      requeue_deferred(c, deferred);
+      driver_->maintain();
+    }
+    if (kLevels && num_levels_ > 1) {
+      // Tasks that yielded rejoin their channels before each pick: in the deferred list they
+      // would be invisible to the choice of level (a yielded high-level task would let
+      // low-level ones run; a level whose tasks all yielded would give its slice away).
+      requeue_deferred(c, deferred);
+      workers_[c.index]->yield.clear_before_pick();
+    }
+    TaskHeader* t = next_task<kLevels>(c);
+    if (t != nullptr) {
+      run_task_on<kLevels>(t);
+      // With levels, a due timer fires after every poll, not only at maintenance: its task
+      // may be of a higher level than the work that keeps every worker busy (the clock read
+      // adds to the two each poll already makes there).
+      if constexpr (kLevels) driver_->maintain_if_due();
+      continue;
+    }
+    if (requeue_deferred(c, deferred)) continue;  // only yielded tasks are left: run them
+    park(c);
   }
 }
 
@@ -177,24 +188,25 @@ bool MultiThread::requeue_deferred(Core& core, DeferredWakes& deferred) {
   return any;
 }
 
+template <bool kLevels>
 void MultiThread::run_task_on(TaskHeader* t) {
   WorkerContext& ctx = *current_worker;
   transition_from_searching(*ctx.core);
   int lifo_polls = 0;
   for (;;) {
     WorkerShared& w = *workers_[ctx.core->index];
-    if (num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
+    if (kLevels && num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (num_channels_ == 1) {
-      run_task(t, ctx.slot);
-    } else {
+    if constexpr (kLevels) {
       poll_in_channel(w.channels.get(), t, ctx.slot);
+    } else {
+      run_task(t, ctx.slot);
     }
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(ctx.core->lifo, nullptr);
     if (t == nullptr) return;
-    if (num_levels_ > 1) w.yield.clear_before_pick();
-    if (lifo_polls++ == kMaxLifoPolls || higher_level_waits(t)) {
+    if (kLevels && num_levels_ > 1) w.yield.clear_before_pick();
+    if (lifo_polls++ == kMaxLifoPolls || (kLevels && higher_level_waits(t))) {
       // The LIFO task has had its turns (or a higher level's task waits): put it behind the
       // queue so others get theirs. Into an empty queue it is this worker's very next task,
       // as if it had stayed in the slot: waking a parked worker to steal it would only move it.
@@ -219,10 +231,11 @@ bool MultiThread::may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexc
   return false;
 }
 
+template <bool kLevels>
 TaskHeader* MultiThread::next_task(Core& core) {
   // One channel: the order below degenerates to that channel's queues, then stealing.
-  if (num_channels_ == 1) {
-    if (TaskHeader* t = next_in_channel(core, 0)) return t;
+  if (!kLevels || num_channels_ == 1) {
+    if (TaskHeader* t = next_in_channel<kLevels>(core, 0)) return t;
     return steal_work(core, 0);
   }
   return pick_by_level(
@@ -251,7 +264,7 @@ TaskHeader* MultiThread::next_in_level(Core& core, std::uint16_t level) {
   // The level's channels in turn: first what this worker and the inject queues hold, then
   // what other workers hold.
   if (TaskHeader* t = pick_by_channel(levels_, core.cursor, level, [&](std::uint16_t ch) {
-        return next_in_channel(core, ch);
+        return next_in_channel<true>(core, ch);
       })) {
     return t;
   }
@@ -259,21 +272,22 @@ TaskHeader* MultiThread::next_in_level(Core& core, std::uint16_t level) {
                          [&](std::uint16_t ch) { return steal_work(core, ch); });
 }
 
+template <bool kLevels>
 TaskHeader* MultiThread::next_in_channel(Core& core, std::uint16_t channel) {
-  if (is_edf(channel)) return pop_edf(channel);
+  if (kLevels && is_edf(channel)) return pop_edf(channel);
   InjectQueue& inject = injects_[channel].queue;
   bool from_lifo = false;  // the LIFO slot's task is not counted in its level's number
   TaskHeader* t = pick_next_task(
       core.tick, global_queue_interval_, [&] { return inject.pop(); },
       [&]() -> TaskHeader* {
-        if (core.lifo != nullptr && (num_channels_ == 1 || core.lifo->channel == channel)) {
+        if (core.lifo != nullptr && (!kLevels || core.lifo->channel == channel)) {
           from_lifo = true;
           return std::exchange(core.lifo, nullptr);
         }
         return core.queues[channel].pop();
       },
       [&] { return next_from_inject(core, channel); });
-  if (t != nullptr && !from_lifo) count_queued(t, -1);
+  if (kLevels && t != nullptr && !from_lifo) count_queued(t, -1);
   return t;
 }
 
@@ -437,28 +451,42 @@ void MultiThread::request_yield(std::uint16_t level) noexcept {
 }
 
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
-  WorkerContext* ctx = current_worker;
-  if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
-    Core& core = *ctx->core;
-    if (edf_ != nullptr && is_edf(t->channel)) {
-      push_edf(t);
-      return;
-    }
-    if (is_yield || !lifo_slot_ || (num_channels_ > 1 && !lifo_allowed(*workers_[core.index], t))) {
-      push_local(core, t);
-      return;
-    }
-    // A task woken or spawned by the running one runs next here (message passing stays
-    // on one core); the slot's previous occupant goes to the queue.
-    if (TaskHeader* prev = std::exchange(core.lifo, t)) push_local(core, prev);
-    return;
+  if (has_levels_) {
+    schedule_as<true>(t, is_yield);
+  } else {
+    schedule_as<false>(t, is_yield);
   }
-  schedule_remote(t);
 }
 
+template <bool kLevels>
+void MultiThread::schedule_as(TaskHeader* t, bool is_yield) noexcept {
+  if (kLevels && is_edf(t->channel)) {
+    push_edf(t);
+    return;
+  }
+  WorkerContext* ctx = current_worker;
+  if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
+    schedule_local<kLevels>(*ctx->core, t, is_yield);
+    return;
+  }
+  schedule_remote<kLevels>(t);
+}
+
+template <bool kLevels>
+void MultiThread::schedule_local(Core& core, TaskHeader* t, bool is_yield) noexcept {
+  if (is_yield || !lifo_slot_ || (kLevels && !lifo_allowed(*workers_[core.index], t))) {
+    push_local<kLevels>(core, t);
+    return;
+  }
+  // A task woken or spawned by the running one runs next here (message passing stays
+  // on one core); the slot's previous occupant goes to the queue.
+  if (TaskHeader* prev = std::exchange(core.lifo, t)) push_local<kLevels>(core, prev);
+}
+
+template <bool kLevels>
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
   const std::uint16_t channel = t->channel;  // (t may be stolen and gone once it is queued)
-  count_queued(t, 1);
+  if constexpr (kLevels) count_queued(t, 1);
   core.queues[channel].push_back_or_overflow(t, injects_[channel].queue, drop_ref);
   if (core.is_searching) return;  // a searcher finds it
   if (core.batching_notify) {
@@ -466,23 +494,20 @@ void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
     return;
   }
   const bool woke = notify_parked(Idle::Published::kLocalQueue);
-  if (num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
+  if (kLevels && num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
 }
 
+template <bool kLevels>
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
-  if (is_edf(t->channel)) {
-    push_edf(t);
-    return;
-  }
-  const std::uint16_t channel = t->channel;  // (t may be gone once it is queued)
-  count_queued(t, 1);
+  const std::uint16_t channel = kLevels ? t->channel : 0;  // (t may be gone once queued)
+  if constexpr (kLevels) count_queued(t, 1);
   if (!injects_[channel].queue.push(t)) {
-    count_queued(t, -1);
+    if constexpr (kLevels) count_queued(t, -1);
     drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
     return;
   }
   const bool woke = notify_parked(Idle::Published::kInjectQueue);
-  if (num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
+  if (kLevels && num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
 }
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {

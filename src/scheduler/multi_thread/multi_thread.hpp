@@ -109,15 +109,22 @@ class MultiThread final : public Scheduler {
   // Runs the worker loop with `core` on the calling thread until shutdown, or until
   // block_in_place takes the core away.
   void run_worker(Core* core);
+  // The hot paths below come in two builds, chosen once per worker loop or schedule:
+  // kLevels is has_levels_, so that a runtime without levels tests none of their cases.
+  template <bool kLevels>
+  void worker_loop(DeferredWakes& deferred);
+  template <bool kLevels>
   void run_task_on(TaskHeader* task);
   // The next task for `core`: from the highest level with work (HighestFirst) or the level
   // whose slice runs (RoundRobin), and within it from its channels in turn; from the core's
   // LIFO slot and queues, the inject queues, or stolen from other workers. Null: none found.
   // (Forced inline, with next_in_level and next_in_channel: in a runtime without levels the
   // picking order degenerates to one channel, and must cost what it did before levels.)
+  template <bool kLevels>
   [[gnu::always_inline]] inline TaskHeader* next_task(Core& core);
   [[gnu::always_inline]] inline TaskHeader* next_in_level(Core& core, std::uint16_t level);
   // From `channel`'s LIFO slot, local queue or inject queue.
+  template <bool kLevels>
   [[gnu::always_inline]] inline TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
   TaskHeader* next_from_inject(Core& core, std::uint16_t channel);
   TaskHeader* steal_work(Core& core, std::uint16_t channel);
@@ -173,8 +180,19 @@ class MultiThread final : public Scheduler {
   // again for higher-level work queued since the pick; if there is some, puts `t` back into
   // its ring and returns false (see YieldState::running_level).
   bool may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexcept;
+  // schedule, built for kLevels == has_levels_: the EDF queue of the task's channel, else
+  // schedule_local on a worker of this runtime that holds a core, else schedule_remote.
+  template <bool kLevels>
+  void schedule_as(TaskHeader* task, bool is_yield) noexcept;
+  // schedule from a worker holding `core`: into its LIFO slot or its local queue.
+  template <bool kLevels>
+  void schedule_local(Core& core, TaskHeader* task, bool is_yield) noexcept;
+  template <bool kLevels>
   void push_local(Core& core, TaskHeader* task) noexcept;
-  void schedule_remote(TaskHeader* task) noexcept;
+  // schedule from any other thread: into the inject queue of the task's channel. (Not
+  // inlined into schedule: its registers would burden the local path, the hot one.)
+  template <bool kLevels>
+  [[gnu::noinline]] void schedule_remote(TaskHeader* task) noexcept;
   void transition_from_searching(Core& core) noexcept;
   void worker_thread_main(Core* core);
   // Drops the notifications of a core's LIFO slot and local queue (its thread has left).
@@ -191,6 +209,9 @@ class MultiThread final : public Scheduler {
   const std::uint16_t num_levels_;
   const std::uint16_t num_channels_;
   const bool round_robin_;
+  // More than one channel, or an earliest-deadline-first one: only then are the picking
+  // order, the per-level counts, the EDF queues and the per-channel counters in play.
+  const bool has_levels_;
   OwnedTasks& owned_;
   BlockingPool& blocking_;
   const std::shared_ptr<Driver> driver_;
