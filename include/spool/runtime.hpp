@@ -416,7 +416,7 @@ class Runtime {
   /// (blocking-pool calls, or a task stuck in a poll), which are left to finish on their
   /// own. Throws std::logic_error when called from one of the runtime's threads. If the
   /// destructor runs on one of them (the Runtime was owned by a task), the shutdown is
-  /// finished on a background thread instead. A second call returns an empty report.
+  /// finished on a background thread instead. A later call returns the first one's report.
   ShutdownReport shutdown_timeout(std::chrono::nanoseconds timeout) {
     return detail::shutdown_runtime(detail::checked(rt_, "Runtime"), timeout, false);
   }

@@ -62,7 +62,7 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
   }
 }
 
-RuntimeShared::~RuntimeShared() { shutdown(std::nullopt); }
+RuntimeShared::~RuntimeShared() { (void)shutdown(std::nullopt); }
 
 void RuntimeShared::start() {
   blocking_.set_owner(weak_from_this());
@@ -70,13 +70,13 @@ void RuntimeShared::start() {
   try {
     multi_thread_->start(weak_from_this());
   } catch (const std::system_error& e) {
-    shutdown(std::nullopt);  // stops the workers that did start
+    (void)shutdown(std::nullopt);  // stops the workers that did start
     throw std::system_error(e.code(),
                             "spool::Builder::build: could not start the runtime's worker threads "
                             "(ask for fewer with worker_threads(), or raise the process's thread "
                             "limit)");
   } catch (...) {
-    shutdown(std::nullopt);
+    (void)shutdown(std::nullopt);
     throw;
   }
 }
@@ -173,16 +173,16 @@ void RuntimeShared::block_in_place(const std::function<void()>& fn) {
   with_scheduler([&](auto& s) { s.block_in_place(fn); });
 }
 
-ShutdownReport RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
+std::optional<ShutdownReport> RuntimeShared::shutdown(
+    std::optional<std::chrono::nanoseconds> timeout) {
   std::lock_guard lock(shutdown_mutex_);
-  if (shut_down_) return {};
+  if (shut_down_) return std::nullopt;
   shut_down_ = true;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
   // 0. Complete-on-close channels run to completion, and CloseGuards are waited for.
-  ShutdownReport report;
   if (levels_.complete_on_close_mask() != 0 || owned_.drain().guards() > 0) {
-    report = drain(deadline);
+    report_ = drain(deadline);
   }
   // 1. No new task can slip in.
   owned_.close();
@@ -202,7 +202,7 @@ ShutdownReport RuntimeShared::shutdown(std::optional<std::chrono::nanoseconds> t
   // 6. Timers still armed (held by futures outside the runtime) fire as shut down; the
   //    driver's background thread, if one was started, ends.
   driver_->shutdown();
-  return report;
+  return report_;
 }
 
 namespace {
@@ -427,13 +427,14 @@ TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
 ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
                                 bool from_destructor) {
   if (runtime_of_thread() != &rt) {
-    ShutdownReport report = rt.shutdown(timeout);
-    if (from_destructor && !report.drained) {
+    std::optional<ShutdownReport> report = rt.shutdown(timeout);
+    if (!report) return rt.shutdown_report();  // shut down before: that call's report
+    if (from_destructor && !report->drained) {
       // Nobody reads the destructor's report: say it where a developer will see it.
       std::fprintf(stderr, "spool: a Runtime was destroyed before its drain finished: %s\n",
-                   report.not_drained_reason.c_str());
+                   report->not_drained_reason.c_str());
     }
-    return report;
+    return *report;
   }
   // On one of the runtime's own threads, shutdown would wait for this very thread.
   if (!from_destructor) {
@@ -446,7 +447,7 @@ ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::na
   // shutdown on a separate thread, which keeps the shared state alive until it is done.
   try {
     start_thread("spool-shutdown", [keep = rt.shared_from_this()] {
-      keep->shutdown(std::nullopt);
+      (void)keep->shutdown(std::nullopt);
     }).detach();
   } catch (...) {
     // No thread to finish it on, and this one cannot wait for itself: the runtime is left

@@ -52,9 +52,15 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
   void block_in_place(const std::function<void()>& fn);
 
-  // The ordered shutdown (idempotent; later calls return at once with an empty report). See
-  // docs/scheduler.md and, for the drain of complete-on-close channels, docs/levels.md.
-  ShutdownReport shutdown(std::optional<std::chrono::nanoseconds> timeout);
+  // The ordered shutdown, and what its drain found; a later call returns nullopt at once
+  // (shutdown_report() has the first one's report). See docs/scheduler.md and, for the drain
+  // of complete-on-close channels, docs/levels.md.
+  std::optional<ShutdownReport> shutdown(std::optional<std::chrono::nanoseconds> timeout);
+  // What the shutdown found (a default report before it ran).
+  ShutdownReport shutdown_report() {
+    std::lock_guard lock(shutdown_mutex_);
+    return report_;
+  }
 
   // CloseGuards: a shutdown waits until every one taken is released.
   void add_close_guard() noexcept { owned_.drain().add_guard(); }
@@ -102,6 +108,7 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   Scheduler* scheduler_;       // whichever of the two is set
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_
+  ShutdownReport report_;      // guarded by shutdown_mutex_: what the shutdown found
 };
 
 }  // namespace spool::detail

@@ -205,15 +205,20 @@ TEST_P(DrainAnyFlavor, ShutdownTimeoutReportsTheTasksStillPendingAndCancelsThem)
 
 TEST_P(DrainAnyFlavor, AGuardHeldPastTheTimeoutIsReported) {
   spool::ShutdownReport report;
+  spool::ShutdownReport again;
   spool::CloseGuard guard;
   {
     auto rt = builder().build();  // no levels: guards are waited for all the same
     guard = rt.handle().close_guard();
     EXPECT_TRUE(guard.is_held());
     report = rt.shutdown_timeout(20ms);
+    again = rt.shutdown_timeout(20ms);  // shut down already: the first call's report
   }
   EXPECT_FALSE(report.drained);
   EXPECT_EQ(report.pending_guards, 1u);
+  EXPECT_FALSE(again.drained);
+  EXPECT_EQ(again.pending_guards, 1u);
+  EXPECT_EQ(again.not_drained_reason, report.not_drained_reason);
   guard.release();
   EXPECT_FALSE(guard.is_held());
 }
