@@ -185,7 +185,8 @@ bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
     if (levels_.num_channels() == 1) {
       run_task(t, &slot);
     } else {
-      poll_in_channel(channel_counters_.get(), t, &slot);
+      const std::uint16_t channel = t->channel;  // (the poll may free t)
+      channel_counters_[channel].record(timed_poll(t, &slot));
       // A due timer fires after every poll (see MultiThread::run_worker).
       driver_->maintain_if_due();
     }
@@ -303,11 +304,7 @@ void CurrentThread::fill_metrics(RuntimeMetrics& m) {
       m.channels[ch].queued += edf_[ch].len();
       m.channels[ch].deadline_misses = edf_[ch].misses();
     }
-    if (levels_.num_channels() > 1) {
-      m.channels[ch].polled = channel_counters_[ch].polls.load(std::memory_order_relaxed);
-      m.channels[ch].busy_time =
-          std::chrono::nanoseconds(channel_counters_[ch].busy_ns.load(std::memory_order_relaxed));
-    }
+    if (levels_.num_channels() > 1) add_counters(m.channels[ch], channel_counters_[ch]);
   }
   if (levels_.num_channels() == 1) m.channels[0].polled = polls_.load(std::memory_order_relaxed);
 }

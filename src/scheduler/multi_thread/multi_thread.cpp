@@ -62,6 +62,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
       driver_(std::move(driver)),
       num_workers_(static_cast<std::uint32_t>(num_workers(config))),
       injects_(new PaddedInject[num_channels_]),
+      handed_off_polls_(new ChannelCounters[num_channels_]),
       edf_(levels.any_earliest_deadline_first() ? new EdfQueue[num_channels_] : nullptr),
       queued_(new LevelCount[num_levels_]),
       idle_(num_workers_) {
@@ -198,7 +199,15 @@ void MultiThread::run_task_on(TaskHeader* t) {
     if (kLevels && num_levels_ > 1 && !may_poll_now(*ctx.core, w, t)) return;
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if constexpr (kLevels) {
-      poll_in_channel(w.channels.get(), t, ctx.slot);
+      const std::uint16_t channel = t->channel;  // (the poll may free t)
+      const std::chrono::nanoseconds busy = timed_poll(t, ctx.slot);
+      if (ctx.core != nullptr) {
+        w.channels[channel].record(busy);
+      } else {
+        // block_in_place took the core during the poll: the thread that holds it now writes
+        // w's counters, so this poll goes where any thread may add.
+        handed_off_polls_[channel].record_shared(busy);
+      }
     } else {
       run_task(t, ctx.slot);
     }
@@ -588,11 +597,7 @@ void MultiThread::fill_metrics(RuntimeMetrics& m) {
       const std::size_t len = w->queues[ch].len();
       depth += len;
       m.channels[ch].queued += len;
-      if (num_channels_ > 1) {
-        m.channels[ch].polled += w->channels[ch].polls.load(std::memory_order_relaxed);
-        m.channels[ch].busy_time +=
-            std::chrono::nanoseconds(w->channels[ch].busy_ns.load(std::memory_order_relaxed));
-      }
+      if (num_channels_ > 1) add_counters(m.channels[ch], w->channels[ch]);
     }
     const std::uint64_t polls = w->polls.load(std::memory_order_relaxed);
     total_polls += polls;
@@ -607,6 +612,7 @@ void MultiThread::fill_metrics(RuntimeMetrics& m) {
       m.channels[ch].queued += edf_[ch].len();
       m.channels[ch].deadline_misses = edf_[ch].misses();
     }
+    if (num_channels_ > 1) add_counters(m.channels[ch], handed_off_polls_[ch]);
   }
   if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters
 }

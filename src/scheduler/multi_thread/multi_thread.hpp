@@ -219,6 +219,9 @@ class MultiThread final : public Scheduler {
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
   const std::unique_ptr<PaddedInject[]> injects_;  // one per channel, each on its own lines
+  // Per channel: polls that ended after block_in_place had taken their worker's core (its
+  // counters are the new holder's then). Any thread adds (ChannelCounters::record_shared).
+  const std::unique_ptr<ChannelCounters[]> handed_off_polls_;
   // One per channel if any channel is earliest-deadline-first (only those are used), else null.
   const std::unique_ptr<EdfQueue[]> edf_;
   const std::unique_ptr<LevelCount[]> queued_;  // one per level (more than one level)

@@ -133,3 +133,30 @@ TEST_P(LevelMetricsAnyFlavor, WithoutLevelsTheDefaultChannelCountsEveryPollAndNo
 }
 
 }  // namespace
+
+namespace {
+
+Task<void> block_in_place_once() {
+  spool::block_in_place([] {});  // hands this worker's core to another thread
+  co_return;
+}
+
+TEST(LevelMetrics, APollThatBlockInPlaceTookTheCoreFromIsCountedOnce) {
+  // The poll ends on a thread that no longer holds the core whose counters it would write:
+  // it counts where any thread may add, and metrics() sums that in.
+  constexpr std::uint64_t kTasks = 100;
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(2)
+                .levels({Level{"ui"}, Level{"t-a", "t-b"}})
+                .build();
+  std::vector<JoinHandle<void>> tasks;
+  for (std::uint64_t i = 0; i < kTasks; ++i)
+    tasks.push_back(rt.spawn_on(rt.channel("t-a"), block_in_place_once()));
+  for (auto& t : tasks) rt.block_on(std::move(t));
+  const spool::RuntimeMetrics m = metrics_after(rt, kTasks);
+  EXPECT_EQ(channel_metrics(m, "t-a").polled, kTasks);
+  EXPECT_EQ(channel_metrics(m, "ui").polled + channel_metrics(m, "t-b").polled, 0u);
+  EXPECT_GT(channel_metrics(m, "t-a").busy_time, std::chrono::nanoseconds::zero());
+}
+
+}  // namespace
