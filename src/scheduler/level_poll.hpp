@@ -42,7 +42,9 @@ struct YieldState {
   std::atomic<std::uint16_t> running_level{0};
   // Set (release) by a thread that queued a higher-level task no idle thread can take; read
   // by the budget check of the task polled here (relaxed, context/budget.cpp); cleared by the
-  // polling thread before each pick (clear_before_pick).
+  // polling thread before each pick (clear_before_pick). Also read (relaxed) by a requester
+  // choosing whom to ask, to pass over a thread asked already (a hint: a stale read at worst
+  // asks one thread twice, or another one too).
   std::atomic<bool> requested{false};
 
   // Called before the polling thread picks its next task by level: that pick answers any

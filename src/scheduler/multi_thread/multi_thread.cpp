@@ -233,8 +233,12 @@ bool MultiThread::may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexc
   w.yield.running_level.store(levels_.level_of(t->channel), std::memory_order_seq_cst);
   if (round_robin_ || !higher_level_queued(t)) return true;
   // A higher level's task was queued since the pick (and its queuer may have seen this
-  // worker's old level, so asked nobody): this one goes back to its ring, the next pick takes
-  // the higher one.
+  // worker's old level, so asked nobody): this one goes back to its channel's queue (its EDF
+  // queue, or this worker's ring), the next pick takes the higher one.
+  if (is_edf(t->channel)) {
+    queue_edf(t);
+    return false;
+  }
   count_queued(t, 1);
   core.queues[t->channel].push_back_or_overflow(t, injects_[t->channel].queue, drop_ref);
   return false;
@@ -360,10 +364,11 @@ void MultiThread::park(Core& core) {
   // A worker that pushers may have relied on re-checks every queue once counted parked: the
   // last searcher (pushers skipped waking anyone because it was searching) and, with levels,
   // a worker that never searched. That one skipped every level whose queued count read zero
-  // (level_may_have_work), so it never became a searcher; a task pushed after those reads
-  // found it still counted unparked, and its pusher woke nobody (Idle::should_notify pairs
-  // with this re-check as with the last searcher's).
-  const bool never_searched = num_levels_ > 1 && !core.is_searching;
+  // (level_may_have_work), or found only EDF channels, which nobody steals from (steal_work),
+  // so it never became a searcher; a task pushed after those reads found it still counted
+  // unparked, and its pusher woke nobody (Idle::should_notify pairs with this re-check as
+  // with the last searcher's).
+  const bool never_searched = has_levels_ && !core.is_searching;
   if ((idle_.transition_to_parked(core.index, core.is_searching) || never_searched) &&
       work_pending()) {
     notify_parked(Idle::Published::kLocalQueue);
@@ -425,14 +430,17 @@ bool MultiThread::work_pending() const noexcept {
   return false;
 }
 
+bool MultiThread::queue_edf(TaskHeader* t) noexcept {
+  count_queued(t, 1);
+  if (edf_[t->channel].push(t)) return true;
+  count_queued(t, -1);
+  drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
+  return false;
+}
+
 void MultiThread::push_edf(TaskHeader* t) noexcept {
   const std::uint16_t level = levels_.level_of(t->channel);  // (t may be gone once queued)
-  count_queued(t, 1);
-  if (!edf_[t->channel].push(t)) {
-    count_queued(t, -1);
-    drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
-    return;
-  }
+  if (!queue_edf(t)) return;
   const bool woke = notify_parked(Idle::Published::kInjectQueue);
   if (num_levels_ > 1 && !woke) request_yield(level);
 }
@@ -445,11 +453,12 @@ TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
 
 void MultiThread::request_yield(std::uint16_t level) noexcept {
   if (round_robin_ || level + 1 == num_levels_) return;  // (nothing runs below the lowest)
-  // The worker running the lowest level below `level`, if any: the one whose task matters
-  // least.
+  // The worker running the lowest level below `level`, if any, among those not asked already
+  // (several tasks queued at once ask several workers): the one whose task matters least.
   WorkerShared* lowest = nullptr;
   std::uint16_t lowest_level = level;
   for (const auto& w : workers_) {
+    if (w->yield.requested.load(std::memory_order_relaxed)) continue;
     const std::uint16_t l = w->yield.running_level.load(std::memory_order_seq_cst);
     if (l > lowest_level) {
       lowest_level = l;

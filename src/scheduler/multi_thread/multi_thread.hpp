@@ -148,6 +148,9 @@ class MultiThread final : public Scheduler {
   }
   // Queues a task of an EDF channel and tells a worker, as schedule_remote does.
   void push_edf(TaskHeader* task) noexcept;
+  // Queues a task of an EDF channel, counted in its level; false once the queue is closed (the
+  // task's queue reference is then dropped).
+  bool queue_edf(TaskHeader* task) noexcept;
   // The earliest-deadline task of EDF `channel`, or null.
   TaskHeader* pop_edf(std::uint16_t channel) noexcept;
   void park(Core& core);

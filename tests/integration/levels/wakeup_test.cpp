@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "spool/spool.hpp"
 
@@ -20,12 +22,17 @@ using spool::Task;
 
 Task<int> value(int v) { co_return v; }
 
-// Spawns one task at a time from this thread and joins it, alternating channels: after each
-// join the runtime's worker(s) go idle, and the next spawn races them towards park().
-void spawn_and_join_one_at_a_time(spool::Runtime& rt, int n) {
-  const spool::ChannelId channels[] = {rt.channel("high"), rt.channel("low")};
+// Spawns one task at a time from this thread and joins it, alternating between `names`' channels:
+// after each join the runtime's worker(s) go idle, and the next spawn races them towards park().
+void spawn_and_join_one_at_a_time(spool::Runtime& rt, int n,
+                                  std::vector<std::string> names = {"high", "low"}) {
+  std::vector<spool::ChannelId> channels;
+  for (const auto& name : names) channels.push_back(rt.channel(name));
   std::int64_t sum = 0;
-  for (int i = 0; i < n; ++i) sum += spool::block_on(rt.spawn_on(channels[i % 2], value(i)));
+  for (int i = 0; i < n; ++i) {
+    sum += spool::block_on(
+        rt.spawn_on(channels[static_cast<std::size_t>(i) % channels.size()], value(i)));
+  }
   EXPECT_EQ(sum, static_cast<std::int64_t>(n) * (n - 1) / 2);
 }
 
@@ -61,6 +68,17 @@ TEST(LevelsWakeup, ATaskSpawnedFromOutsideAsTheOnlyWorkerGoesIdleIsRunUnderRound
                 .schedule(spool::RoundRobin{{1ms, 1ms}})
                 .build();
   spawn_and_join_one_at_a_time(rt, 20'000);
+}
+
+TEST(LevelsWakeup, ATaskSpawnedFromOutsideOntoTheOnlyChannelAnEarliestDeadlineFirstOneIsRun) {
+  // Nobody steals from an EDF queue, so no worker ever searches here: each must re-check the
+  // queues as it parks, as with levels.
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(2)
+                .on_thread_park(yield_cpu)
+                .levels({Level{spool::Channel("jobs").earliest_deadline_first()}})
+                .build();
+  spawn_and_join_one_at_a_time(rt, 20'000, {"jobs"});
 }
 
 }  // namespace

@@ -394,4 +394,49 @@ TEST_P(LevelsStress, ShutdownRacingSpawnsOnEveryChannelFreesEveryFrameOnce) {
   EXPECT_GT(total_cancelled, 0);
 }
 
+// --- EDF tasks put back for a higher level ---
+
+Task<void> count_one(std::atomic<std::int64_t>* done) {
+  done->fetch_add(1, std::memory_order_relaxed);
+  co_return;
+}
+
+TEST(LevelsStressEdf, EdfTasksPutBackForAHigherLevelStillRunAndEveryCountReturnsToZero) {
+  // Outside threads keep spawning "ui" tasks while the workers run EDF tasks of the level
+  // below: a "ui" task queued between a worker's pick of an EDF task and its poll sends the
+  // EDF task back to its queue (MultiThread::may_poll_now). A task sent back where no worker
+  // looks would never run: its join would hang, and its level's count would stay non-zero.
+  const auto kJobs = static_cast<std::int64_t>(spool_rt_test::scaled(40'000, 4'000));
+  const auto kUi = static_cast<std::int64_t>(spool_rt_test::scaled(40'000, 4'000));
+  constexpr int kUiSpawners = 2;
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(2)
+                .levels({Level{"ui"}, Level{spool::Channel("jobs").earliest_deadline_first()}})
+                .build();
+  const spool::ChannelId ui = rt.channel("ui");
+  const spool::ChannelId jobs = rt.channel("jobs");
+  std::atomic<std::int64_t> jobs_done{0};
+  std::atomic<std::int64_t> ui_done{0};
+  std::vector<std::thread> spawners;
+  for (int s = 0; s < kUiSpawners; ++s) {
+    spawners.emplace_back([&] {
+      for (std::int64_t i = 0; i < kUi / kUiSpawners; ++i)
+        (void)rt.spawn_on(ui, count_one(&ui_done));
+    });
+  }
+  std::vector<JoinHandle<void>> handles;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t i = 0; i < kJobs; ++i) {
+    handles.push_back(
+        rt.spawn_on(jobs, count_one(&jobs_done), start + std::chrono::microseconds(i)));
+  }
+  for (auto& h : handles) rt.block_on(std::move(h));
+  for (auto& t : spawners) t.join();
+  EXPECT_EQ(jobs_done.load(std::memory_order_relaxed), kJobs);
+  const spool::RuntimeMetrics m = spool_levels_test::metrics_after(rt, kJobs + kUi);
+  EXPECT_EQ(ui_done.load(std::memory_order_relaxed), kUi);
+  for (const auto& c : m.channels) EXPECT_EQ(c.queued, 0u) << c.name;
+  for (const auto& l : m.levels) EXPECT_EQ(l.queued, 0u);
+}
+
 }  // namespace
