@@ -82,7 +82,7 @@ struct HighestFirst {};
 /// time slice while the level has work (a level with nothing to run gives its turn away at
 /// once), so that no level starves. Under saturation, CPU time per level follows the slices.
 struct RoundRobin {
-  /// One slice per level, highest level first; each must be positive.
+  /// One slice per level, highest level first; each must be positive and at most one hour.
   std::vector<std::chrono::nanoseconds> slices;
 };
 

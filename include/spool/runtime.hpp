@@ -188,6 +188,9 @@ inline RuntimeShared& checked(const std::shared_ptr<RuntimeShared>& rt, const ch
 /// that a complete-on-close channel needs and that runs outside the runtime (an outside
 /// thread that will spawn onto the channel or wake one of its tasks). Smartpool's close
 /// counter. Taken with Handle::close_guard(); released by release() or the destructor.
+/// A guard must be released by a thread other than the one that shuts the runtime down
+/// (or before the shutdown): the destructor's shutdown, which has no timeout, would otherwise
+/// wait for it for ever; shutdown_timeout reports it as pending instead.
 class CloseGuard {
  public:
   /// A guard that holds nothing.

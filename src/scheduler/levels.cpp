@@ -8,6 +8,9 @@ namespace spool::detail {
 
 namespace {
 
+// The longest RoundRobin slice build() accepts.
+constexpr std::chrono::nanoseconds kMaxSlice = std::chrono::hours(1);
+
 [[noreturn]] void reject(const std::string& what) {
   throw std::invalid_argument("spool::Builder: " + what);
 }
@@ -67,6 +70,13 @@ LevelTable::LevelTable(const RuntimeConfig& config) : round_robin_(config.round_
       if (config.slices[l] <= std::chrono::nanoseconds::zero()) {
         reject("schedule(RoundRobin): the slice of level " + std::to_string(l) + " is " +
                std::to_string(config.slices[l].count()) + " ns; every slice must be positive");
+      }
+      // (A slice is added to the clock's now: an unbounded one would overflow.)
+      if (config.slices[l] > kMaxSlice) {
+        reject("schedule(RoundRobin): the slice of level " + std::to_string(l) + " is " +
+               std::to_string(config.slices[l].count()) +
+               " ns; a slice is at most one hour (a level that should keep the workers "
+               "longer belongs above the others under HighestFirst)");
       }
     }
     slices_ = config.slices;

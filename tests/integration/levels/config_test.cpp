@@ -88,6 +88,18 @@ TEST(LevelsConfig, AZeroOrNegativeSliceIsRefused) {
               "slice of level 0 is -1000000 ns");
 }
 
+TEST(LevelsConfig, ASliceLongerThanAnHourIsRefused) {
+  EXPECT_SAYS(build_error(Builder::multi_thread()
+                              .levels({Level{"a"}, Level{"b"}})
+                              .schedule(RoundRobin{{1ms, std::chrono::nanoseconds::max()}})),
+              "slice of level 1 is 9223372036854775807 ns; a slice is at most one hour");
+  // One hour exactly is accepted.
+  EXPECT_NO_THROW(Builder::current_thread()
+                      .levels({Level{"a"}, Level{"b"}})
+                      .schedule(RoundRobin{{std::chrono::hours(1), 1ms}})
+                      .build());
+}
+
 TEST(LevelsConfig, RoundRobinWithoutLevelsIsRefused) {
   EXPECT_SAYS(build_error(Builder::multi_thread().schedule(RoundRobin{{1ms}})), "need levels()");
 }
