@@ -219,10 +219,11 @@ void MultiThread::run_task_on(TaskHeader* t) {
       // The LIFO task has had its turns (or a higher level's task waits): put it behind the
       // queue so others get theirs. Into an empty queue it is this worker's very next task,
       // as if it had stayed in the slot: waking a parked worker to steal it would only move it.
-      LocalQueue<>& q = w.queues[t->channel];
+      const std::uint16_t ch = channel_of<kLevels>(t);
+      LocalQueue<>& q = w.queues[ch];
       const bool others_waiting = !q.is_empty();
-      count_queued(t, 1);
-      q.push_back_or_overflow(t, injects_[t->channel].queue, drop_ref);
+      if constexpr (kLevels) count_queued(t, 1);
+      q.push_back_or_overflow(t, injects_[ch].queue, drop_ref);
       if (others_waiting) notify_parked(Idle::Published::kLocalQueue);
       return;
     }
@@ -503,7 +504,7 @@ void MultiThread::schedule_local(Core& core, TaskHeader* t, bool is_yield) noexc
 
 template <bool kLevels>
 void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
-  const std::uint16_t channel = t->channel;  // (t may be stolen and gone once it is queued)
+  const std::uint16_t channel = channel_of<kLevels>(t);  // (t may be stolen and gone once queued)
   if constexpr (kLevels) count_queued(t, 1);
   core.queues[channel].push_back_or_overflow(t, injects_[channel].queue, drop_ref);
   if (core.is_searching) return;  // a searcher finds it
@@ -517,7 +518,7 @@ void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
 
 template <bool kLevels>
 void MultiThread::schedule_remote(TaskHeader* t) noexcept {
-  const std::uint16_t channel = kLevels ? t->channel : 0;  // (t may be gone once queued)
+  const std::uint16_t channel = channel_of<kLevels>(t);  // (t may be gone once queued)
   if constexpr (kLevels) count_queued(t, 1);
   if (!injects_[channel].queue.push(t)) {
     if constexpr (kLevels) count_queued(t, -1);
