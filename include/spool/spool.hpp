@@ -14,6 +14,7 @@
 #include "spool/core/reactor_hook.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/fork.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/join_set.hpp"
 #include "spool/levels.hpp"

@@ -3,10 +3,12 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "driver/thread_parker.hpp"
 #include "spool/core/context.hpp"
+#include "spool/core/waker.hpp"
 
 namespace spool::detail {
 
@@ -43,5 +45,27 @@ class RootWaker {
   ThreadParker own_;
   std::shared_ptr<ThreadParker> runtime_parker_;
 };
+
+// Blocks the calling thread until `done()`, read with `lock` held, is true. Meanwhile
+// `waiter` (guarded by `lock`) holds a waker of this thread, which whoever makes `done()`
+// true takes out under the lock and wakes. (Made only if the first look finds it false.)
+template <class Lock, class Done>
+void block_until(Lock& lock, Waker& waiter, Done&& done) {
+  std::shared_ptr<RootWaker> root;
+  Waker wake_root;
+  for (;;) {
+    {
+      std::lock_guard guard(lock);
+      if (done()) return;
+      if (root) waiter = wake_root;
+    }
+    if (root) {
+      root->wait(nullptr);
+    } else {
+      root = std::make_shared<RootWaker>();  // outside the lock; then look again
+      wake_root = Waker::from(root);
+    }
+  }
+}
 
 }  // namespace spool::detail

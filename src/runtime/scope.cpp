@@ -176,22 +176,7 @@ void Scope::close() noexcept {
     if (s.handle) detail::join_cancel_now(detail::JoinHandleAccess::task_of(*s.handle));
   }
   taken.clear();
-  // Parks this thread until the last child exits (made only if one is left).
-  std::shared_ptr<detail::RootWaker> root;
-  Waker wake_root;
-  for (;;) {
-    {
-      std::lock_guard lock(lock_);
-      if (live_ == 0) return;
-      if (root) waiter_ = wake_root;
-    }
-    if (root) {
-      root->wait(nullptr);
-    } else {
-      root = std::make_shared<detail::RootWaker>();  // outside the lock; then check again
-      wake_root = Waker::from(root);
-    }
-  }
+  detail::block_until(lock_, waiter_, [&] { return live_ == 0; });  // the last child exits
 }
 
 }  // namespace spool

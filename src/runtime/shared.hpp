@@ -71,6 +71,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
 
   // The current-thread scheduler, or null for a multi-thread runtime (block_on drives it).
   CurrentThread* current_thread() noexcept { return current_thread_.get(); }
+  // Whether the runtime runs the multi-thread scheduler (spool::join spawns from its other
+  // threads).
+  bool is_multi_thread() const noexcept { return multi_thread_ != nullptr; }
   // The driver stack its threads park in, which its timers are armed in.
   const std::shared_ptr<Driver>& driver() const noexcept { return driver_; }
 

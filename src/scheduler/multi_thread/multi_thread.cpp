@@ -7,6 +7,7 @@
 #include "context/deferred.hpp"
 #include "context/enter.hpp"
 #include "scheduler/pick.hpp"
+#include "spool/fork.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 
@@ -167,7 +168,8 @@ void MultiThread::worker_loop(DeferredWakes& deferred) {
       if constexpr (kLevels) driver_->maintain_if_due();
       continue;
     }
-    if (requeue_deferred(c, deferred)) continue;  // only yielded tasks are left: run them
+    if (requeue_deferred(c, deferred)) continue;    // only yielded tasks are left: run them
+    if (c.is_searching && steal_fork(c)) continue;  // a join's child, now a task in the slot
     park(c);
   }
 }
@@ -348,6 +350,56 @@ TaskHeader* MultiThread::steal_work(Core& core, std::uint16_t channel) {
   return t;
 }
 
+bool MultiThread::steal_fork(Core& core) {
+  std::uint32_t start = static_cast<std::uint32_t>(next_random(core.rng) % num_workers_);
+  for (std::uint32_t i = 0; i < num_workers_; ++i) {
+    std::uint32_t victim = (start + i) % num_workers_;
+    if (victim == core.index) continue;
+    if (ForkItem* item = workers_[victim]->forks.steal()) {
+      WorkerShared& w = *workers_[core.index];
+      w.steals.store(w.steals.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      item->run_remote(item);
+      return true;
+    }
+  }
+  return false;
+}
+
+void MultiThread::spill_forks(Core& core) noexcept {
+  ForkDeque& forks = workers_[core.index]->forks;
+  while (ForkItem* item = forks.pop()) item->run_remote(item);
+}
+
+ForkSite MultiThread::fork_site_here() noexcept {
+  WorkerContext* ctx = current_worker;
+  if (ctx == nullptr || ctx->core == nullptr) return {};
+  MultiThread& mt = *ctx->scheduler;
+  std::uint16_t channel = 0;
+  if (mt.has_levels_) {
+    const TaskHeader* t = current_task();
+    channel = t != nullptr && t->scheduler == &mt ? t->channel : mt.levels_.default_channel();
+  }
+  return {&mt.workers_[ctx->core->index]->forks, mt.runtime_, channel, false};
+}
+
+bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {
+  bool was_empty;
+  if (!deque.push(&item, was_empty)) return false;
+  if (was_empty) current_worker->scheduler->fork_pushed_into_empty();
+  return true;
+}
+
+ForkItem* fork_pop(ForkDeque& deque) noexcept {
+  // Only the core's holder owns its deque: after block_in_place this thread has none (and
+  // spill_forks emptied it).
+  WorkerContext* ctx = current_worker;
+  if (ctx == nullptr || ctx->core == nullptr ||
+      &ctx->scheduler->workers_[ctx->core->index]->forks != &deque) {
+    return nullptr;
+  }
+  return deque.pop();
+}
+
 void MultiThread::transition_from_searching(Core& core) noexcept {
   if (!core.is_searching) return;
   core.is_searching = false;
@@ -422,7 +474,7 @@ bool MultiThread::has_local_work(const WorkerShared& w) const noexcept {
 
 bool MultiThread::work_pending() const noexcept {
   for (const auto& w : workers_) {
-    if (has_local_work(*w)) return true;
+    if (has_local_work(*w) || !w->forks.is_empty()) return true;
   }
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     if (!injects_[ch].queue.is_empty()) return true;
@@ -540,6 +592,7 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   // (The pool thread keeps the runtime alive, and is marked as its thread.)
   // No thread free to take it now (none idle, none can start, or shutting down): keep the
   // core and block here after all, rather than queue the core behind other blocking calls.
+  spill_forks(*ctx->core);
   Core* core = std::exchange(ctx->core, nullptr);
   bool handed = false;
   try {

@@ -19,6 +19,7 @@
 #include "scheduler/inject_queue.hpp"
 #include "scheduler/level_poll.hpp"
 #include "scheduler/levels.hpp"
+#include "scheduler/multi_thread/fork_deque.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
 #include "scheduler/pick.hpp"
@@ -30,6 +31,7 @@
 namespace spool::detail {
 
 class RuntimeShared;
+struct ForkSite;
 
 // A worker's state that moves with it: block_in_place hands a Core to a new thread.
 // Touched only by the thread that holds it.
@@ -59,6 +61,9 @@ struct alignas(64) WorkerShared {
   std::atomic<std::uint64_t> parks{0};
   const std::unique_ptr<ChannelCounters[]> channels;  // more than one channel only
   YieldState yield;                                   // more than one level only
+  // The children of spool::join waiting for the joins of the polls in progress on the
+  // core's holder (include/spool/fork.hpp); other workers steal them.
+  ForkDeque forks;
 };
 
 // An inject queue on cache lines of its own: one per channel.
@@ -93,6 +98,12 @@ class MultiThread final : public Scheduler {
   // close_and_stop, which the caller must then call.
   void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
+  // The ForkSite of the calling thread if it is a worker holding its core (deque set), else
+  // an empty one. See spool::detail::fork_site.
+  static ForkSite fork_site_here() noexcept;
+  // fork_push's side here: a push into an empty deque wakes a parked worker to steal.
+  void fork_pushed_into_empty() noexcept { notify_parked(Idle::Published::kLocalQueue); }
+  friend ForkItem* fork_pop(ForkDeque& deque) noexcept;
   bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   // block_in_place on a thread of this runtime: a worker hands its core to a new thread.
   void block_in_place(const std::function<void()>& fn);
@@ -128,6 +139,12 @@ class MultiThread final : public Scheduler {
   [[gnu::always_inline]] inline TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
   TaskHeader* next_from_inject(Core& core, std::uint16_t channel);
   TaskHeader* steal_work(Core& core, std::uint16_t channel);
+  // A searching worker with nothing else to run takes the oldest child from another
+  // worker's fork deque and spawns it as a task here (into the LIFO slot); true if it did.
+  bool steal_fork(Core& core);
+  // Before the core is handed over (block_in_place): every child in its fork deque becomes
+  // a task, queued on the core (the joins waiting for them then count them as stolen).
+  void spill_forks(Core& core) noexcept;
   // Whether `level` may have a runnable task: in queues (its count) or `core`'s LIFO slot.
   bool level_may_have_work(const Core& core, std::uint16_t level) const noexcept;
   // HighestFirst: whether the LIFO task `t` must wait because a higher level has work.
@@ -169,7 +186,7 @@ class MultiThread final : public Scheduler {
   // Drains the deferred-wake list into this worker's queue with one notification for the
   // lot; true if there was anything.
   bool requeue_deferred(Core& core, DeferredWakes& deferred);
-  // True if a task waits in some local queue or inject queue.
+  // True if a task waits in some local queue or inject queue, or a child in a fork deque.
   bool work_pending() const noexcept;
   // True if a task waits in one of w's local queues.
   bool has_local_work(const WorkerShared& w) const noexcept;

@@ -1,0 +1,127 @@
+// spool::join's rare path: the children that run as tasks of their own (stolen from a fork
+// deque, or spawned from a thread without one), the first exception, and the wait of a join
+// destroyed before it finished.
+//
+// The protocol (docs/fork.md). Everything in ForkRemote is guarded by its spin lock; no user
+// code runs under it (cancelling a child may destroy its frame on the spot, so it is done
+// after the unlock).
+//  - A child taken from a deque is counted remote by its join, which then waits until that
+//    many children were counted out (exited_ == expected_).
+//  - The thread that took it spawns its task and calls started(); the task's end calls
+//    exited() (after the child's frame is destroyed). Either may come first: the second
+//    counts the child out. That unlock is the last touch of the join by that child: a join
+//    that then sees every child out may free it.
+//  - A join destroyed early cancels every started task (and marks itself cancelled, so that
+//    a task starting later is cancelled at once), then blocks until every child is out.
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "runtime/root_waker.hpp"
+#include "runtime/shared.hpp"
+#include "scheduler/multi_thread/multi_thread.hpp"
+#include "spool/detail/join.hpp"
+#include "spool/fork.hpp"
+
+namespace spool::detail {
+
+ForkSite fork_site() noexcept {
+  ForkSite site = MultiThread::fork_site_here();
+  if (site.deque != nullptr) return site;
+  RuntimeShared* rt = current_runtime_ptr();
+  if (rt == nullptr || !rt->is_multi_thread()) return {};
+  return {nullptr, rt, rt->levels().default_channel(), true};
+}
+
+TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                            std::coroutine_handle<> frame, std::uint16_t channel) {
+  return rt.spawn_on(promise, frame, channel, nullptr);
+}
+
+void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
+                         std::exception_ptr error) noexcept {
+  Waker to_wake;
+  bool cancel_now = false;
+  {
+    std::lock_guard lock(lock_);
+    if (error && !error_) error_ = std::move(error);
+    if (task && cancelled_) {
+      cancel_now = true;
+    } else if (task) {
+      child.remote_task = std::move(task);
+      child.next_started = std::exchange(started_, &child);
+    }
+    if (child.half_exited) {
+      count_exit_locked(to_wake);
+    } else {
+      child.half_exited = true;
+    }
+  }
+  if (cancel_now) join_cancel_now(JoinHandleAccess::task_of(*task));
+  std::move(to_wake).wake();
+}
+
+void ForkRemote::exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept {
+  if (!error && !produced) {
+    error = std::make_exception_ptr(std::runtime_error(
+        "spool::join: a child was cancelled before it finished (its runtime shut down)"));
+  }
+  Waker to_wake;
+  {
+    std::lock_guard lock(lock_);
+    if (error && !error_) error_ = std::move(error);
+    if (child.half_exited) {
+      count_exit_locked(to_wake);
+    } else {
+      child.half_exited = true;
+    }
+  }
+  std::move(to_wake).wake();
+}
+
+void ForkRemote::count_exit_locked(Waker& to_wake) noexcept {
+  if (++exited_ == expected_) to_wake = std::exchange(waiter_, Waker());
+}
+
+void ForkRemote::record_error(std::exception_ptr error) noexcept {
+  std::lock_guard lock(lock_);
+  if (!error_) error_ = std::move(error);
+}
+
+bool ForkRemote::all_exited(std::size_t expected, const Waker& waker) {
+  std::lock_guard lock(lock_);
+  expected_ = expected;
+  if (exited_ == expected) return true;
+  if (!waiter_.will_wake(waker)) waiter_ = waker;
+  return false;
+}
+
+std::exception_ptr ForkRemote::first_error() noexcept {
+  std::lock_guard lock(lock_);
+  return error_;
+}
+
+void ForkRemote::cancel() noexcept {
+  ForkChildBase* started;
+  {
+    std::lock_guard lock(lock_);
+    cancelled_ = true;
+    started = std::exchange(started_, nullptr);
+  }
+  // Outside the lock: a cancelled task's frame may be destroyed here, and its end calls
+  // exited(). The list's links and handles stay as they are until the join is destroyed.
+  for (ForkChildBase* c = started; c != nullptr; c = c->next_started) {
+    join_cancel_now(JoinHandleAccess::task_of(*c->remote_task));
+  }
+}
+
+void ForkRemote::cancel_and_wait(std::size_t expected) noexcept {
+  cancel();
+  block_until(lock_, waiter_, [&] {
+    expected_ = expected;
+    return exited_ == expected;
+  });
+}
+
+}  // namespace spool::detail

@@ -1,0 +1,106 @@
+// A worker's fork deque: the children of spool::join that wait for their parent to reach
+// them, which other workers may steal meanwhile (include/spool/fork.hpp, docs/fork.md).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "spool/detail/atomic.hpp"
+
+namespace spool::detail {
+
+struct ForkItem;
+
+// A Chase-Lev work-stealing deque over a fixed ring (Lê, Pop, Cohen, Zappa Nardelli, "Correct
+// and efficient work-stealing for weak memory models", PPoPP 2013), written with seq_cst
+// accesses where the paper has fences (ThreadSanitizer models no fence). The owner pushes and
+// pops at the bottom (the newest item first: a join takes back the child it offered last);
+// thieves steal at the top (the oldest: the biggest subtrees of a fork tree).
+// Capacity is a template parameter so that models and stress tests can shrink it.
+//
+// Protocol:
+//  - bottom_: written only by the owner. push publishes a slot with a release store, which
+//    steal's seq_cst load (an acquire) pairs with. pop's seq_cst store of bottom - 1, then
+//    its seq_cst load of top_, against steal's seq_cst load of top_ then of bottom_: in the
+//    single order of seq_cst operations one of the two sees the other, so the owner and a
+//    thief never both take one item without racing for it on top_.
+//  - top_: advanced only by compare-exchange (seq_cst): by a thief for the item it read, by
+//    the owner for the last item. The winner owns the item; the loser sees nothing.
+//  - slots: relaxed atomics; the two indices order them. A slot is rewritten only once top_
+//    passed it, so a thief that read a stale slot loses its compare-exchange.
+template <std::size_t Capacity = 256>
+class WorkStealingDeque {
+  static_assert((Capacity & (Capacity - 1)) == 0 && Capacity >= 2, "capacity: power of two, >= 2");
+  static constexpr std::int64_t kMask = Capacity - 1;
+
+ public:
+  // Owner only. Appends `item`; false when the deque is full (the item is not queued).
+  // `was_empty`: no item was queued before this one (as far as the owner could see).
+  bool push(ForkItem* item, bool& was_empty) noexcept {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // the owner's own
+    // Acquire: pairs with the thieves' compare-exchange, so that a slot a thief read is
+    // not rewritten under it (the full check below uses this top).
+    const std::int64_t t = top_.load(std::memory_order_acquire);
+    if (b - t >= static_cast<std::int64_t>(Capacity)) return false;
+    slots_[static_cast<std::size_t>(b & kMask)].store(item, std::memory_order_relaxed);
+    // Release: publishes the slot to the thieves' load of bottom_.
+    bottom_.store(b + 1, std::memory_order_release);
+    was_empty = b == t;
+    return true;
+  }
+
+  // Owner only. Takes the newest item back; null when none is left (thieves took them).
+  ForkItem* pop() noexcept {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    // Seq_cst store, then seq_cst load of top_: see the protocol above.
+    bottom_.store(b, std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    if (t > b) {  // empty
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    ForkItem* item = slots_[static_cast<std::size_t>(b & kMask)].load(std::memory_order_relaxed);
+    if (t == b) {
+      // The last item: a thief may be taking it; whoever advances top_ has it.
+      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                        std::memory_order_relaxed)) {
+        item = nullptr;
+      }
+      bottom_.store(b + 1, std::memory_order_relaxed);
+    }
+    return item;
+  }
+
+  // Any thread. Takes the oldest item; null when there is none or another thread took it
+  // first.
+  ForkItem* steal() noexcept {
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
+    if (t >= b) return nullptr;
+    ForkItem* item = slots_[static_cast<std::size_t>(t & kMask)].load(std::memory_order_relaxed);
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed)) {
+      return nullptr;
+    }
+    return item;
+  }
+
+  // Any thread; a hint (items may come and go meanwhile).
+  bool is_empty() const noexcept {
+    // Acquire on both: pairs with push's release and the compare-exchanges; a stale answer
+    // only costs a look (a parking worker's re-check) or a missed chance to steal.
+    return top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire);
+  }
+
+ private:
+  alignas(64) Atomic<std::int64_t> top_{0};
+  alignas(64) Atomic<std::int64_t> bottom_{0};
+  std::array<Atomic<ForkItem*>, Capacity> slots_{};
+};
+
+// The deque of a multi-thread worker (its WorkerShared): 256 children waiting at once is
+// deeper than any fork tree needs; a join whose child does not fit runs it inline.
+class ForkDeque : public WorkStealingDeque<256> {};
+
+}  // namespace spool::detail
