@@ -166,14 +166,14 @@ spool::Task<std::uint64_t> nqueens_spawn(Board board, int row) {
   co_return solutions;
 }
 
+// The children in a ForkGroup (held in this frame, like the TBB peer's array of results).
 spool::Task<std::uint64_t> nqueens(Board board, int row) {
   if (row == kQueens) co_return 1;
-  std::vector<spool::Task<std::uint64_t>> children;
-  children.reserve(kQueens);
+  spool::ForkGroup<std::uint64_t, kQueens> children;
   for_each_safe_placement(board, row,
-                          [&](const Board& next) { children.push_back(nqueens(next, row + 1)); });
+                          [&](const Board& next) { children.fork(nqueens(next, row + 1)); });
   std::uint64_t solutions = 0;
-  for (std::uint64_t s : co_await spool::join_all(std::move(children))) solutions += s;
+  for (std::uint64_t s : co_await children.join()) solutions += s;
   co_return solutions;
 }
 

@@ -10,8 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -48,10 +50,13 @@ struct ForkSite {
   bool spawn_others = false;         // no deque, but a multi-thread runtime: spawn children
 };
 
-// The current thread's ForkSite: a multi-thread worker holding its core gives its deque; a
-// thread of a multi-thread runtime without a core (block_on, blocking pool) gives
-// spawn_others; anything else gives nothing (the children run inline, one by one).
-ForkSite fork_site() noexcept;
+// Sets `site` (empty on entry) to the current thread's: a multi-thread worker holding its
+// core gives its deque; a thread of a multi-thread runtime without a core (block_on,
+// blocking pool) gives spawn_others; anything else leaves it empty (the children run
+// inline, one by one). (Written in place, field by field: a ForkSite returned by value was
+// copied with one wide load of narrower stores, a store-forwarding stall that cost W11 4 ns
+// a join.)
+void fork_site(ForkSite& site) noexcept;
 // Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
 bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
 // Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
@@ -141,14 +146,8 @@ using ForkValue = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 // Polls `task` with `cx`; stores its value in `value` once it finished.
 template <class T>
 bool poll_fork_task(Task<T>& task, std::optional<ForkValue<T>>& value, Context& cx) {
-  Poll<T> p = task.poll(cx);
-  if (p.is_pending()) return false;
-  if constexpr (std::is_void_v<T>) {
-    value.emplace();
-  } else {
-    value.emplace(std::move(p).value());
-  }
-  return true;
+  return poll_task_into(
+      task, [&value](auto&&... v) { value.emplace(std::forward<decltype(v)>(v)...); }, cx);
 }
 
 template <class T>
@@ -267,10 +266,15 @@ class ForkJoinCore {
           "be running elsewhere); move it only before, or co_await it in place");
     }
   }
-  // Destroyed before it finished (the awaiting task was cancelled): cancels the stolen
-  // children and waits for them (they may borrow the awaiting frame).
-  ~ForkJoinCore() {
-    if (remote_count_ > 0 && !finished_) remote_.cancel_and_wait(remote_count_);
+  ~ForkJoinCore() { settle(); }
+  // Before the children's storage goes, if the join did not finish (the awaiting task was
+  // cancelled): cancels the stolen children and waits for them, since they may borrow the
+  // awaiting frame and write to that storage. Idempotent.
+  void settle() noexcept {
+    if (remote_count_ > 0 && !finished_) {
+      remote_.cancel_and_wait(remote_count_);
+      remote_count_ = 0;
+    }
   }
 
   // Polls the `n` children `child(i)`: true once all finished (their values are stored).
@@ -335,7 +339,7 @@ class ForkJoinCore {
   void start(std::size_t n, ChildAt& child) {
     started_ = true;
     if (n < 2) return;
-    remote_.site = fork_site();
+    fork_site(remote_.site);
     for (std::size_t i = 0; i < n; ++i) child(i).remote = &remote_;
     if (remote_.site.deque != nullptr) {
       // Pushed last-first, so that the join pops them in order and thieves take the last.
@@ -479,5 +483,128 @@ template <class T>
 JoinAllFuture<T> join_all(std::vector<Task<T>> tasks) {
   return JoinAllFuture<T>(std::move(tasks));
 }
+
+template <class T, std::size_t N>
+class ForkGroup;
+
+/// The values of a ForkGroup's children once joined, in the order they were forked: a
+/// range of T& (valid while the group lives, until its next fork).
+template <class T>
+class ForkValues {
+ public:
+  /// Iterates the values.
+  class iterator {
+   public:
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    explicit iterator(detail::ForkChild<T>* c) noexcept : c_(c) {}
+    T& operator*() const noexcept { return *c_->value; }
+    iterator& operator++() noexcept {
+      ++c_;
+      return *this;
+    }
+    iterator operator++(int) noexcept { return iterator(c_++); }
+    bool operator==(const iterator&) const = default;
+
+   private:
+    detail::ForkChild<T>* c_ = nullptr;
+  };
+
+  ForkValues(detail::ForkChild<T>* first, std::size_t n) noexcept : first_(first), n_(n) {}
+  /// The first value.
+  iterator begin() const noexcept { return iterator(first_); }
+  /// Past the last value.
+  iterator end() const noexcept { return iterator(first_ + n_); }
+  /// How many children were joined.
+  std::size_t size() const noexcept { return n_; }
+  /// The value of the `i`-th child forked.
+  T& operator[](std::size_t i) const noexcept { return *first_[i].value; }
+
+ private:
+  detail::ForkChild<T>* first_;
+  std::size_t n_;
+};
+
+/// A fork group of at most N children of type T, held in place: nothing is allocated but
+/// the children's frames. `group.fork(child())` adds a child (nothing runs yet);
+/// `co_await group.join()` runs them all as spool::join_all does and gives a ForkValues
+/// range over their values (void for T = void). Declare it in the coroutine that joins
+/// (the children may borrow that frame); it can be joined once. Neither copyable nor
+/// movable. Its destructor, if the join was cancelled before it finished, cancels the
+/// stolen children and waits for them.
+template <class T, std::size_t N>
+class ForkGroup {
+  static_assert(N > 0, "spool::ForkGroup: a group holds at least one child");
+
+ public:
+  ForkGroup() = default;
+  ForkGroup(const ForkGroup&) = delete;
+  ForkGroup& operator=(const ForkGroup&) = delete;
+  ~ForkGroup() {
+    core_.settle();
+    for (std::size_t i = n_; i-- > 0;) child(i).~ForkChild<T>();
+  }
+
+  /// Adds `fut` (a Task<T>, or any Future giving T) as the next child. Throws
+  /// std::length_error when the group holds N children already, std::logic_error once it
+  /// was joined.
+  template <Future F>
+  void fork(F&& fut) {
+    if (joined_) {
+      throw std::logic_error("spool::ForkGroup::fork after join(): a group is joined once");
+    }
+    if (n_ == N) {
+      throw std::length_error("spool::ForkGroup::fork: the group is full (it holds N = " +
+                              std::to_string(N) + " children); declare a larger group");
+    }
+    ::new (static_cast<void*>(storage_ + n_ * sizeof(detail::ForkChild<T>)))
+        detail::ForkChild<T>(detail::into_task(std::forward<F>(fut)));
+    ++n_;
+  }
+  /// How many children were forked.
+  std::size_t size() const noexcept { return n_; }
+
+  /// The future of join(): runs the children, then is ready with their values.
+  class [[nodiscard]] Join {
+   public:
+    /// ForkValues<T>, or void.
+    using Output = std::conditional_t<std::is_void_v<T>, void, ForkValues<T>>;
+    explicit Join(ForkGroup& group) noexcept : group_(&group) {}
+    /// Runs the children (see spool::join_all).
+    Poll<Output> poll(Context& cx) {
+      ForkGroup& g = *group_;
+      if (!g.core_.poll(
+              g.n_, [&g](std::size_t i) -> auto& { return g.child(i); }, cx)) {
+        return pending;
+      }
+      if constexpr (std::is_void_v<T>) {
+        return Poll<void>::ready();
+      } else {
+        return Poll<Output>::ready(ForkValues<T>(&g.child(0), g.n_));
+      }
+    }
+
+   private:
+    ForkGroup* group_;
+  };
+  /// Joins the children forked so far (once: a second join throws std::logic_error).
+  Join join() {
+    if (joined_) throw std::logic_error("spool::ForkGroup::join: the group was joined already");
+    joined_ = true;
+    return Join(*this);
+  }
+
+ private:
+  detail::ForkChild<T>& child(std::size_t i) noexcept {
+    return *std::launder(
+        reinterpret_cast<detail::ForkChild<T>*>(storage_ + i * sizeof(detail::ForkChild<T>)));
+  }
+
+  alignas(detail::ForkChild<T>) std::byte storage_[N * sizeof(detail::ForkChild<T>)];
+  std::size_t n_ = 0;
+  bool joined_ = false;
+  detail::ForkJoinCore core_;
+};
 
 }  // namespace spool

@@ -26,12 +26,13 @@
 
 namespace spool::detail {
 
-ForkSite fork_site() noexcept {
-  ForkSite site = MultiThread::fork_site_here();
-  if (site.deque != nullptr) return site;
+void fork_site(ForkSite& site) noexcept {
+  if (MultiThread::fork_site_here(site)) return;
   RuntimeShared* rt = current_runtime_ptr();
-  if (rt == nullptr || !rt->is_multi_thread()) return {};
-  return {nullptr, rt, rt->levels().default_channel(), true};
+  if (rt == nullptr || !rt->is_multi_thread()) return;
+  site.runtime = rt;
+  site.channel = rt->levels().default_channel();
+  site.spawn_others = true;
 }
 
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,

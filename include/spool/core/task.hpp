@@ -70,6 +70,12 @@ template <class T>
 class TaskPromise;
 template <class T>
 std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task);
+// Task::poll, except that the value of a finished Task goes to `sink(value)` (`sink()` for
+// void) instead of into a returned Poll; true once finished. For spool::join, which stores
+// it in place: a Poll<T> returned in registers was first built in memory and copied out
+// with one wide load of two narrower stores (a store-forwarding stall on every child).
+template <class T, class Sink>
+bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx);
 
 // Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
 // pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
@@ -366,6 +372,24 @@ class [[nodiscard]] Task {
   /// Throws std::logic_error when the Task is empty, has already finished, or is being
   /// awaited by another Task.
   Poll<T> poll(Context& cx) {
+    promise_type& p = promise_for_poll();
+    if (!detail::run_chain(p, handle_, cx)) return pending;
+    return p.take_ready();
+  }
+
+ private:
+  friend promise_type;
+  template <class>
+  friend class detail::TaskAwaiter;
+  template <class U>
+  friend std::coroutine_handle<detail::TaskPromise<U>> detail::take_for_spawn(Task<U>& task);
+  template <class U, class Sink>
+  friend bool detail::poll_task_into(Task<U>& task, Sink&& sink, Context& cx);
+
+  // poll's checks: the promise of a Task that may be polled now, started as the outermost
+  // of its own chain at its first poll. Throws std::logic_error when the Task is empty, has
+  // finished, or is being awaited by another Task.
+  promise_type& promise_for_poll() {
     if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
     promise_type& p = handle_.promise();
     if (handle_.done()) {
@@ -379,16 +403,8 @@ class [[nodiscard]] Task {
     } else if (!p.is_outermost()) {
       throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
     }
-    if (!detail::run_chain(p, handle_, cx)) return pending;
-    return p.take_ready();
+    return p;
   }
-
- private:
-  friend promise_type;
-  template <class>
-  friend class detail::TaskAwaiter;
-  template <class U>
-  friend std::coroutine_handle<detail::TaskPromise<U>> detail::take_for_spawn(Task<U>& task);
 
   explicit Task(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
 
@@ -454,6 +470,19 @@ std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task) {
     throw_not_spawnable(NotSpawnable::kAwaited);
   }
   return task.release();
+}
+
+template <class T, class Sink>
+bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx) {
+  TaskPromise<T>& p = task.promise_for_poll();
+  if (!run_chain(p, task.handle_, cx)) return false;
+  if constexpr (std::is_void_v<T>) {
+    p.take_result();
+    sink();
+  } else {
+    sink(p.take_result());
+  }
+  return true;
 }
 
 inline bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx) {

@@ -370,16 +370,17 @@ void MultiThread::spill_forks(Core& core) noexcept {
   while (ForkItem* item = forks.pop()) item->run_remote(item);
 }
 
-ForkSite MultiThread::fork_site_here() noexcept {
+bool MultiThread::fork_site_here(ForkSite& site) noexcept {
   WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->core == nullptr) return {};
+  if (ctx == nullptr || ctx->core == nullptr) return false;
   MultiThread& mt = *ctx->scheduler;
-  std::uint16_t channel = 0;
+  site.deque = &mt.workers_[ctx->core->index]->forks;
+  site.runtime = mt.runtime_;
   if (mt.has_levels_) {
     const TaskHeader* t = current_task();
-    channel = t != nullptr && t->scheduler == &mt ? t->channel : mt.levels_.default_channel();
+    site.channel = t != nullptr && t->scheduler == &mt ? t->channel : mt.levels_.default_channel();
   }
-  return {&mt.workers_[ctx->core->index]->forks, mt.runtime_, channel, false};
+  return true;
 }
 
 bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {

@@ -98,9 +98,9 @@ class MultiThread final : public Scheduler {
   // close_and_stop, which the caller must then call.
   void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  // The ForkSite of the calling thread if it is a worker holding its core (deque set), else
-  // an empty one. See spool::detail::fork_site.
-  static ForkSite fork_site_here() noexcept;
+  // If the calling thread is a worker holding its core: sets `site` (its deque, runtime and
+  // channel) and returns true. See spool::detail::fork_site.
+  static bool fork_site_here(ForkSite& site) noexcept;
   // fork_push's side here: a push into an empty deque wakes a parked worker to steal.
   void fork_pushed_into_empty() noexcept { notify_parked(Idle::Published::kLocalQueue); }
   friend ForkItem* fork_pop(ForkDeque& deque) noexcept;

@@ -66,6 +66,22 @@ Task<std::uint64_t> nqueens(std::uint32_t cols, std::uint32_t left, std::uint32_
   co_return sum;
 }
 
+// nqueens with its children in a ForkGroup (nothing allocated for them).
+Task<std::uint64_t> nqueens_group(std::uint32_t cols, std::uint32_t left, std::uint32_t right,
+                                  int row) {
+  if (row == kQueens) co_return 1;
+  constexpr std::uint32_t kAll = (1u << kQueens) - 1;
+  spool::ForkGroup<std::uint64_t, kQueens> children;
+  for (std::uint32_t free = kAll & ~(cols | left | right); free != 0; free &= free - 1) {
+    const std::uint32_t bit = free & (~free + 1);
+    children.fork(
+        nqueens_group(cols | bit, ((left | bit) << 1) & kAll, (right | bit) >> 1, row + 1));
+  }
+  std::uint64_t sum = 0;
+  for (std::uint64_t v : co_await children.join()) sum += v;
+  co_return sum;
+}
+
 // Where a tree runs: a multi-thread runtime of 1, 2 or 4 workers (the root spawned onto a
 // worker), a current-thread runtime, or spool::block_on without a runtime.
 enum class Where { kOneWorker, kTwoWorkers, kFourWorkers, kCurrentThread, kNoRuntime };
@@ -109,6 +125,10 @@ TEST_P(JoinTrees, Fib25) { EXPECT_EQ(run_root(GetParam(), fib(25)), 75'025u); }
 
 TEST_P(JoinTrees, SkynetDepth5) {
   EXPECT_EQ(run_root(GetParam(), skynet(0, 100'000)), 4'999'950'000u);
+}
+
+TEST_P(JoinTrees, Nqueens10InAForkGroup) {
+  EXPECT_EQ(run_root(GetParam(), nqueens_group(0, 0, 0, 0)), 724u);
 }
 
 TEST_P(JoinTrees, Nqueens10) { EXPECT_EQ(run_root(GetParam(), nqueens(0, 0, 0, 0)), 724u); }
@@ -219,12 +239,20 @@ TEST_P(JoinErrors, TheFirstExceptionReachesTheParentOnceEveryChildIsGone) {
   }
 }
 
-// A tree of joins 3 deep, 4 wide, whose leaves wait forever once counted as started.
+// A tree of joins 3 deep, 4 wide, whose leaves wait forever once counted as started: the
+// middle level joins a ForkGroup, the others join_all.
 Task<int> waiting_tree(Drops& drops, std::atomic<int>& leaves, int depth, DropCounter) {
   if (depth == 0) {
     spool_rt_test::bump(leaves);
     co_await spool_rt_test::NeverReady{};
     co_return 0;
+  }
+  if (depth == 2) {
+    spool::ForkGroup<int, 4> group;
+    for (int i = 0; i < 4; ++i)
+      group.fork(waiting_tree(drops, leaves, depth - 1, DropCounter(drops)));
+    co_await group.join();
+    co_return 1;
   }
   std::vector<Task<int>> children;
   for (int i = 0; i < 4; ++i) {
@@ -301,6 +329,30 @@ TEST(Join, StolenChildrenRunOnTheParentsChannel) {
   EXPECT_EQ(m.channels[1].name, "low");
   EXPECT_EQ(m.channels[1].polled, 0u);   // none ran on the default channel
   EXPECT_GE(m.channels[0].polled, 17u);  // the parent, and its 16 children as tasks
+}
+
+Task<int> group_of_three() {
+  int base = 10;  // borrowed by every child
+  spool::ForkGroup<int, 3> group;
+  for (int i = 0; i < 3; ++i) {
+    group.fork([](int* b, int v) -> Task<int> {
+      co_await spool::yield_now();
+      co_return *b + v;
+    }(&base, i));
+  }
+  EXPECT_EQ(group.size(), 3u);
+  EXPECT_THROW(group.fork(seven()), std::length_error);  // full: N = 3
+  auto values = co_await group.join();
+  EXPECT_EQ(values.size(), 3u);
+  EXPECT_THROW(group.fork(seven()), std::logic_error);  // joined already
+  EXPECT_THROW((void)group.join(), std::logic_error);   // joined once
+  co_return values[0] + values[1] + values[2];
+}
+
+TEST(Join, AForkGroupHoldsAtMostNChildrenAndIsJoinedOnce) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  EXPECT_EQ(rt.block_on(rt.spawn(group_of_three())), 10 + 11 + 12);
+  EXPECT_EQ(spool::block_on(group_of_three()), 10 + 11 + 12);
 }
 
 TEST(Join, PollingAgainAfterItFinishedThrows) {
