@@ -37,8 +37,9 @@ class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
 // A child offered for stealing in a worker's fork deque.
 struct ForkItem {
   // Called once, by the thread that took the item from a deque other than by its join's own
-  // pop (a thief, or a worker handing its core over in block_in_place): runs the child as
-  // a runtime task of its own.
+  // pop (a thief, or a worker handing its core over in block_in_place), or by the join
+  // itself where it spawns its children (ForkSite::spawn_others): runs the child as a
+  // runtime task of its own.
   void (*run_remote)(ForkItem* self) noexcept;
 };
 
@@ -46,8 +47,11 @@ struct ForkItem {
 struct ForkSite {
   ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
   RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
-  std::uint16_t channel = 0;         // their channel: the polled task's (or the default one)
-  bool spawn_others = false;         // no deque, but a multi-thread runtime: spawn children
+  // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
+  // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
+  // channel and deadline never change once spawned, and it outlives its join.)
+  const TaskHeader* parent = nullptr;
+  bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
 };
 
 // Sets `site` (empty on entry) to the current thread's: a multi-thread worker holding its
@@ -62,9 +66,9 @@ bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
 // Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
 // this thread no longer holds the deque (block_in_place handed its items over as tasks).
 ForkItem* fork_pop(ForkDeque& deque) noexcept;
-// Spawns a stolen child's task on `rt`, onto `channel`.
+// Spawns a stolen child's task on `rt`, as a spawn from `parent` (may be null) would.
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                            std::coroutine_handle<> frame, std::uint16_t channel);
+                            std::coroutine_handle<> frame, const TaskHeader* parent);
 
 // Where a child of a join is.
 enum class ForkState : std::uint8_t {
@@ -88,6 +92,7 @@ struct ForkChildBase : ForkItem {
   ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
   // ForkRemote's, under its lock, for a child taken from the deque:
   bool half_exited = false;               // its task's start or end was counted already
+  bool ended_without_value = false;       // its task ended first, cancelled (see exited())
   ForkChildBase* next_started = nullptr;  // the list of started tasks (to cancel them)
   std::optional<JoinHandle<void>> remote_task;
 };
@@ -114,9 +119,14 @@ class ForkRemote {
   void exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept;
   // Records `error` unless an earlier one was recorded.
   void record_error(std::exception_ptr error) noexcept;
-  // True once `expected` stolen children were counted out; else keeps `waker`, woken when
-  // they are.
-  bool all_exited(std::size_t expected, const Waker& waker);
+  // What the join sees of its stolen children.
+  struct Seen {
+    bool all_exited;  // `expected` of them were counted out
+    bool failed;      // an exception was recorded (a stolen child's, or the join's own)
+  };
+  // Keeps `waker` (unless all exited), woken when `expected` stolen children were counted
+  // out, and when the first exception is recorded.
+  Seen watch(std::size_t expected, const Waker& waker);
   // The first exception recorded, or null.
   std::exception_ptr first_error() noexcept;
   // Cancels every stolen child: those started now, the others as they start.
@@ -128,6 +138,9 @@ class ForkRemote {
  private:
   // With lock_ held: one more child is out; hands over the waker to wake if it was the last.
   void count_exit_locked(Waker& to_wake) noexcept;
+  // With lock_ held: records `error` if it is the first, and then copies the waker to wake
+  // (the join cancels its other children at its next poll).
+  void record_error_locked(std::exception_ptr error, Waker& to_wake) noexcept;
 
   SpinLock lock_;
   // All guarded by lock_:
@@ -234,7 +247,7 @@ struct ForkChild final : ForkChildBase {
       handle.emplace(spawn_as_task(run_remote_child<T>(RemoteChild<T>(c, std::move(c.task))),
                                    [&r](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
                                      return spawn_fork_task(*r.site.runtime, promise, frame,
-                                                            r.site.channel);
+                                                            r.site.parent);
                                    }));
     } catch (...) {
       error = std::current_exception();  // no memory for the task (its child exited)
@@ -255,9 +268,8 @@ struct ForkChild final : ForkChildBase {
 class ForkJoinCore {
  public:
   ForkJoinCore() = default;
-  // Moves nothing: a join moves only before its first poll (see check_movable).
-  ForkJoinCore(ForkJoinCore&&) noexcept : ForkJoinCore() {}
-  ForkJoinCore& operator=(ForkJoinCore&&) = delete;
+  ForkJoinCore(const ForkJoinCore&) = delete;
+  ForkJoinCore& operator=(const ForkJoinCore&) = delete;
   // Throws std::logic_error once the join was polled: its children's addresses are in use.
   void check_movable() const {
     if (started_) {
@@ -267,6 +279,18 @@ class ForkJoinCore {
     }
   }
   ~ForkJoinCore() { settle(); }
+  // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
+  // and destroys the `n` children's Tasks not run to their end (their frames may borrow
+  // what the awaiting frame frees next).
+  template <class ChildAt>
+  void abandon(std::size_t n, ChildAt&& child) noexcept {
+    settle();
+    if (finished_) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      ForkChildBase& c = child(i);
+      if (c.state == ForkState::kFresh || c.state == ForkState::kPending) cancel_inline(c);
+    }
+  }
   // Before the children's storage goes, if the join did not finish (the awaiting task was
   // cancelled): cancels the stolen children and waits for them, since they may borrow the
   // awaiting frame and write to that storage. Idempotent.
@@ -318,13 +342,21 @@ class ForkJoinCore {
         fail(std::current_exception());
       }
     }
+    bool remote_done = true;
+    if (remote_count_ > 0) {
+      const ForkRemote::Seen seen = remote_.watch(remote_count_, cx.waker());
+      remote_done = seen.all_exited;
+      if (seen.failed && !failed_) {  // a stolen child threw: the others are cancelled
+        failed_ = true;
+        remote_.cancel();
+      }
+    }
     if (failed_ && pending) {
       for (std::size_t i = 0; i < n; ++i) {
         if (child(i).state == ForkState::kPending) cancel_inline(child(i));
       }
       pending = false;
     }
-    const bool remote_done = remote_count_ == 0 || remote_.all_exited(remote_count_, cx.waker());
     if (pending || !remote_done) return false;
     finished_ = true;
     if (failed_ || remote_count_ > 0) {
@@ -488,29 +520,38 @@ template <class T, std::size_t N>
 class ForkGroup;
 
 /// The values of a ForkGroup's children once joined, in the order they were forked: a
-/// range of T& (valid while the group lives, until its next fork).
+/// range of T& (valid while the group lives).
 template <class T>
 class ForkValues {
  public:
-  /// Iterates the values.
+  /// A forward iterator over the values.
   class iterator {
    public:
+    /// The type of a value.
     using value_type = T;
+    /// The type of the distance between two iterators.
     using difference_type = std::ptrdiff_t;
+    /// A singular iterator.
     iterator() = default;
+    /// The iterator at `c` (ForkValues makes them).
     explicit iterator(detail::ForkChild<T>* c) noexcept : c_(c) {}
+    /// The value.
     T& operator*() const noexcept { return *c_->value; }
+    /// The next value.
     iterator& operator++() noexcept {
       ++c_;
       return *this;
     }
+    /// The next value (gives this one).
     iterator operator++(int) noexcept { return iterator(c_++); }
+    /// Same position.
     bool operator==(const iterator&) const = default;
 
    private:
     detail::ForkChild<T>* c_ = nullptr;
   };
 
+  /// The values of the `n` children from `first` on (ForkGroup::Join makes it).
   ForkValues(detail::ForkChild<T>* first, std::size_t n) noexcept : first_(first), n_(n) {}
   /// The first value.
   iterator begin() const noexcept { return iterator(first_); }
@@ -565,12 +606,25 @@ class ForkGroup {
   /// How many children were forked.
   std::size_t size() const noexcept { return n_; }
 
-  /// The future of join(): runs the children, then is ready with their values.
+  /// The future of join(): runs the children, then is ready with their values. Destroyed
+  /// before it finished (the awaiting task was cancelled), it cancels the children and waits
+  /// for the stolen ones, before any local declared after the group goes.
   class [[nodiscard]] Join {
    public:
     /// ForkValues<T>, or void.
     using Output = std::conditional_t<std::is_void_v<T>, void, ForkValues<T>>;
+    /// The join of `group`'s children (ForkGroup::join makes it).
     explicit Join(ForkGroup& group) noexcept : group_(&group) {}
+    /// Takes `other`'s place (a Join may move at any time: its state is in the group).
+    Join(Join&& other) noexcept : group_(std::exchange(other.group_, nullptr)) {}
+    Join& operator=(Join&&) = delete;
+    ~Join() {
+      if (group_ != nullptr) {
+        ForkGroup& g = *group_;
+        g.core_.abandon(
+            g.n_, [&g](std::size_t i) -> auto& { return g.child(i); });
+      }
+    }
     /// Runs the children (see spool::join_all).
     Poll<Output> poll(Context& cx) {
       ForkGroup& g = *group_;
@@ -581,7 +635,7 @@ class ForkGroup {
       if constexpr (std::is_void_v<T>) {
         return Poll<void>::ready();
       } else {
-        return Poll<Output>::ready(ForkValues<T>(&g.child(0), g.n_));
+        return Poll<Output>::ready(ForkValues<T>(g.n_ > 0 ? &g.child(0) : nullptr, g.n_));
       }
     }
 

@@ -26,18 +26,28 @@
 
 namespace spool::detail {
 
+namespace {
+// The error of a stolen child whose task was cancelled before it finished (its runtime
+// shut down, or the join cancelled it after another child's exception).
+std::exception_ptr cancelled_error() {
+  return std::make_exception_ptr(std::runtime_error(
+      "spool::join: a child was cancelled before it finished (its runtime shut down, or "
+      "another child threw)"));
+}
+}  // namespace
+
 void fork_site(ForkSite& site) noexcept {
   if (MultiThread::fork_site_here(site)) return;
   RuntimeShared* rt = current_runtime_ptr();
   if (rt == nullptr || !rt->is_multi_thread()) return;
   site.runtime = rt;
-  site.channel = rt->levels().default_channel();
+  site.parent = current_task();  // e.g. a task left without its core by block_in_place
   site.spawn_others = true;
 }
 
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                            std::coroutine_handle<> frame, std::uint16_t channel) {
-  return rt.spawn_on(promise, frame, channel, nullptr);
+                            std::coroutine_handle<> frame, const TaskHeader* parent) {
+  return rt.spawn_from(promise, frame, parent);
 }
 
 void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
@@ -46,7 +56,8 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
   bool cancel_now = false;
   {
     std::lock_guard lock(lock_);
-    if (error && !error_) error_ = std::move(error);
+    const bool spawn_failed = error != nullptr;
+    if (spawn_failed) record_error_locked(std::move(error), to_wake);
     if (task && cancelled_) {
       cancel_now = true;
     } else if (task) {
@@ -54,6 +65,10 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
       child.next_started = std::exchange(started_, &child);
     }
     if (child.half_exited) {
+      // The task ended first. Cancelled: unless its spawn failed, that is the child's error.
+      if (child.ended_without_value && !spawn_failed) {
+        record_error_locked(cancelled_error(), to_wake);
+      }
       count_exit_locked(to_wake);
     } else {
       child.half_exited = true;
@@ -64,18 +79,18 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
 }
 
 void ForkRemote::exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept {
-  if (!error && !produced) {
-    error = std::make_exception_ptr(std::runtime_error(
-        "spool::join: a child was cancelled before it finished (its runtime shut down)"));
-  }
   Waker to_wake;
   {
     std::lock_guard lock(lock_);
-    if (error && !error_) error_ = std::move(error);
+    const bool cancelled = !error && !produced;
+    if (error) record_error_locked(std::move(error), to_wake);
     if (child.half_exited) {
+      if (cancelled) record_error_locked(cancelled_error(), to_wake);
       count_exit_locked(to_wake);
     } else {
+      // started() comes second: a failed spawn's error (the real cause) goes first.
       child.half_exited = true;
+      child.ended_without_value = cancelled;
     }
   }
   std::move(to_wake).wake();
@@ -85,17 +100,23 @@ void ForkRemote::count_exit_locked(Waker& to_wake) noexcept {
   if (++exited_ == expected_) to_wake = std::exchange(waiter_, Waker());
 }
 
-void ForkRemote::record_error(std::exception_ptr error) noexcept {
-  std::lock_guard lock(lock_);
-  if (!error_) error_ = std::move(error);
+void ForkRemote::record_error_locked(std::exception_ptr error, Waker& to_wake) noexcept {
+  if (error_) return;
+  error_ = std::move(error);
+  to_wake = waiter_;  // a copy: the last exit still needs it
 }
 
-bool ForkRemote::all_exited(std::size_t expected, const Waker& waker) {
+void ForkRemote::record_error(std::exception_ptr error) noexcept {
+  std::lock_guard lock(lock_);
+  if (!error_) error_ = std::move(error);  // the join's own: it cancels the rest itself
+}
+
+ForkRemote::Seen ForkRemote::watch(std::size_t expected, const Waker& waker) {
   std::lock_guard lock(lock_);
   expected_ = expected;
-  if (exited_ == expected) return true;
-  if (!waiter_.will_wake(waker)) waiter_ = waker;
-  return false;
+  const Seen seen{exited_ == expected, error_ != nullptr};
+  if (!seen.all_exited && !waiter_.will_wake(waker)) waiter_ = waker;
+  return seen;
 }
 
 std::exception_ptr ForkRemote::first_error() noexcept {

@@ -132,7 +132,12 @@ TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle
 
 TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise,
                                             std::coroutine_handle<> frame) {
-  const TaskHeader* spawner = current_task();
+  return spawn_from(promise, frame, current_task());
+}
+
+TaskHeader* RuntimeShared::spawn_from(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                      const TaskHeader* spawner) {
+  if (single_fifo_channel_) return spawn(promise, frame);
   if (spawner == nullptr || spawner->scheduler != scheduler_) {
     return spawn_on(promise, frame, levels_.default_channel(), nullptr);
   }

@@ -41,6 +41,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // orders the task on an earliest-deadline-first channel.
   TaskHeader* spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                        std::uint16_t channel, const Deadline* deadline);
+  // A spawn as if made from inside `spawner`'s poll (may be null: from outside any task):
+  // onto its channel, with its deadline on an EDF channel (spool::join's stolen children).
+  TaskHeader* spawn_from(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                         const TaskHeader* spawner);
   // Throws std::invalid_argument unless `channel` is one of this runtime's channels, and an
   // earliest-deadline-first one if `with_deadline`.
   void check_channel(const ChannelId& channel, bool with_deadline) const;

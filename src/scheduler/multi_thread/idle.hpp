@@ -128,6 +128,10 @@ class Idle {
   //  Local pushes are the frequent ones (every requeue of a yielded task): the scheduler
   //  batches the notification of a run of them (MultiThread::requeue_deferred), so the RMW,
   //  which takes the word's cache line exclusive, is paid once per batch.
+  //  A fork deque (spool::join's children) pairs as a local queue does, with its bottom_
+  //  (release store; work_pending loads it with acquire), but only for a push into an empty
+  //  deque: a push into a non-empty one tells nobody, since its owner takes the child back
+  //  itself if no thief does (liveness never depends on a thief).
   bool should_notify(Published where) {
     std::uint32_t s = where == Published::kLocalQueue
                           ? state_.fetch_add(0, std::memory_order_seq_cst)

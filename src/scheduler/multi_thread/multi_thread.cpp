@@ -376,10 +376,7 @@ bool MultiThread::fork_site_here(ForkSite& site) noexcept {
   MultiThread& mt = *ctx->scheduler;
   site.deque = &mt.workers_[ctx->core->index]->forks;
   site.runtime = mt.runtime_;
-  if (mt.has_levels_) {
-    const TaskHeader* t = current_task();
-    site.channel = t != nullptr && t->scheduler == &mt ? t->channel : mt.levels_.default_channel();
-  }
+  if (mt.has_levels_) site.parent = current_task();  // without levels: nothing to inherit
   return true;
 }
 
@@ -601,7 +598,14 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   } catch (...) {
     // No memory for the job's function.
   }
-  if (!handed) ctx->core = core;
+  if (!handed) {
+    // This thread blocks with its core after all: the LIFO slot's task (a spilled fork
+    // child, say) goes where other workers can steal it.
+    ctx->core = core;
+    if (TaskHeader* t = std::exchange(core->lifo, nullptr)) {
+      has_levels_ ? push_local<true>(*core, t) : push_local<false>(*core, t);
+    }
+  }
   fn();
 }
 

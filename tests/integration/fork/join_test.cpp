@@ -355,6 +355,68 @@ TEST(Join, AForkGroupHoldsAtMostNChildrenAndIsJoinedOnce) {
   EXPECT_EQ(spool::block_on(group_of_three()), 10 + 11 + 12);
 }
 
+Task<int> hand_over_then_wait_forever(DropCounter) {
+  spool::block_in_place([] {});  // its siblings become tasks of their own (stolen)
+  co_await spool_rt_test::NeverReady{};
+  co_return 0;
+}
+Task<int> throw_now(DropCounter) {
+  throw std::runtime_error("stolen child failed");
+  co_return 0;
+}
+
+TEST(Join, AStolenChildsExceptionCancelsTheInlineOnes) {
+  // Child 0 waits forever, inline; child 1 runs as a task of its own and throws: the join
+  // must hear of it, cancel child 0 and throw (not wait for child 0 forever).
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  for (int round = 0; round < 20; ++round) {
+    Drops drops{0};
+    auto parent = [&drops]() -> Task<void> {
+      co_await spool::join(hand_over_then_wait_forever(DropCounter(drops)),
+                           throw_now(DropCounter(drops)));
+    };
+    try {
+      rt.block_on(rt.spawn(parent()));
+      ADD_FAILURE() << "the join did not throw";
+    } catch (const spool::JoinError& e) {
+      try {
+        std::rethrow_exception(e.exception());
+      } catch (const std::runtime_error& inner) {
+        EXPECT_STREQ(inner.what(), "stolen child failed");
+      }
+    }
+    EXPECT_EQ(drops.load(), 2);
+  }
+}
+
+// Records, when destroyed, how many counted frames were destroyed before it.
+struct DeathOrderProbe {
+  const Drops& drops;
+  std::int64_t& seen;
+  ~DeathOrderProbe() { seen = drops.load(); }
+};
+
+Task<void> group_then_a_local(Drops& drops, std::int64_t& seen) {
+  spool::ForkGroup<int, 2> group;
+  DeathOrderProbe local{drops, seen};  // declared after the group: destroyed before it
+  group.fork(never(DropCounter(drops)));
+  group.fork(never(DropCounter(drops)));
+  co_await group.join();
+}
+
+TEST(Join, AForkGroupsCancelledJoinEndsItsChildrenBeforeTheLocalsAfterIt) {
+  Drops drops{0};
+  std::int64_t seen = -1;
+  {
+    Task<void> t = group_then_a_local(drops, seen);
+    spool::Waker w = spool::Waker::noop();
+    spool::Context cx(w);
+    ASSERT_TRUE(t.poll(cx).is_pending());  // both children pending, inline
+  }                                        // the task is cancelled: its frame goes
+  EXPECT_EQ(seen, 2);  // the children went before the local that they might borrow
+  EXPECT_EQ(drops.load(), 2);
+}
+
 TEST(Join, PollingAgainAfterItFinishedThrows) {
   auto j = spool::join(seven(), seven());
   spool::Waker w = spool::Waker::noop();
