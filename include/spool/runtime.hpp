@@ -1,4 +1,4 @@
-// spool::Builder, Runtime, Handle, spawn, spawn_blocking, block_in_place.
+// spool::Runtime, Handle, spawn, spawn_blocking, block_in_place (and Builder: builder.hpp).
 #pragma once
 
 #include <chrono>
@@ -440,171 +440,6 @@ class Runtime {
   std::shared_ptr<detail::RuntimeShared> rt_;
 };
 
-/// Configures and builds a Runtime. Every setter returns the builder; build() validates
-/// the whole configuration and throws std::invalid_argument naming a bad setting.
-class Builder {
- public:
-  /// A work-stealing runtime with worker_threads() threads.
-  static Builder multi_thread() { return Builder(detail::RuntimeConfig::Flavor::kMultiThread); }
-  /// A runtime whose tasks run on the thread that calls block_on.
-  static Builder current_thread() { return Builder(detail::RuntimeConfig::Flavor::kCurrentThread); }
-
-  /// Number of worker threads (multi-thread only; default: one per online CPU). Must be > 0.
-  Builder& worker_threads(std::size_t n) {
-    config_.worker_threads = n;
-    worker_threads_set_ = true;
-    return *this;
-  }
-  /// Tasks a worker runs between two checks of its driver and of shutdown (default 61).
-  Builder& event_interval(std::uint32_t ticks) {
-    config_.event_interval = ticks;
-    return *this;
-  }
-  /// A worker takes from the shared inject queue first every this many ticks, so remote
-  /// tasks cannot starve (default 31).
-  Builder& global_queue_interval(std::uint32_t ticks) {
-    config_.global_queue_interval = ticks;
-    return *this;
-  }
-  /// Whether a task woken or spawned by a task runs next on the same worker (default on).
-  Builder& lifo_slot(bool enabled) {
-    config_.lifo_slot = enabled;
-    return *this;
-  }
-  /// Upper bound on blocking-pool threads (default 512). Must be > 0.
-  Builder& max_blocking_threads(std::size_t n) {
-    config_.max_blocking_threads = n;
-    return *this;
-  }
-  /// How long an idle blocking-pool thread waits for work before it exits (default 10 s).
-  Builder& thread_keep_alive(std::chrono::nanoseconds d) {
-    config_.blocking_keep_alive = d;
-    return *this;
-  }
-  /// Called on each runtime thread (workers and blocking pool) when it starts.
-  Builder& on_thread_start(std::function<void()> fn) {
-    config_.on_thread_start = std::move(fn);
-    return *this;
-  }
-  /// Called on each runtime thread just before it exits.
-  Builder& on_thread_stop(std::function<void()> fn) {
-    config_.on_thread_stop = std::move(fn);
-    return *this;
-  }
-  /// Called on a worker just before it parks (has no work).
-  Builder& on_thread_park(std::function<void()> fn) {
-    config_.on_thread_park = std::move(fn);
-    return *this;
-  }
-  /// Called on a worker just after it unparks.
-  Builder& on_thread_unpark(std::function<void()> fn) {
-    config_.on_thread_unpark = std::move(fn);
-    return *this;
-  }
-  /// The name of the runtime's threads, workers and blocking-pool threads alike, as `top -H`,
-  /// `ps -L` and gdb show it (default "spool-worker"). Linux keeps the first 15 bytes.
-  Builder& thread_name(std::string name) {
-    config_.thread_name = std::move(name);
-    return *this;
-  }
-  /// The length of one tick of the timer wheel (default 1 ms): timers fire on tick
-  /// boundaries, never early, at most one tick late plus wake-up latency. Must be > 0.
-  Builder& timer_resolution(std::chrono::nanoseconds d) {
-    config_.timer_resolution = d;
-    return *this;
-  }
-  /// The number of timer wheels of a multi_thread() runtime (default 0: one per worker, so
-  /// that a worker arms and cancels its tasks' timers in a wheel no other worker touches).
-  /// A timer is armed in the wheel of the worker that first polls it (worker index modulo
-  /// the count); 1 gives one wheel shared by every worker (docs/time.md compares the two).
-  /// At most worker_threads; a current_thread() runtime has one wheel and refuses another
-  /// count.
-  Builder& timer_wheels(std::size_t n) {
-    config_.timer_wheels = n;
-    return *this;
-  }
-  /// Starts the runtime with its clock paused (current_thread() only): time then moves only
-  /// by spool::time::advance, or jumps to the next timer when every task waits. For tests.
-  Builder& start_paused(bool paused) {
-    config_.start_paused = paused;
-    return *this;
-  }
-  /// The runtime's priority levels, highest first, each with its channels:
-  /// `levels({Level{"interactive"}, Level{"tenant-a", "tenant-b"}})`. Without this call a
-  /// runtime has one level with one channel, "default". build() rejects an empty list, an
-  /// empty level, an empty or repeated channel name, and more than kMaxLevels levels or
-  /// kMaxChannels channels.
-  Builder& levels(std::vector<Level> list) {
-    config_.levels.clear();
-    for (const Level& level : list) {
-      std::vector<detail::ChannelConfig> channels;
-      for (const Channel& c : level.channels) {
-        channels.push_back({c.name(), c.is_complete_on_close(), c.is_earliest_deadline_first()});
-      }
-      config_.levels.push_back(std::move(channels));
-    }
-    levels_set_ = true;
-    return *this;
-  }
-  /// Between levels, a worker always takes the highest level with work (the default).
-  Builder& schedule(HighestFirst) {
-    config_.round_robin = false;
-    config_.slices.clear();
-    return *this;
-  }
-  /// Between levels, each worker cycles through them, one time slice each (one per level,
-  /// each positive; build() checks).
-  Builder& schedule(RoundRobin policy) {
-    config_.round_robin = true;
-    config_.slices = std::move(policy.slices);
-    return *this;
-  }
-  /// Where spawns from outside any task of the runtime go (default: the first channel of
-  /// the lowest level). build() rejects a name that is not one of levels()'s channels.
-  Builder& default_channel(std::string name) {
-    config_.default_channel = std::move(name);
-    return *this;
-  }
-  /// Seed of the scheduler's random choices (which worker to steal from first), so that
-  /// tests can make them repeatable.
-  Builder& rng_seed(std::uint64_t seed) {
-    config_.seed = seed;
-    return *this;
-  }
-
-  /// Validates the configuration, starts the runtime's threads and returns it.
-  Runtime build() {
-    if (config_.flavor == detail::RuntimeConfig::Flavor::kCurrentThread && worker_threads_set_) {
-      throw std::invalid_argument(
-          "spool::Builder: worker_threads() applies to multi_thread() runtimes only; a "
-          "current_thread() runtime runs its tasks on the thread that calls block_on");
-    }
-    if (worker_threads_set_ && config_.worker_threads == 0) {
-      throw std::invalid_argument(
-          "spool::Builder: worker_threads(0): a multi-thread runtime needs at least one worker "
-          "thread (leave it unset for one per CPU)");
-    }
-    if (config_.worker_threads > detail::kMaxWorkerThreads) {
-      throw std::invalid_argument("spool::Builder: worker_threads(" +
-                                  std::to_string(config_.worker_threads) +
-                                  "): a runtime has at most " +
-                                  std::to_string(detail::kMaxWorkerThreads) + " worker threads");
-    }
-    if (levels_set_ && config_.levels.empty()) {
-      throw std::invalid_argument(
-          "spool::Builder: levels({}): a runtime needs at least one level of at least one "
-          "channel (leave levels() out for a single \"default\" channel)");
-    }
-    return Runtime(detail::build_runtime(config_));
-  }
-
- private:
-  explicit Builder(detail::RuntimeConfig::Flavor flavor) { config_.flavor = flavor; }
-  detail::RuntimeConfig config_;
-  bool worker_threads_set_ = false;
-  bool levels_set_ = false;
-};
-
 /// Spawns `fut` onto the current runtime (Handle::current().spawn); throws
 /// std::logic_error outside a runtime.
 template <Future F>
@@ -672,3 +507,6 @@ std::invoke_result_t<Fn&> block_in_place(Fn&& fn) {
 }
 
 }  // namespace spool
+
+// Builder, which builds a Runtime, has its own header; it comes with this one.
+#include "spool/builder.hpp"  // IWYU pragma: export

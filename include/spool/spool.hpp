@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spool/block_on.hpp"
+#include "spool/builder.hpp"
 #include "spool/combinators/branch_output.hpp"
 #include "spool/combinators/when_all.hpp"
 #include "spool/combinators/when_any.hpp"

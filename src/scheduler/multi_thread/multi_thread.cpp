@@ -481,44 +481,6 @@ bool MultiThread::work_pending() const noexcept {
   return false;
 }
 
-bool MultiThread::queue_edf(TaskHeader* t) noexcept {
-  count_queued(t, 1);
-  if (edf_[t->channel].push(t)) return true;
-  count_queued(t, -1);
-  drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
-  return false;
-}
-
-void MultiThread::push_edf(TaskHeader* t) noexcept {
-  const std::uint16_t level = levels_.level_of(t->channel);  // (t may be gone once queued)
-  if (!queue_edf(t)) return;
-  const bool woke = notify_parked(Idle::Published::kInjectQueue);
-  if (num_levels_ > 1 && !woke) request_yield(level);
-}
-
-TaskHeader* MultiThread::pop_edf(std::uint16_t channel) noexcept {
-  TaskHeader* t = edf_[channel].pop(std::chrono::steady_clock::now());
-  if (t != nullptr) count_queued(t, -1);
-  return t;
-}
-
-void MultiThread::request_yield(std::uint16_t level) noexcept {
-  if (round_robin_ || level + 1 == num_levels_) return;  // (nothing runs below the lowest)
-  // The worker running the lowest level below `level`, if any, among those not asked already
-  // (several tasks queued at once ask several workers): the one whose task matters least.
-  WorkerShared* lowest = nullptr;
-  std::uint16_t lowest_level = level;
-  for (const auto& w : workers_) {
-    if (w->yield.requested.load(std::memory_order_relaxed)) continue;
-    const std::uint16_t l = w->yield.running_level.load(std::memory_order_seq_cst);
-    if (l > lowest_level) {
-      lowest_level = l;
-      lowest = w.get();
-    }
-  }
-  if (lowest != nullptr) lowest->yield.requested.store(true, std::memory_order_release);
-}
-
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   if (has_levels_) {
     schedule_as<true>(t, is_yield);
@@ -607,82 +569,6 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
     }
   }
   fn();
-}
-
-void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
-  shutdown_.store(true, std::memory_order_release);
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    injects_[ch].queue.close();
-    if (is_edf(ch)) edf_[ch].close();
-  }
-  for (auto& w : workers_) w->parker.unpark();
-  bool all_left;
-  {
-    std::unique_lock lock(exit_mutex_);
-    auto pred = [&] { return running_ == 0; };
-    all_left =
-        deadline ? exit_cv_.wait_until(lock, *deadline, pred) : (exit_cv_.wait(lock, pred), true);
-  }
-  for (std::thread& t : threads_) {
-    if (all_left && t.get_id() != std::this_thread::get_id()) {
-      t.join();  // every worker left its loop: these threads end promptly
-    } else {
-      t.detach();  // stuck in a poll past the deadline: it holds a reference to us
-    }
-  }
-  threads_.clear();
-}
-
-void MultiThread::drain_queues() noexcept {
-  {
-    std::lock_guard lock(exit_mutex_);
-    drained_ = true;  // a core still held (its thread stuck in a poll) is drained by its thread
-    for (auto& core : cores_) {
-      if (core_left_[core->index]) drain_core(*core);
-    }
-  }
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    while (TaskHeader* t = injects_[ch].queue.pop()) drop_task_refs(t);
-    if (!is_edf(ch)) continue;
-    while (TaskHeader* t = edf_[ch].pop(std::chrono::steady_clock::time_point::min())) {
-      drop_task_refs(t);
-    }
-  }
-}
-
-void MultiThread::drain_core(Core& core) noexcept {
-  if (TaskHeader* t = std::exchange(core.lifo, nullptr)) drop_task_refs(t);
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    while (TaskHeader* t = core.queues[ch].pop()) drop_task_refs(t);
-  }
-}
-
-void MultiThread::fill_metrics(RuntimeMetrics& m) {
-  std::uint64_t total_polls = 0;
-  for (auto& w : workers_) {
-    std::size_t depth = 0;
-    for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-      const std::size_t len = w->queues[ch].len();
-      depth += len;
-      m.channels[ch].queued += len;
-      if (num_channels_ > 1) add_counters(m.channels[ch], w->channels[ch]);
-    }
-    const std::uint64_t polls = w->polls.load(std::memory_order_relaxed);
-    total_polls += polls;
-    m.workers.push_back(WorkerMetrics{polls, w->steals.load(std::memory_order_relaxed),
-                                      w->parks.load(std::memory_order_relaxed), depth});
-  }
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    const std::size_t len = injects_[ch].queue.len();
-    m.inject_queue_depth += len;
-    m.channels[ch].queued += len;
-    if (is_edf(ch)) {
-      m.channels[ch].queued += edf_[ch].len();
-      m.channels[ch].deadline_misses = edf_[ch].misses();
-    }
-    if (num_channels_ > 1) add_counters(m.channels[ch], handed_off_polls_[ch]);
-  }
-  if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters
 }
 
 }  // namespace spool::detail

@@ -1,0 +1,413 @@
+// The machinery behind spool::join, join_all and ForkGroup (spool/fork.hpp): the children,
+// what a join asks of the thread it is polled on, its rare path (stolen children, the
+// first exception), and the poll they share. See docs/fork.md.
+#pragma once
+
+#include <array>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/core/task.hpp"
+#include "spool/core/waker.hpp"
+#include "spool/detail/spin_lock.hpp"
+#include "spool/join_handle.hpp"
+#include "spool/runtime.hpp"
+
+namespace spool {
+namespace detail {
+
+class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
+
+// A child offered for stealing in a worker's fork deque.
+struct ForkItem {
+  // Called once, by the thread that took the item from a deque other than by its join's own
+  // pop (a thief, or a worker handing its core over in block_in_place), or by the join
+  // itself where it spawns its children (ForkSite::spawn_others): runs the child as a
+  // runtime task of its own.
+  void (*run_remote)(ForkItem* self) noexcept;
+};
+
+// Where a join is polled.
+struct ForkSite {
+  ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
+  RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
+  // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
+  // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
+  // channel and deadline never change once spawned, and it outlives its join.)
+  const TaskHeader* parent = nullptr;
+  bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
+};
+
+// Sets `site` (empty on entry) to the current thread's: a multi-thread worker holding its
+// core gives its deque; a thread of a multi-thread runtime without a core (block_on,
+// blocking pool) gives spawn_others; anything else leaves it empty (the children run
+// inline, one by one). (Written in place, field by field: a ForkSite returned by value was
+// copied with one wide load of narrower stores, a store-forwarding stall that cost W11 4 ns
+// a join.)
+void fork_site(ForkSite& site) noexcept;
+// Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
+bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
+// Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
+// this thread no longer holds the deque (block_in_place handed its items over as tasks).
+ForkItem* fork_pop(ForkDeque& deque) noexcept;
+// Spawns a stolen child's task on `rt`, as a spawn from `parent` (may be null) would.
+TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                            std::coroutine_handle<> frame, const TaskHeader* parent);
+
+// Where a child of a join is.
+enum class ForkState : std::uint8_t {
+  kFresh,    // not started, runs inline when the join reaches it
+  kQueued,   // in the fork deque, until the join pops it (then kFresh) or a thief takes it
+  kPending,  // polled inline, pending
+  kDone,     // finished inline (its value stored), threw, or was cancelled
+  kRemote,   // taken from the deque: runs as a task of its own (ForkRemote counts it)
+};
+
+class ForkRemote;
+
+// What the join needs of a child, whatever its type.
+struct ForkChildBase : ForkItem {
+  // Polls the child's Task with `cx`; true once it finished (its value stored). Throws what
+  // the child threw.
+  bool (*poll_inline)(ForkChildBase& self, Context& cx);
+  // Destroys the child's Task (cancelled: it will not run on).
+  void (*drop_task)(ForkChildBase& self) noexcept;
+  ForkRemote* remote = nullptr;         // set by the join's first poll, before the child is offered
+  ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
+  // ForkRemote's, under its lock, for a child taken from the deque:
+  bool half_exited = false;               // its task's start or end was counted already
+  bool ended_without_value = false;       // its task ended first, cancelled (see exited())
+  ForkChildBase* next_started = nullptr;  // the list of started tasks (to cancel them)
+  std::optional<JoinHandle<void>> remote_task;
+};
+
+// The children of one join that run as tasks of their own, and the join's first exception.
+// Touched only when a child was stolen or something failed: its lock is the rare path.
+// Implemented in src/runtime/fork.cpp.
+class ForkRemote {
+ public:
+  ForkRemote() = default;
+  ForkRemote(const ForkRemote&) = delete;
+  ForkRemote& operator=(const ForkRemote&) = delete;
+
+  // Set by the join's first poll before any child is offered; read by the thread that runs
+  // a child remotely (ordered by the deque's protocol, or by the spawn).
+  ForkSite site;
+
+  // A stolen child's task was spawned (`task`), or could not be (nullopt; `error`). With
+  // exited(), counts the child out once both were called.
+  void started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
+               std::exception_ptr error) noexcept;
+  // A stolen child's task ends: its value stored (`produced`), its exception, or neither
+  // (cancelled). Wakes the join if this was the last child it waits for.
+  void exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept;
+  // Records `error` unless an earlier one was recorded.
+  void record_error(std::exception_ptr error) noexcept;
+  // What the join sees of its stolen children.
+  struct Seen {
+    bool all_exited;  // `expected` of them were counted out
+    bool failed;      // an exception was recorded (a stolen child's, or the join's own)
+  };
+  // Keeps `waker` (unless all exited), woken when `expected` stolen children were counted
+  // out, and when the first exception is recorded.
+  Seen watch(std::size_t expected, const Waker& waker);
+  // The first exception recorded, or null.
+  std::exception_ptr first_error() noexcept;
+  // Cancels every stolen child: those started now, the others as they start.
+  void cancel() noexcept;
+  // cancel(), then blocks until `expected` stolen children were counted out (the join is
+  // destroyed before it finished, and they may borrow what it is about to free).
+  void cancel_and_wait(std::size_t expected) noexcept;
+
+ private:
+  // With lock_ held: one more child is out; hands over the waker to wake if it was the last.
+  void count_exit_locked(Waker& to_wake) noexcept;
+  // With lock_ held: records `error` if it is the first, and then copies the waker to wake
+  // (the join cancels its other children at its next poll).
+  void record_error_locked(std::exception_ptr error, Waker& to_wake) noexcept;
+
+  SpinLock lock_;
+  // All guarded by lock_:
+  std::size_t exited_ = 0;
+  std::size_t expected_ = static_cast<std::size_t>(-1);  // unknown until the join waits
+  bool cancelled_ = false;
+  Waker waiter_;
+  std::exception_ptr error_;
+  ForkChildBase* started_ = nullptr;
+};
+
+// The value a child of type T gives (void: std::monostate).
+template <class T>
+using ForkValue = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
+
+// Polls `task` with `cx`; stores its value in `value` once it finished.
+template <class T>
+bool poll_fork_task(Task<T>& task, std::optional<ForkValue<T>>& value, Context& cx) {
+  return poll_task_into(
+      task, [&value](auto&&... v) { value.emplace(std::forward<decltype(v)>(v)...); }, cx);
+}
+
+template <class T>
+struct ForkChild;
+
+// The Task of a stolen child while it runs remotely, and its end: exit() (at the end of
+// the task's body, or when its frame is destroyed before: cancelled) destroys the child's
+// frame first (what that frame borrows must outlive it), then counts the child out of its
+// join. (Not left to the frame's destruction alone: a finished task's frame lives as long
+// as its JoinHandle, which the join keeps.)
+template <class T>
+class RemoteChild {
+ public:
+  RemoteChild(ForkChild<T>& child, Task<T> task) noexcept
+      : child_(&child), task_(std::move(task)) {}
+  RemoteChild(RemoteChild&& other) noexcept
+      : child_(std::exchange(other.child_, nullptr)),
+        task_(std::move(other.task_)),
+        error_(std::move(other.error_)),
+        produced_(other.produced_) {}
+  RemoteChild& operator=(RemoteChild&&) = delete;
+  ~RemoteChild() { exit(); }
+
+  // A future that runs the child to its end and stores its value.
+  auto run() noexcept { return Run{this}; }
+  void fail(std::exception_ptr error) noexcept { error_ = std::move(error); }
+  // Once: later calls, and a moved-from RemoteChild, do nothing.
+  void exit() noexcept {
+    if (child_ == nullptr) return;
+    task_ = Task<T>();
+    ForkChild<T>* c = std::exchange(child_, nullptr);
+    c->remote->exited(*c, std::move(error_), produced_);
+  }
+
+ private:
+  struct Run {
+    RemoteChild* self;
+    Poll<void> poll(Context& cx) {
+      if (!poll_fork_task(self->task_, self->child_->value, cx)) return pending;
+      self->produced_ = true;
+      return Poll<void>::ready();
+    }
+  };
+
+  ForkChild<T>* child_;  // null once moved from
+  Task<T> task_;
+  std::exception_ptr error_;
+  bool produced_ = false;
+};
+
+// A stolen child's runtime task.
+template <class T>
+Task<void> run_remote_child(RemoteChild<T> child) {
+  try {
+    co_await child.run();
+  } catch (...) {
+    child.fail(std::current_exception());
+  }
+  child.exit();
+}
+
+// One child of a join: its Task, then its value.
+template <class T>
+struct ForkChild final : ForkChildBase {
+  static_assert(!std::is_reference_v<T>,
+                "spool::join: a child Task<T&> gives a reference; join Tasks that give a value "
+                "(a pointer or std::reference_wrapper)");
+  explicit ForkChild(Task<T> t) noexcept : task(std::move(t)) {
+    run_remote = &run_remote_fn;
+    poll_inline = &poll_inline_fn;
+    drop_task = &drop_task_fn;
+  }
+
+  Task<T> task;  // empty once it ran remotely
+  std::optional<ForkValue<T>> value;
+
+ private:
+  static void run_remote_fn(ForkItem* item) noexcept {
+    auto& c = static_cast<ForkChild&>(*item);
+    ForkRemote& r = *c.remote;
+    std::optional<JoinHandle<void>> handle;
+    std::exception_ptr error;
+    try {
+      handle.emplace(spawn_as_task(run_remote_child<T>(RemoteChild<T>(c, std::move(c.task))),
+                                   [&r](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                                     return spawn_fork_task(*r.site.runtime, promise, frame,
+                                                            r.site.parent);
+                                   }));
+    } catch (...) {
+      error = std::current_exception();  // no memory for the task (its child exited)
+    }
+    r.started(c, std::move(handle), std::move(error));
+  }
+  static bool poll_inline_fn(ForkChildBase& self, Context& cx) {
+    auto& c = static_cast<ForkChild&>(self);
+    return poll_fork_task(c.task, c.value, cx);
+  }
+  static void drop_task_fn(ForkChildBase& self) noexcept {
+    static_cast<ForkChild&>(self).task = Task<T>();
+  }
+};
+
+// What join and join_all share: offering the children, running them, waiting for the
+// stolen ones. Must not move once polled (the children's addresses are in deques).
+class ForkJoinCore {
+ public:
+  ForkJoinCore() = default;
+  ForkJoinCore(const ForkJoinCore&) = delete;
+  ForkJoinCore& operator=(const ForkJoinCore&) = delete;
+  // Throws std::logic_error once the join was polled: its children's addresses are in use.
+  void check_movable() const {
+    if (started_) {
+      throw std::logic_error(
+          "spool::join: a join future was moved after it was first polled (its children may "
+          "be running elsewhere); move it only before, or co_await it in place");
+    }
+  }
+  ~ForkJoinCore() { settle(); }
+  // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
+  // and destroys the `n` children's Tasks not run to their end (their frames may borrow
+  // what the awaiting frame frees next).
+  template <class ChildAt>
+  void abandon(std::size_t n, ChildAt&& child) noexcept {
+    settle();
+    if (finished_) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      ForkChildBase& c = child(i);
+      if (c.state == ForkState::kFresh || c.state == ForkState::kPending) cancel_inline(c);
+    }
+  }
+  // Before the children's storage goes, if the join did not finish (the awaiting task was
+  // cancelled): cancels the stolen children and waits for them, since they may borrow the
+  // awaiting frame and write to that storage. Idempotent.
+  void settle() noexcept {
+    if (remote_count_ > 0 && !finished_) {
+      remote_.cancel_and_wait(remote_count_);
+      remote_count_ = 0;
+    }
+  }
+
+  // Polls the `n` children `child(i)`: true once all finished (their values are stored).
+  // Throws the first exception once every child finished or was cancelled.
+  template <class ChildAt>
+  bool poll(std::size_t n, ChildAt&& child, Context& cx) {
+    if (finished_) {
+      throw std::logic_error(
+          "spool::join polled again after it completed (or threw): a future must not be "
+          "polled after it returned ready");
+    }
+    if (!started_) start(n, child);
+    bool pending = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      ForkChildBase& c = child(i);
+      if (c.state == ForkState::kQueued) {
+        if (fork_pop(*remote_.site.deque) == nullptr) {
+          // A thief took it; then it took every later queued child too (thieves take the
+          // oldest first, and this join pushed its children last-first).
+          for (std::size_t j = i; j < n; ++j) {
+            if (child(j).state == ForkState::kQueued) mark_remote(child(j));
+          }
+          continue;
+        }
+        c.state = ForkState::kFresh;
+      }
+      if (c.state != ForkState::kFresh && c.state != ForkState::kPending) continue;
+      if (failed_) {
+        cancel_inline(c);
+        continue;
+      }
+      try {
+        if (c.poll_inline(c, cx)) {
+          c.state = ForkState::kDone;
+        } else {
+          c.state = ForkState::kPending;
+          pending = true;
+        }
+      } catch (...) {
+        c.state = ForkState::kDone;
+        fail(std::current_exception());
+      }
+    }
+    bool remote_done = true;
+    if (remote_count_ > 0) {
+      const ForkRemote::Seen seen = remote_.watch(remote_count_, cx.waker());
+      remote_done = seen.all_exited;
+      if (seen.failed && !failed_) {  // a stolen child threw: the others are cancelled
+        failed_ = true;
+        remote_.cancel();
+      }
+    }
+    if (failed_ && pending) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (child(i).state == ForkState::kPending) cancel_inline(child(i));
+      }
+      pending = false;
+    }
+    if (pending || !remote_done) return false;
+    finished_ = true;
+    if (failed_ || remote_count_ > 0) {
+      if (std::exception_ptr e = remote_.first_error()) std::rethrow_exception(e);
+    }
+    return true;
+  }
+
+ private:
+  // The first poll: offers children 1..n-1 for stealing (or spawns them), child 0 runs here.
+  template <class ChildAt>
+  void start(std::size_t n, ChildAt& child) {
+    started_ = true;
+    if (n < 2) return;
+    fork_site(remote_.site);
+    for (std::size_t i = 0; i < n; ++i) child(i).remote = &remote_;
+    if (remote_.site.deque != nullptr) {
+      // Pushed last-first, so that the join pops them in order and thieves take the last.
+      for (std::size_t i = n; --i > 0;) {
+        ForkChildBase& c = child(i);
+        c.state = ForkState::kQueued;
+        if (!fork_push(*remote_.site.deque, c)) {
+          c.state = ForkState::kFresh;  // the deque is full: the rest run inline only
+          break;
+        }
+      }
+    } else if (remote_.site.spawn_others) {
+      for (std::size_t i = 1; i < n; ++i) {
+        mark_remote(child(i));
+        child(i).run_remote(&child(i));
+      }
+    }
+  }
+  void mark_remote(ForkChildBase& c) noexcept {
+    c.state = ForkState::kRemote;
+    ++remote_count_;
+  }
+  void cancel_inline(ForkChildBase& c) noexcept {
+    c.drop_task(c);
+    c.state = ForkState::kDone;
+  }
+  void fail(std::exception_ptr error) noexcept {
+    failed_ = true;
+    remote_.record_error(std::move(error));
+    remote_.cancel();
+  }
+
+  ForkRemote remote_;
+  std::size_t remote_count_ = 0;  // children taken from the deque (or spawned)
+  bool started_ = false;
+  bool finished_ = false;
+  bool failed_ = false;  // a child threw: the others are cancelled
+};
+
+}  // namespace detail
+}  // namespace spool
