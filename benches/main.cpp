@@ -25,18 +25,12 @@ namespace {
 
 using spool_bench::Workload;
 
-// The workloads of WORKLOADS.md that spool-bench does not implement yet, so that asking
-// for one gives a precise message.
-constexpr std::pair<const char*, const char*> kNotImplemented[] = {
-    {"W10", "tcp_echo"},
-};
-
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
-  for (auto group :
-       {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
-        spool_bench::timer_workloads, spool_bench::fork_join_workloads, spool_bench::sync_workloads,
-        spool_bench::priority_workloads, spool_bench::shares_workloads}) {
+  for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
+                     spool_bench::timer_workloads, spool_bench::fork_join_workloads,
+                     spool_bench::sync_workloads, spool_bench::net_workloads,
+                     spool_bench::priority_workloads, spool_bench::shares_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;
@@ -98,12 +92,6 @@ int main(int argc, char** argv) {
     if (std::any_of(workloads.begin(), workloads.end(),
                     [&](const Workload& w) { return matches(a, w.id, w.name); })) {
       continue;
-    }
-    for (auto [id, name] : kNotImplemented) {
-      if (matches(a, id, name)) {
-        std::fprintf(stderr, "spool-bench: %s %s is not implemented by spool-bench\n", id, name);
-        return 2;
-      }
     }
     std::fprintf(stderr, "spool-bench: unknown workload '%s' (see --list)\n", a.c_str());
     return 2;

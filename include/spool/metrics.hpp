@@ -53,6 +53,9 @@ struct RuntimeMetrics {
   std::uint64_t timers_cancelled = 0;     ///< registered timers dropped or reset before firing
   std::uint64_t driver_parks = 0;         ///< times a thread parked in (or polled) the driver stack
   std::size_t timer_wheels = 0;           ///< timer wheels (Builder::timer_wheels)
+  std::uint64_t io_events = 0;            ///< readiness events the I/O driver dispatched
+  std::size_t io_registrations = 0;       ///< sockets registered with the I/O driver now
+  std::uint64_t io_accept_backoffs = 0;   ///< accepts that waited: no file descriptor was left
   std::vector<LevelMetrics> levels;       ///< one per priority level, highest first
   std::vector<ChannelMetrics> channels;   ///< one per channel, highest level first
 };

@@ -20,6 +20,7 @@
 #include "spool/join_set.hpp"
 #include "spool/levels.hpp"
 #include "spool/metrics.hpp"
+#include "spool/net.hpp"
 #include "spool/runtime.hpp"
 #include "spool/scope.hpp"
 #include "spool/sync/barrier.hpp"

@@ -18,7 +18,8 @@ thread_local FollowerSeen follower_seen;
 Driver::Driver(Options options)
     : always_driven_(options.always_driven),
       bottom_(std::make_shared<ThreadParker>()),
-      time_(std::make_shared<TimeDriver>(bottom_, options.timer_resolution, options.start_paused,
+      io_(std::make_shared<EpollDriver>(bottom_)),
+      time_(std::make_shared<TimeDriver>(io_, options.timer_resolution, options.start_paused,
                                          options.shards, std::move(options.can_auto_advance))) {}
 
 // The background thread, if one ran, has ended: it held a reference.
@@ -77,9 +78,9 @@ void Driver::wake_faces() noexcept {
 }
 
 void Driver::maintain() {
-  // Nothing armed: nothing to fire, and the lock's cache line is left alone (every worker
-  // comes here every event_interval ticks). (The I/O driver will always need the poll.)
-  if (!time_->has_deadline()) return;
+  // Nothing armed and no socket: nothing to fire, and the lock's cache line is left alone
+  // (every worker comes here every event_interval ticks).
+  if (!time_->has_deadline() && !io_->active()) return;
   if (!try_lock()) return;  // another thread holds it: it fires the timers
   time_->park(std::chrono::nanoseconds::zero());
   unlock();
@@ -169,7 +170,7 @@ void Driver::ensure_driven() {
   std::lock_guard lock(background_mutex_);
   if (started_.load(std::memory_order_relaxed) || stop_.load(std::memory_order_acquire)) return;
   std::thread t =
-      start_thread("spool-timer", [self = shared_from_this()] { self->run_background(); });
+      start_thread("spool-driver", [self = shared_from_this()] { self->run_background(); });
   background_id_ = t.get_id();
   background_running_ = true;
   t.detach();
@@ -197,6 +198,7 @@ void Driver::shutdown() {
     }
   }
   time_->shutdown();
+  io_->shutdown();
 }
 
 const std::shared_ptr<Driver>& Driver::global() {

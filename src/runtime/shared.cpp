@@ -364,6 +364,10 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.timers_cancelled = timers.cancelled;
   m.driver_parks = timers.parks;
   m.timer_wheels = timers.wheels;
+  const IoCounters io = driver_->io().counters();
+  m.io_events = io.events;
+  m.io_registrations = io.registered;
+  m.io_accept_backoffs = io.accept_backoffs;
   return m;
 }
 

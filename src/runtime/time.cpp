@@ -2,17 +2,23 @@
 // and spool::time's now / pause / resume / advance.
 #include "spool/time.hpp"
 #include "context/current.hpp"
+#include "runtime/current_driver.hpp"
 #include "runtime/shared.hpp"
 
 namespace spool {
 
-namespace {
+namespace detail {
 
-// The driver of the runtime the calling thread is in, or the process-wide one.
-const std::shared_ptr<detail::Driver>& current_driver() {
-  if (detail::RuntimeShared* rt = detail::current_runtime_ptr()) return rt->driver();
-  return detail::Driver::global();
+const std::shared_ptr<Driver>& current_driver() {
+  if (RuntimeShared* rt = current_runtime_ptr()) return rt->driver();
+  return Driver::global();
 }
+
+}  // namespace detail
+
+using detail::current_driver;
+
+namespace {
 
 // The driver of the current runtime, which must be a current-thread one (for pause, resume
 // and advance; `what` names the caller in the error).

@@ -13,7 +13,8 @@ namespace spool {
 
 namespace detail {
 class Driver;
-}
+class IoSource;
+}  // namespace detail
 
 /// A point in time on spool's clock: the steady clock, or a runtime's paused test clock
 /// (see spool::time::now).
@@ -61,6 +62,7 @@ class Sleep {
   friend Sleep sleep_until(Instant deadline);
   friend Sleep sleep(std::chrono::nanoseconds duration);
   friend class Interval;
+  friend class detail::IoSource;  // a socket's timers (the accept back-off) use its driver
   // `due`: the deadline has passed (the Sleep is ready at its first poll).
   Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due) noexcept;
   // Now on the clock of this timer's driver.

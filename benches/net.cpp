@@ -1,0 +1,85 @@
+// W10 tcp_echo: an echo server and 64 clients in the same runtime on 127.0.0.1 (an
+// ephemeral port), TCP_NODELAY on both ends; each client does 2,000 round trips of a
+// 64-byte message (write_all, then read_exact). The 64 connections are made first, untimed;
+// the timed phase runs from the spawn of the client tasks to the end of all of them. The
+// code shape of the tokio peer (shared/peers/tokio/src/main.rs).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "harness.hpp"
+#include "spool/net.hpp"
+#include "spool/runtime.hpp"
+
+namespace spool_bench {
+
+namespace {
+
+constexpr std::size_t kClients = 64;
+constexpr std::size_t kRoundTrips = 2'000;
+constexpr std::size_t kMessage = 64;
+
+spool::Task<void> w10_echo(spool::net::TcpStream s) {
+  std::array<std::uint8_t, 1024> buf{};
+  for (;;) {
+    const std::size_t n = co_await s.read(buf);
+    if (n == 0) co_return;
+    co_await s.write_all(std::span(buf.data(), n));
+  }
+}
+
+spool::Task<void> w10_accept_loop(spool::net::TcpListener listener) {
+  for (;;) {
+    auto [s, peer] = co_await listener.accept();
+    s.set_nodelay(true);
+    (void)spool::spawn(w10_echo(std::move(s)));
+  }
+}
+
+spool::Task<void> w10_client(spool::net::TcpStream s, std::uint8_t id) {
+  std::array<std::uint8_t, kMessage> out{};
+  out.fill(id);
+  std::array<std::uint8_t, kMessage> in{};
+  for (std::size_t i = 0; i < kRoundTrips; ++i) {
+    co_await s.write_all(out);
+    co_await s.read_exact(in);
+  }
+  check_in_task(in == out, "tcp_echo: bad echo");
+}
+
+spool::Task<Clock::duration> w10_round(spool::net::SocketAddr addr) {
+  std::vector<spool::net::TcpStream> streams;
+  streams.reserve(kClients);
+  for (std::size_t c = 0; c < kClients; ++c) {
+    streams.push_back(co_await spool::net::TcpStream::connect(addr));
+    streams.back().set_nodelay(true);
+  }
+  const auto t0 = Clock::now();
+  std::vector<spool::JoinHandle<void>> clients;
+  clients.reserve(kClients);
+  for (std::size_t c = 0; c < kClients; ++c) {
+    clients.push_back(
+        spool::spawn(w10_client(std::move(streams[c]), static_cast<std::uint8_t>(c))));
+  }
+  for (auto& h : clients) co_await h;
+  co_return Clock::now() - t0;
+}
+
+void w10_tcp_echo(const Config& cfg) {
+  spool::Runtime rt = make_runtime(cfg);
+  auto listener = rt.block_on([]() -> spool::Task<spool::net::TcpListener> {
+    co_return spool::net::TcpListener::bind("127.0.0.1:0");
+  }());
+  const spool::net::SocketAddr addr = listener.local_addr();
+  (void)rt.spawn(w10_accept_loop(std::move(listener)));
+  auto samples = measure(cfg, [&] { return rt.block_on(w10_round(addr)); });
+  report_ns_per_op("tcp_echo", samples, kClients * kRoundTrips);
+}
+
+}  // namespace
+
+std::vector<Workload> net_workloads() { return {{"W10", "tcp_echo", w10_tcp_echo}}; }
+
+}  // namespace spool_bench

@@ -1,0 +1,75 @@
+// IoSource: an open non-blocking file descriptor registered with a driver stack's I/O layer.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+
+namespace spool {
+class Sleep;
+}
+
+namespace spool::detail {
+
+class Driver;
+class ScheduledIo;
+
+/// The fd of a socket and its registration (src/driver/io/): every spool socket holds one.
+/// Closing (destruction) unregisters the fd, then closes it. One task reads and one task
+/// writes at a time (each direction keeps the waker of one task).
+class IoSource {
+ public:
+  /// Which readiness an operation waits for.
+  enum class Direction { kRead, kWrite };
+  /// A non-blocking syscall on `fd`: its result (≥ 0), or -1 with errno set.
+  using Op = long (*)(int fd, void* arg);
+
+  /// No descriptor.
+  IoSource() noexcept = default;
+  /// Takes `fd` (non-blocking) and registers it with `driver`'s I/O layer. Throws
+  /// std::system_error, after closing `fd`, when it cannot be registered (`what` names the
+  /// operation in the message).
+  IoSource(std::shared_ptr<Driver> driver, int fd, const char* what);
+  /// Takes `other`'s descriptor (a pending operation must not be in flight on it).
+  IoSource(IoSource&& other) noexcept;
+  /// Closes this descriptor, then takes `other`'s.
+  IoSource& operator=(IoSource&& other) noexcept;
+  IoSource(const IoSource&) = delete;
+  IoSource& operator=(const IoSource&) = delete;
+  /// Closes the descriptor.
+  ~IoSource();
+
+  /// The descriptor (-1 when there is none).
+  int fd() const noexcept { return fd_; }
+  /// True while it holds a descriptor.
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+
+  /// Runs `op(fd, arg)` when the descriptor is ready for `dir`, again after each EAGAIN
+  /// (clearing the readiness it used) and EINTR: ready with the result, or with -errno for
+  /// any other failure; pending (the task's waker registered, the driver installed in the
+  /// executor or driven in the background) until the driver reports an edge. `len`, for a
+  /// stream read or write of that many bytes: a result of fewer bytes (but some) shows the
+  /// kernel's buffer drained or filled, so the readiness is cleared then too, saving the
+  /// next call's EAGAIN. Throws std::system_error when the runtime of this socket has shut
+  /// down.
+  Poll<long> poll_io(Context& cx, Direction dir, Op op, void* arg, std::size_t len = 0);
+  /// Throws std::system_error(err) whose message names `what` and the socket's addresses.
+  [[noreturn]] void throw_error(int err, const char* what) const;
+  /// Registers `fd` (non-blocking; an accepted connection) with this socket's driver.
+  IoSource adopt(int fd, const char* what) const { return IoSource(driver_, fd, what); }
+  /// A Sleep on the clock of this socket's driver (the accept back-off).
+  Sleep sleep_for(std::chrono::nanoseconds d) const;
+  /// Counts an accept that backed off (RuntimeMetrics::io_accept_backoffs).
+  void count_accept_backoff() const noexcept;
+  /// Unregisters and closes the descriptor now (idempotent).
+  void close() noexcept;
+
+ private:
+  std::shared_ptr<Driver> driver_;
+  ScheduledIo* io_ = nullptr;
+  int fd_ = -1;
+};
+
+}  // namespace spool::detail

@@ -1,0 +1,124 @@
+// IoSource: a socket's fd and its registration with the I/O driver.
+#include "spool/detail/io_source.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "driver/driver.hpp"
+#include "spool/net/socket_addr.hpp"
+#include "spool/time/sleep.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// "127.0.0.1:80", a Unix path, or "?" when the socket has no such address (now).
+std::string name_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (get(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  if (ss.ss_family == AF_UNIX) {
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+    const std::size_t n =
+        len > offsetof(sockaddr_un, sun_path) ? len - offsetof(sockaddr_un, sun_path) : 0;
+    if (n == 0 || un->sun_path[0] == '\0') return "unnamed";
+    return std::string(un->sun_path, ::strnlen(un->sun_path, n));
+  }
+  if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return "?";
+  return net::SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len).to_string();
+}
+
+}  // namespace
+
+IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what)
+    : driver_(std::move(driver)), fd_(fd) {
+  try {
+    io_ = driver_->io().add(fd, what);
+  } catch (...) {
+    ::close(fd);
+    fd_ = -1;
+    throw;
+  }
+}
+
+IoSource::IoSource(IoSource&& other) noexcept
+    : driver_(std::move(other.driver_)),
+      io_(std::exchange(other.io_, nullptr)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+IoSource& IoSource::operator=(IoSource&& other) noexcept {
+  if (this != &other) {
+    close();
+    driver_ = std::move(other.driver_);
+    io_ = std::exchange(other.io_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+IoSource::~IoSource() { close(); }
+
+void IoSource::close() noexcept {
+  if (fd_ < 0) return;
+  driver_->io().remove(io_);  // before the close: the fd number may be reused at once
+  ::close(fd_);
+  fd_ = -1;
+  io_ = nullptr;
+}
+
+Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::size_t len) {
+  const bool read = dir == Direction::kRead;
+  const std::uint32_t mask = read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask;
+  const std::uint32_t used = read ? ScheduledIo::kReadable : ScheduledIo::kWritable;
+  for (;;) {
+    Poll<ReadyEvent> ready = io_->poll_ready(cx, mask);
+    if (ready.is_pending()) {
+      // The executor parks in this driver, or something else must drive it.
+      if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
+      return pending;
+    }
+    const ReadyEvent ev = ready.value();
+    if ((ev.bits & ScheduledIo::kShutdown) != 0) {
+      throw std::system_error(std::make_error_code(std::errc::operation_canceled),
+                              "spool::net: the runtime this socket was opened under has shut "
+                              "down, so its I/O driver is gone; keep sockets within the "
+                              "runtime's lifetime");
+    }
+    const long n = op(fd_, arg);
+    if (n >= 0) {
+      // Edge-triggered: a short transfer drained (or filled) the kernel's buffer, and any
+      // later change brings a new edge (which moves the tick, so this clear does nothing).
+      if (n > 0 && static_cast<std::size_t>(n) < len) io_->clear_readiness(ev, used);
+      return Poll<long>::ready(n);
+    }
+    const int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      io_->clear_readiness(ev, used);
+    } else if (err != EINTR) {
+      return Poll<long>::ready(-err);
+    }
+  }
+}
+
+void IoSource::throw_error(int err, const char* what) const {
+  std::string msg(what);
+  if (fd_ >= 0) {
+    msg += " (local " + name_of(fd_, ::getsockname) + ", peer " + name_of(fd_, ::getpeername) + ")";
+  }
+  throw std::system_error(err, std::generic_category(), msg);
+}
+
+void IoSource::count_accept_backoff() const noexcept { driver_->io().count_accept_backoff(); }
+
+Sleep IoSource::sleep_for(std::chrono::nanoseconds d) const {
+  const Instant now = driver_->time().clock().now();
+  return Sleep(driver_, now + d, d <= std::chrono::nanoseconds::zero());
+}
+
+}  // namespace spool::detail

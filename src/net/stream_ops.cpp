@@ -1,0 +1,82 @@
+// The read and write futures of spool's byte streams.
+#include "spool/net/stream_ops.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "spool/coop.hpp"
+#include "spool/net/io_error.hpp"
+
+namespace spool::net {
+
+namespace {
+
+struct Span {
+  void* data;
+  std::size_t len;
+};
+
+long recv_op(int fd, void* arg) {
+  const auto* s = static_cast<Span*>(arg);
+  return ::recv(fd, s->data, s->len, 0);
+}
+
+long send_op(int fd, void* arg) {
+  const auto* s = static_cast<Span*>(arg);
+  return ::send(fd, s->data, s->len, MSG_NOSIGNAL);  // a closed peer: EPIPE, not SIGPIPE
+}
+
+long sendmsg_op(int fd, void* arg) {
+  return ::sendmsg(fd, static_cast<msghdr*>(arg), MSG_NOSIGNAL);
+}
+
+}  // namespace
+
+Poll<std::size_t> ReadFuture::poll(Context& cx) {
+  if (!detail::coop_poll_proceed(cx)) return pending;
+  for (;;) {
+    Span s{data_ + done_, len_ - done_};
+    const Poll<long> r =
+        source_->poll_io(cx, detail::IoSource::Direction::kRead, recv_op, &s, s.len);
+    if (r.is_pending()) return pending;
+    const long n = r.value();
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+    if (!exact_) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+    done_ += static_cast<std::size_t>(n);
+    if (done_ == len_) return Poll<std::size_t>::ready(len_);
+    if (n == 0) {
+      throw UnexpectedEof(std::string(what_) + ": the stream ended after " + std::to_string(done_) +
+                          " of the " + std::to_string(len_) + " bytes read_exact wanted");
+    }
+  }
+}
+
+Poll<std::size_t> WriteFuture::poll(Context& cx) {
+  if (!detail::coop_poll_proceed(cx)) return pending;
+  for (;;) {
+    Span s{const_cast<std::byte*>(data_ + done_), len_ - done_};
+    const Poll<long> r =
+        source_->poll_io(cx, detail::IoSource::Direction::kWrite, send_op, &s, s.len);
+    if (r.is_pending()) return pending;
+    const long n = r.value();
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+    done_ += static_cast<std::size_t>(n);
+    if (!all_ || done_ == len_) return Poll<std::size_t>::ready(done_);
+  }
+}
+
+Poll<std::size_t> WriteVectoredFuture::poll(Context& cx) {
+  if (!detail::coop_poll_proceed(cx)) return pending;
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(bufs_.data());
+  msg.msg_iovlen = std::min<std::size_t>(bufs_.size(), IOV_MAX);
+  const Poll<long> r = source_->poll_io(cx, detail::IoSource::Direction::kWrite, sendmsg_op, &msg);
+  if (r.is_pending()) return pending;
+  if (r.value() < 0) source_->throw_error(static_cast<int>(-r.value()), what_);
+  return Poll<std::size_t>::ready(static_cast<std::size_t>(r.value()));
+}
+
+}  // namespace spool::net

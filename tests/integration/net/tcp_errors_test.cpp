@@ -1,0 +1,192 @@
+// TCP errors: a refused connection, a peer that resets, writes to a closed socket (no
+// SIGPIPE), EMFILE in accept (back-off, no spin), a socket dropped while a read is pending,
+// and a socket that outlives its runtime.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/net.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/sync.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::net::SocketAddr;
+using spool::net::TcpListener;
+using spool::net::TcpStream;
+
+class TcpErrors : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(TcpErrors);
+
+// An address nothing listens on: a listener's, closed again.
+SocketAddr closed_port() { return TcpListener::bind("127.0.0.1:0").local_addr(); }
+
+TEST_P(TcpErrors, ConnectionRefusedNamesTheAddress) {
+  auto rt = build();
+  const SocketAddr addr = rt.block_on([]() -> Task<SocketAddr> { co_return closed_port(); }());
+  rt.block_on([](SocketAddr a) -> Task<void> {
+    try {
+      (void)co_await TcpStream::connect(a);
+      ADD_FAILURE() << "connected to a closed port";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+      EXPECT_NE(std::string(e.what()).find(a.to_string()), std::string::npos) << e.what();
+    }
+  }(addr));
+}
+
+TEST_P(TcpErrors, APeerThatResetsFailsTheReadAndTheWrite) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    TcpStream client = co_await TcpStream::connect(listener.local_addr());
+    {
+      auto [server, peer] = co_await listener.accept();
+      const linger abort_on_close{1, 0};  // close sends RST
+      EXPECT_EQ(::setsockopt(server.source().fd(), SOL_SOCKET, SO_LINGER, &abort_on_close,
+                             sizeof abort_on_close),
+                0);
+    }
+    std::array<char, 16> buf{};
+    try {
+      (void)co_await client.read(buf);
+      ADD_FAILURE() << "the read after a reset returned";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+      EXPECT_NE(std::string(e.what()).find("spool::net::TcpStream::read"), std::string::npos);
+    }
+    try {
+      co_await client.write_all(std::string_view("after the reset"));
+      ADD_FAILURE() << "the write after a reset returned";
+    } catch (const std::system_error& e) {
+      EXPECT_TRUE(e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset)
+          << e.what();
+    }
+  }());
+}
+
+// The peer closed: writes fail with EPIPE (or ECONNRESET) and the process is not killed by
+// SIGPIPE (its default action would end the test binary).
+TEST_P(TcpErrors, WritingToAClosedSocketThrowsInsteadOfRaisingSigpipe) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    TcpStream client = co_await TcpStream::connect(listener.local_addr());
+    { auto accepted = co_await listener.accept(); }  // closed at once
+    const std::vector<char> chunk(64 * 1024, 'x');
+    try {
+      for (int i = 0; i < 1000; ++i) co_await client.write_all(chunk);
+      ADD_FAILURE() << "64 MB went to a closed socket";
+    } catch (const std::system_error& e) {
+      EXPECT_TRUE(e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset)
+          << e.what();
+    }
+  }());
+}
+
+// A task waiting in read is cancelled (its stream destroyed with it): the registration goes,
+// the socket closes, and the peer reads the end of the stream.
+TEST_P(TcpErrors, ASocketDroppedWhileAReadIsPendingClosesCleanly) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    TcpStream client = co_await TcpStream::connect(listener.local_addr());
+    auto [server, peer] = co_await listener.accept();
+    const std::size_t before = spool::Handle::current().metrics().io_registrations;
+    auto reader = spool::spawn([](TcpStream s) -> Task<void> {
+      std::array<char, 8> buf{};
+      (void)co_await s.read(buf);
+      ADD_FAILURE() << "nothing was written";
+    }(std::move(server)));
+    co_await spool::yield_now();  // let it start waiting (or not: both must work)
+    reader.abort();
+    try {
+      co_await reader;
+    } catch (const spool::JoinError& e) {
+      EXPECT_TRUE(e.is_cancelled());
+    }
+    std::array<char, 8> buf{};
+    EXPECT_EQ(co_await client.read(buf), 0u);
+    EXPECT_EQ(spool::Handle::current().metrics().io_registrations, before - 1);
+  }());
+}
+
+// The process runs out of file descriptors with a connection waiting: accept backs off on a
+// timer (counted, no busy loop: each failed accept4 is followed by one back-off) and takes
+// the connection once a descriptor is free.
+TEST(TcpAccept, BacksOffOnEmfileAndAcceptsOnceADescriptorIsFree) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  auto listener =
+      rt.block_on([]() -> Task<TcpListener> { co_return TcpListener::bind("127.0.0.1:0"); }());
+  const SocketAddr addr = listener.local_addr();
+  // Waiting in accept before the descriptors run out (with none left, even a sanitizer's
+  // first look at a type may fail to open what it reads).
+  auto server = rt.spawn([](TcpListener& l) -> Task<std::string> {
+    auto [s, peer] = co_await l.accept();
+    std::string in(4, '\0');
+    co_await s.read_exact(in);
+    co_return in;
+  }(listener));
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Fill every descriptor below a lowered limit, then free one for the client's socket.
+  rlimit low = saved;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) filler.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+  ::close(filler.back());
+  filler.pop_back();
+  // A blocking client (no descriptor is left for the runtime to register it).
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(client, 0);
+  ASSERT_EQ(::connect(client, addr.data(), addr.size()), 0);
+  spool_test::spin_until([&] { return rt.metrics().io_accept_backoffs >= 3; });
+  ::close(filler.back());
+  filler.pop_back();
+  ASSERT_EQ(::write(client, "ping", 4), 4);
+  EXPECT_EQ(rt.block_on(std::move(server)), "ping");
+  for (int fd : filler) ::close(fd);
+  ::close(client);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
+// A listener made under a runtime that has shut down: accepting is a clear error.
+TEST(TcpShutdown, ASocketThatOutlivesItsRuntimeThrows) {
+  std::optional<TcpListener> listener;
+  {
+    auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+    listener.emplace(
+        rt.block_on([]() -> Task<TcpListener> { co_return TcpListener::bind("127.0.0.1:0"); }()));
+  }
+  try {
+    (void)spool::block_on(listener->accept());
+    ADD_FAILURE() << "accept returned";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::operation_canceled);
+    EXPECT_NE(std::string(e.what()).find("shut down"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TcpBind, AnAddressInUseNamesTheAddress) {
+  auto first = TcpListener::bind("127.0.0.1:0");
+  try {
+    (void)TcpListener::bind(first.local_addr());
+    ADD_FAILURE() << "bound twice";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::address_in_use);
+    EXPECT_NE(std::string(e.what()).find(first.local_addr().to_string()), std::string::npos);
+  }
+}
+
+}  // namespace
