@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -73,6 +74,11 @@ void IoSource::close() noexcept {
 }
 
 Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::size_t len) {
+  if (io_ == nullptr) {
+    throw std::logic_error(
+        "spool::net: an operation on a closed or moved-from socket (after std::move, "
+        "into_split or close); use the object the socket was moved to");
+  }
   const bool read = dir == Direction::kRead;
   const std::uint32_t mask = read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask;
   const std::uint32_t used = read ? ScheduledIo::kReadable : ScheduledIo::kWritable;
@@ -99,7 +105,9 @@ Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::
     }
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK) {
-      io_->clear_readiness(ev, used);
+      // The error an EPOLLERR announced was taken by an earlier call (it returns once):
+      // clear its bit too, or every later call would find the socket "ready" and spin.
+      io_->clear_readiness(ev, used | ScheduledIo::kError);
     } else if (err != EINTR) {
       return Poll<long>::ready(-err);
     }

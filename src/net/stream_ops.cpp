@@ -39,12 +39,14 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   for (;;) {
     Span s{data_ + done_, len_ - done_};
+    // A short stream read drained the socket; a short datagram did not.
+    const std::size_t drained_below = mode_ == Mode::kDatagram ? 0 : s.len;
     const Poll<long> r =
-        source_->poll_io(cx, detail::IoSource::Direction::kRead, recv_op, &s, s.len);
+        source_->poll_io(cx, detail::IoSource::Direction::kRead, recv_op, &s, drained_below);
     if (r.is_pending()) return pending;
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
-    if (!exact_) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+    if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
     done_ += static_cast<std::size_t>(n);
     if (done_ == len_) return Poll<std::size_t>::ready(len_);
     if (n == 0) {

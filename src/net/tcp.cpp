@@ -5,20 +5,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <system_error>
 
 #include "runtime/current_driver.hpp"
-#include "spool/coop.hpp"
 
 namespace spool::net {
 
 namespace {
 
 constexpr int kBacklog = 1024;
-constexpr std::chrono::milliseconds kMaxBackoff{1000};
 
 [[noreturn]] void throw_errno(int err, const std::string& what) {
   throw std::system_error(err, std::generic_category(), what);
@@ -39,97 +37,18 @@ SocketAddr address_of(int fd, int (*get)(int, sockaddr*, socklen_t*), const char
   return SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len);
 }
 
-// Connected yet? 0 when it is; -1 with errno: the connect's error, or EAGAIN while it is
-// still in progress (getpeername says ENOTCONN).
-long connected_op(int fd, void*) {
-  int err = 0;
-  socklen_t len = sizeof err;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return -1;
-  if (err != 0) {
-    errno = err;
-    return -1;
-  }
-  sockaddr_storage ss{};
-  socklen_t sslen = sizeof ss;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &sslen) != 0) {
-    if (errno == ENOTCONN) errno = EAGAIN;
-    return -1;
-  }
-  return 0;
-}
-
-struct AcceptArgs {
-  sockaddr_storage peer{};
-  socklen_t len = sizeof peer;
-};
-
-long accept_op(int fd, void* arg) {
-  auto* a = static_cast<AcceptArgs*>(arg);
-  a->len = sizeof a->peer;
-  return ::accept4(fd, reinterpret_cast<sockaddr*>(&a->peer), &a->len,
-                   SOCK_NONBLOCK | SOCK_CLOEXEC);
-}
-
-// Out of descriptors or memory: the connection stays in the backlog; try again later.
-bool resource_exhausted(int err) noexcept {
-  return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
-}
-
 }  // namespace
 
-ConnectFuture TcpStream::connect(SocketAddr addr) {
-  return ConnectFuture(detail::current_driver(), addr);
+ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
+  sockaddr_storage ss{};
+  std::memcpy(&ss, addr.data(), addr.size());
+  return ConnectFuture<TcpStream>(
+      detail::Connecting(detail::current_driver(), ss, addr.size(),
+                         "spool::net::TcpStream::connect to " + addr.to_string()));
 }
 
-Poll<TcpStream> ConnectFuture::poll(Context& cx) {
-  if (!source_) {
-    const std::string what = "spool::net::TcpStream::connect to " + addr_.to_string();
-    const int fd = tcp_socket(addr_, what);
-    if (::connect(fd, addr_.data(), addr_.size()) != 0 && errno != EINPROGRESS) {
-      const int err = errno;
-      ::close(fd);
-      throw_errno(err, what);
-    }
-    // Registered after connect(): an unconnected socket reports a hang-up at once.
-    source_ = detail::IoSource(std::move(driver_), fd, "spool::net::TcpStream::connect");
-  }
-  const Poll<long> r =
-      source_.poll_io(cx, detail::IoSource::Direction::kWrite, connected_op, nullptr);
-  if (r.is_pending()) return pending;
-  if (r.value() < 0) {
-    throw_errno(static_cast<int>(-r.value()),
-                "spool::net::TcpStream::connect to " + addr_.to_string());
-  }
-  return Poll<TcpStream>::ready(TcpStream(std::move(source_)));
-}
-
-Poll<std::pair<TcpStream, SocketAddr>> AcceptFuture::poll(Context& cx) {
-  if (!detail::coop_poll_proceed(cx)) return pending;
-  for (;;) {
-    if (backoff_) {
-      if (backoff_->poll(cx).is_pending()) return pending;
-      backoff_.reset();
-    }
-    AcceptArgs args;
-    const Poll<long> r =
-        listener_->poll_io(cx, detail::IoSource::Direction::kRead, accept_op, &args);
-    if (r.is_pending()) return pending;
-    const long fd = r.value();
-    if (fd >= 0) {
-      next_backoff_ = std::chrono::milliseconds(1);
-      SocketAddr peer(reinterpret_cast<const sockaddr*>(&args.peer), args.len);
-      TcpStream stream(listener_->adopt(static_cast<int>(fd), "spool::net::TcpListener::accept"));
-      return Poll<std::pair<TcpStream, SocketAddr>>::ready(std::move(stream), peer);
-    }
-    const int err = static_cast<int>(-fd);
-    if (err == ECONNABORTED) continue;  // the peer gave up while queued: take the next one
-    if (!resource_exhausted(err)) listener_->throw_error(err, "spool::net::TcpListener::accept");
-    // The listener stays readable (edge-triggered: no new edge comes), so waiting for
-    // readiness would hang and retrying at once would spin: wait on a timer instead.
-    listener_->count_accept_backoff();
-    backoff_.emplace(listener_->sleep_for(next_backoff_));
-    next_backoff_ = std::min(next_backoff_ * 2, kMaxBackoff);
-  }
+SocketAddr TcpStream::peer_of(const detail::Accepted& a) {
+  return SocketAddr(reinterpret_cast<const sockaddr*>(&a.peer), a.peer_len);
 }
 
 TcpListener TcpListener::bind(const SocketAddr& addr) {
@@ -177,19 +96,6 @@ SocketAddr TcpStream::peer_addr() const {
 
 SocketAddr TcpStream::local_addr() const {
   return address_of(source_.fd(), ::getsockname, "spool::net::TcpStream::local_addr");
-}
-
-std::pair<TcpStream::ReadHalf, TcpStream::WriteHalf> TcpStream::split() noexcept {
-  return {ReadHalf(source_), WriteHalf(source_)};
-}
-
-std::pair<TcpStream::OwnedReadHalf, TcpStream::OwnedWriteHalf> TcpStream::into_split() && {
-  auto shared = std::make_shared<detail::IoSource>(std::move(source_));
-  return {OwnedReadHalf(shared), OwnedWriteHalf(shared)};
-}
-
-TcpStream::OwnedWriteHalf::~OwnedWriteHalf() {
-  if (source_) ::shutdown(source_->fd(), SHUT_WR);  // a reset socket: nothing to tell the peer
 }
 
 }  // namespace spool::net

@@ -34,10 +34,16 @@ concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_rang
 /// freely; the buffer must outlive it.
 class ReadFuture {
  public:
+  /// What the read waits for.
+  enum class Mode {
+    kSome,     ///< read: what one recv gives
+    kExact,    ///< read_exact: the whole buffer
+    kDatagram  ///< a datagram socket's recv: one datagram (a short one drains nothing)
+  };
   /// Reads into [data, data + len) from `source` (see TcpStream::read).
-  ReadFuture(detail::IoSource& source, std::byte* data, std::size_t len, bool exact,
+  ReadFuture(detail::IoSource& source, std::byte* data, std::size_t len, Mode mode,
              const char* what) noexcept
-      : source_(&source), data_(data), len_(len), exact_(exact), what_(what) {}
+      : source_(&source), data_(data), len_(len), mode_(mode), what_(what) {}
   /// Ready with the count once read (see the class comment).
   Poll<std::size_t> poll(Context& cx);
 
@@ -46,7 +52,7 @@ class ReadFuture {
   std::byte* data_;
   std::size_t len_;
   std::size_t done_ = 0;
-  bool exact_;
+  Mode mode_;
   const char* what_;
 };
 
@@ -105,12 +111,12 @@ class AsyncRead {
   /// end of the stream.
   template <MutableByteBuffer B>
   ReadFuture read(B&& buf) {
-    return {src(), bytes(buf), std::ranges::size(buf), false, S::kReadWhat};
+    return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kSome, S::kReadWhat};
   }
   /// Fills `buf` entirely; throws UnexpectedEof if the stream ends first.
   template <MutableByteBuffer B>
   ReadFuture read_exact(B&& buf) {
-    return {src(), bytes(buf), std::ranges::size(buf), true, S::kReadWhat};
+    return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kExact, S::kReadWhat};
   }
 
  private:

@@ -1,9 +1,13 @@
 #include "driver/io/epoll_driver.hpp"
 
+#include "spool/detail/fatal_misuse.hpp"
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <string>
 #include <system_error>
 
@@ -20,7 +24,7 @@ constexpr std::size_t kMaxEvents = 1024;
 // The readiness bits an epoll event reports.
 std::uint32_t bits_of(std::uint32_t events) noexcept {
   std::uint32_t bits = 0;
-  if ((events & (EPOLLIN | EPOLLPRI)) != 0) bits |= ScheduledIo::kReadable;
+  if ((events & EPOLLIN) != 0) bits |= ScheduledIo::kReadable;
   if ((events & EPOLLOUT) != 0) bits |= ScheduledIo::kWritable;
   if ((events & EPOLLRDHUP) != 0) bits |= ScheduledIo::kReadable | ScheduledIo::kReadClosed;
   if ((events & EPOLLHUP) != 0) {
@@ -49,7 +53,10 @@ EpollDriver::~EpollDriver() {
 void EpollDriver::activate_locked() {
   const int ep = ::epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) throw_errno(errno, "spool: epoll_create1 for the I/O driver");
-  const int ev = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // Starts readable: an unpark that went only to the idle parker (it read "not active"
+  // before the switch) while its holder was on the way into this park must not be lost, so
+  // the first wait in epoll returns at once (a spurious return, which Park allows).
+  const int ev = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
   if (ev < 0) {
     const int err = errno;
     ::close(ep);
@@ -82,7 +89,7 @@ ScheduledIo* EpollDriver::add(int fd, const char* what) {
   if (!active_.load(std::memory_order_relaxed)) activate_locked();
   auto* io = new ScheduledIo(fd);
   epoll_event e{};
-  e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET;
+  e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   e.data.ptr = io;
   adds_.fetch_add(1, std::memory_order_release);
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e) != 0) {
@@ -112,11 +119,15 @@ void EpollDriver::remove(ScheduledIo* io) noexcept {
 }
 
 void EpollDriver::shutdown() {
-  std::lock_guard lock(mutex_);
-  shut_down_ = true;
-  for (ScheduledIo* io = registry_; io != nullptr; io = io->next) {
-    io->set_readiness(ScheduledIo::kShutdown);
+  std::vector<Waker> to_wake;
+  {
+    std::lock_guard lock(mutex_);
+    shut_down_ = true;
+    for (ScheduledIo* io = registry_; io != nullptr; io = io->next) io->shut_down(to_wake);
   }
+  // Outside the lock: a waker may run its task's code (a foreign executor's), which may
+  // open or close sockets.
+  for (Waker& w : to_wake) std::move(w).wake();
 }
 
 void EpollDriver::free_released() {
@@ -144,10 +155,28 @@ void EpollDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
     ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     tsp = &ts;
   }
-  const int n = ::epoll_pwait2(epoll_fd_, events_buffer_.data(),
-                               static_cast<int>(events_buffer_.size()), tsp, nullptr);
+  const int n = wait(tsp);
   if (n > 0) dispatch(n);
-  // n < 0: EINTR (a signal) is a spurious return, which the Park contract allows.
+}
+
+int EpollDriver::wait(const timespec* timeout) {
+  const int max = static_cast<int>(events_buffer_.size());
+  if (use_pwait2_) {
+    const int n = ::epoll_pwait2(epoll_fd_, events_buffer_.data(), max, timeout, nullptr);
+    if (n >= 0 || errno == EINTR) return n;  // EINTR: a spurious return, which Park allows
+    // Kernels before 5.11, or a seccomp filter that does not know the call.
+    if (errno != ENOSYS && errno != EPERM) fatal_misuse("spool: epoll_pwait2 failed");
+    use_pwait2_ = false;
+  }
+  int ms = -1;
+  if (timeout != nullptr) {
+    // Rounded up: never wake before the deadline the time driver asked for.
+    const std::int64_t ns = std::int64_t{timeout->tv_sec} * 1'000'000'000 + timeout->tv_nsec;
+    ms = static_cast<int>(std::min<std::int64_t>((ns + 999'999) / 1'000'000, INT32_MAX));
+  }
+  const int n = ::epoll_wait(epoll_fd_, events_buffer_.data(), max, ms);
+  if (n < 0 && errno != EINTR) fatal_misuse("spool: epoll_wait failed");
+  return n;
 }
 
 void EpollDriver::dispatch(int n) {

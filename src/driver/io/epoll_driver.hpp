@@ -68,6 +68,9 @@ class EpollDriver final : public Park {
  private:
   void activate_locked();  // creates the fds (under mutex_); throws std::system_error
   void free_released();
+  // epoll_pwait2 (nanosecond timeouts), or epoll_wait where the kernel lacks it: the number
+  // of events, or -1 for EINTR. Any other failure is a bug: fatal.
+  int wait(const timespec* timeout);
   void dispatch(int n);
 
   const std::shared_ptr<ThreadParker> idle_;
@@ -91,15 +94,17 @@ class EpollDriver final : public Park {
   Atomic<bool> has_released_{false};
   // Registrations made so far: fetch_add (release) by add after it built the ScheduledIo and
   // before its epoll_ctl; loaded (acquire) by the holder after each epoll_wait that returned
-  // events, before it touches them. The kernel orders an fd's epoll_ctl before any wait that
-  // reports it, but a thread sanitizer cannot see that; this pair makes the hand-over of
-  // the new ScheduledIo to the holder visible to it (and costs one load per wait).
+  // events, before it touches them. The hand-over itself is ordered by the kernel (an fd's
+  // epoll_ctl happens before any wait that reports it); the C++ model alone would not make
+  // the holder's load see the increment, but a thread sanitizer sees the value the load
+  // read, so this pair makes the hand-over visible to it (for one load per wait).
   Atomic<std::uint64_t> adds_{0};
   // Written by the holder only (relaxed increments); read by counters().
   Atomic<std::uint64_t> events_{0};
   // Incremented (relaxed) by accept futures that back off; read by counters().
   Atomic<std::uint64_t> accept_backoffs_{0};
   std::vector<epoll_event> events_buffer_;  // the holder's (park)
+  bool use_pwait2_ = true;                  // the holder's: false once the kernel said ENOSYS
 };
 
 }  // namespace spool::detail

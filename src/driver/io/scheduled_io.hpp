@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
@@ -43,13 +44,7 @@ class ScheduledIo {
 
   // The driver (its holder): adds `bits`, moves the tick on, wakes the directions they end.
   void set_readiness(std::uint32_t bits) {
-    std::uint64_t cur = readiness_.load(std::memory_order_relaxed);
-    // AcqRel: release publishes the bits (and what the kernel made ready) to the leaf's
-    // acquire load in poll_ready; the CAS loop keeps a concurrent clear from losing them.
-    while (!readiness_.compare_exchange_weak(cur, pack(tick_of(cur) + 1, bits_of(cur) | bits),
-                                             std::memory_order_acq_rel,
-                                             std::memory_order_relaxed)) {
-    }
+    add_bits(bits);
     if ((bits & kReadMask) != 0) reader_.wake();
     if ((bits & kWriteMask) != 0) writer_.wake();
   }
@@ -69,12 +64,20 @@ class ScheduledIo {
   void clear_readiness(ReadyEvent ev, std::uint32_t bits) noexcept {
     std::uint64_t cur = readiness_.load(std::memory_order_relaxed);
     while (tick_of(cur) == ev.tick) {
-      // Relaxed: only this direction's own leaf clears its bit; set_readiness's CAS sees it.
+      // Relaxed: a leaf clears only what it saw under this tick; add_bits's CAS sees it.
       if (readiness_.compare_exchange_weak(cur, pack(ev.tick, bits_of(cur) & ~bits),
                                            std::memory_order_relaxed)) {
         return;
       }
     }
+  }
+
+  // The driver shuts down: marks the registration so and moves its wakers into `out`, to be
+  // woken once the caller has released its lock.
+  void shut_down(std::vector<Waker>& out) {
+    add_bits(kShutdown);
+    if (auto w = reader_.take()) out.push_back(std::move(*w));
+    if (auto w = writer_.take()) out.push_back(std::move(*w));
   }
 
   // The socket is closing: drops the wakers now rather than when the holder frees the
@@ -90,6 +93,15 @@ class ScheduledIo {
   ScheduledIo* next = nullptr;
 
  private:
+  void add_bits(std::uint32_t bits) noexcept {
+    std::uint64_t cur = readiness_.load(std::memory_order_relaxed);
+    // AcqRel: release publishes the bits (and what the kernel made ready) to the leaf's
+    // acquire load in poll_ready; the CAS loop keeps a concurrent clear from losing them.
+    while (!readiness_.compare_exchange_weak(cur, pack(tick_of(cur) + 1, bits_of(cur) | bits),
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+    }
+  }
   static constexpr std::uint64_t pack(std::uint32_t tick, std::uint32_t bits) noexcept {
     return (std::uint64_t{tick} << 32) | bits;
   }

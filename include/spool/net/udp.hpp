@@ -1,0 +1,109 @@
+// spool::net::UdpSocket: datagrams over the runtime's I/O driver.
+#pragma once
+
+#include <cstddef>
+#include <ranges>
+#include <string_view>
+#include <utility>
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/detail/io_source.hpp"
+#include "spool/net/socket_addr.hpp"
+#include "spool/net/stream_ops.hpp"
+
+namespace spool::net {
+
+/// The future of UdpSocket::send_to and send: ready with the bytes sent (the whole
+/// datagram). The buffer must outlive it.
+class SendDatagramFuture {
+ public:
+  /// Sends [data, data + len) to `to` (nullptr: the connected peer).
+  SendDatagramFuture(detail::IoSource& source, const std::byte* data, std::size_t len,
+                     const SocketAddr* to, const char* what) noexcept
+      : source_(&source), data_(data), len_(len), has_to_(to != nullptr), what_(what) {
+    if (to != nullptr) to_ = *to;
+  }
+  /// Ready with the count once sent.
+  Poll<std::size_t> poll(Context& cx);
+
+ private:
+  detail::IoSource* source_;
+  const std::byte* data_;
+  std::size_t len_;
+  SocketAddr to_;
+  bool has_to_;
+  const char* what_;
+};
+
+/// The future of UdpSocket::recv_from: ready with the size of the datagram received (bytes
+/// beyond the buffer's size are dropped, as recvfrom does) and its sender. The buffer must
+/// outlive it.
+class RecvDatagramFuture {
+ public:
+  /// Receives one datagram into [data, data + len).
+  RecvDatagramFuture(detail::IoSource& source, std::byte* data, std::size_t len,
+                     const char* what) noexcept
+      : source_(&source), data_(data), len_(len), what_(what) {}
+  /// Ready with (size, sender) once a datagram came.
+  Poll<std::pair<std::size_t, SocketAddr>> poll(Context& cx);
+
+ private:
+  detail::IoSource* source_;
+  std::byte* data_;
+  std::size_t len_;
+  const char* what_;
+};
+
+/// A UDP socket. send_to / recv_from work unconnected; after connect(), send / recv talk to
+/// that peer only (the kernel filters other senders). One task receives and one task sends
+/// at a time. Errors are std::system_error naming the operation and the addresses (a
+/// connected socket whose peer has no listener reports ECONNREFUSED on a later call).
+class UdpSocket {
+ public:
+  /// Binds `addr` (port 0 picks a free port). The socket belongs to the current runtime's
+  /// driver. Throws std::system_error naming the address.
+  static UdpSocket bind(const SocketAddr& addr);
+  /// bind(SocketAddr::parse(addr)).
+  static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
+
+  /// Sets the default peer of send / recv (no packet is sent). Throws std::system_error.
+  void connect(const SocketAddr& addr);
+  /// Sends `buf` as one datagram to `to`.
+  template <ByteBuffer B>
+  SendDatagramFuture send_to(const B& buf, const SocketAddr& to) {
+    return {source_, bytes(buf), std::ranges::size(buf), &to, "spool::net::UdpSocket::send_to"};
+  }
+  /// Receives one datagram: `auto [n, from] = co_await socket.recv_from(buf);`.
+  template <MutableByteBuffer B>
+  RecvDatagramFuture recv_from(B&& buf) {
+    return {source_, reinterpret_cast<std::byte*>(std::ranges::data(buf)), std::ranges::size(buf),
+            "spool::net::UdpSocket::recv_from"};
+  }
+  /// Sends `buf` as one datagram to the connected peer.
+  template <ByteBuffer B>
+  SendDatagramFuture send(const B& buf) {
+    return {source_, bytes(buf), std::ranges::size(buf), nullptr, "spool::net::UdpSocket::send"};
+  }
+  /// Receives one datagram from the connected peer: its size.
+  template <MutableByteBuffer B>
+  ReadFuture recv(B&& buf) {
+    return {source_, reinterpret_cast<std::byte*>(std::ranges::data(buf)), std::ranges::size(buf),
+            ReadFuture::Mode::kDatagram, "spool::net::UdpSocket::recv"};
+  }
+
+  /// The bound address.
+  SocketAddr local_addr() const;
+  /// The connected peer (throws std::system_error ENOTCONN when not connected).
+  SocketAddr peer_addr() const;
+
+ private:
+  explicit UdpSocket(detail::IoSource source) noexcept : source_(std::move(source)) {}
+  template <class B>
+  static const std::byte* bytes(const B& buf) {
+    return reinterpret_cast<const std::byte*>(std::ranges::data(buf));
+  }
+  detail::IoSource source_;
+};
+
+}  // namespace spool::net

@@ -1,0 +1,90 @@
+// spool::net::UnixListener and spool::net::UnixStream: stream sockets on filesystem paths.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "spool/detail/io_source.hpp"
+#include "spool/net/connect_accept.hpp"
+#include "spool/net/halves.hpp"
+#include "spool/net/stream_ops.hpp"
+
+namespace spool::net {
+
+/// A connected Unix-domain stream socket: the read and write operations of TcpStream
+/// (stream_ops.hpp), shutdown, and halves. Errors are std::system_error naming the
+/// operation and the path.
+class UnixStream : public AsyncRead<UnixStream>, public AsyncWrite<UnixStream> {
+ public:
+  /// The peer address type an accept gives: the peer's path ("" when it is unnamed, as a
+  /// connecting socket usually is).
+  using Peer = std::string;
+  /// Connects to the listener bound at `path`: `auto s = co_await UnixStream::connect(p);`.
+  /// Throws std::invalid_argument for a path longer than sun_path holds.
+  static ConnectFuture<UnixStream> connect(std::string_view path);
+  /// A connected pair (socketpair), both registered with the current runtime's driver.
+  static std::pair<UnixStream, UnixStream> pair();
+
+  /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
+  void shutdown(int how = SHUT_WR);
+  /// The path of the peer ("" when unnamed).
+  std::string peer_path() const;
+
+  /// The borrowed read half (split).
+  using ReadHalf = BorrowedReadHalf<UnixStream>;
+  /// The borrowed write half (split).
+  using WriteHalf = BorrowedWriteHalf<UnixStream>;
+  /// The owned read half (into_split).
+  using OwnedReadHalf = net::OwnedReadHalf<UnixStream>;
+  /// The owned write half (into_split).
+  using OwnedWriteHalf = net::OwnedWriteHalf<UnixStream>;
+  /// Borrowed halves (see TcpStream::split).
+  std::pair<ReadHalf, WriteHalf> split() noexcept {
+    return {ReadHalf(source_), WriteHalf(source_)};
+  }
+  /// Owned halves (see TcpStream::into_split).
+  std::pair<OwnedReadHalf, OwnedWriteHalf> into_split() && {
+    auto shared = std::make_shared<detail::IoSource>(std::move(source_));
+    return {OwnedReadHalf(shared), OwnedWriteHalf(shared)};
+  }
+
+  /// The socket and its registration (for the stream operations).
+  detail::IoSource& source() noexcept { return source_; }
+  /// Names the operations in error messages.
+  static constexpr const char* kReadWhat = "spool::net::UnixStream::read";
+  /// Names the operations in error messages.
+  static constexpr const char* kWriteWhat = "spool::net::UnixStream::write";
+
+ private:
+  friend class ConnectFuture<UnixStream>;
+  friend class AcceptFuture<UnixStream>;
+  explicit UnixStream(detail::IoSource source) noexcept : source_(std::move(source)) {}
+  static std::string peer_of(const detail::Accepted& a);
+  detail::IoSource source_;
+};
+
+/// A listening Unix-domain stream socket bound to a path. It does not remove the path when
+/// it closes (as a TCP port, a path is the program's to manage): bind fails with
+/// EADDRINUSE while a file is there.
+class UnixListener {
+ public:
+  /// Binds `path` and listens (backlog 1024). Throws std::system_error naming the path
+  /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.
+  static UnixListener bind(std::string_view path);
+  /// Waits for the next connection: `auto [stream, peer_path] = co_await l.accept();`.
+  AcceptFuture<UnixStream> accept() noexcept {
+    return {source_, "spool::net::UnixListener::accept"};
+  }
+  /// The bound path.
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  UnixListener(detail::IoSource source, std::string path) noexcept
+      : source_(std::move(source)), path_(std::move(path)) {}
+  detail::IoSource source_;
+  std::string path_;
+};
+
+}  // namespace spool::net

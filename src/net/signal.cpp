@@ -1,0 +1,224 @@
+// spool::signal: a sigaction handler writes to a self-pipe; a pump on the process-wide
+// driver reads it and wakes the Signal streams of each delivered signal.
+#include "spool/signal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "driver/driver.hpp"
+#include "spool/core/atomic_waker.hpp"
+#include "spool/detail/atomic.hpp"
+#include "spool/detail/io_source.hpp"
+
+namespace spool {
+
+namespace detail {
+
+// One Signal stream: the generation it saw last, and its task's waker.
+struct SignalListener {
+  int signum;
+  std::uint64_t seen;  // the owning stream's only
+  AtomicWaker waker;
+};
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kSignals = 65;  // signal numbers 1..64 (NSIG on Linux)
+
+// What the handler touches: only lock-free atomics and write(2) (async-signal-safe).
+// The pipe's write end: stored (seq_cst) once before the first handler is installed; loaded
+// (seq_cst) by the handler.
+detail::Atomic<int> g_pipe_write{-1};
+// Set (seq_cst) by the handler before it writes to the pipe; exchanged (seq_cst) by the pump
+// after it drained the pipe, so a delivery is seen by the pump run its byte wakes.
+detail::Atomic<bool> g_pending[kSignals];
+
+extern "C" void on_signal(int signum) {
+  const int saved = errno;
+  g_pending[signum].store(true, std::memory_order_seq_cst);
+  const char byte = 1;
+  // A full pipe already has a byte for the pump to find.
+  [[maybe_unused]] const ssize_t r =
+      ::write(g_pipe_write.load(std::memory_order_seq_cst), &byte, 1);
+  errno = saved;
+}
+
+long read_op(int fd, void* arg) { return ::read(fd, arg, 64); }
+
+// The registry: the handlers installed, the listeners of each signal, the generations.
+// Never destroyed (signals may come until the process exits).
+class Registry {
+ public:
+  static Registry& get() {
+    static Registry* const r = new Registry();
+    return *r;
+  }
+
+  void add(detail::SignalListener* l) {
+    std::lock_guard lock(mutex_);
+    install_locked(l->signum);
+    listeners_[l->signum].push_back(l);
+    l->seen = generations_[l->signum].load(std::memory_order_acquire);
+  }
+
+  void remove(detail::SignalListener* l) noexcept {
+    std::lock_guard lock(mutex_);
+    auto& v = listeners_[l->signum];
+    std::erase(v, l);
+  }
+
+  std::uint64_t generation(int signum) const noexcept {
+    // Acquire: pairs with pump's release increment.
+    return generations_[signum].load(std::memory_order_acquire);
+  }
+
+  // Drains the pipe until it would block (then the pump's waker waits for its next edge),
+  // counts each delivered signal and wakes its listeners. Called once at setup, then by the
+  // process-wide driver's holder whenever the pipe becomes readable.
+  void pump() {
+    std::lock_guard pumping(pump_mutex_);  // one pump at a time: it registers one waker
+    Context cx(pump_waker_);
+    char buf[64];
+    for (;;) {
+      // Until pending (the waker is registered for the next edge). A pipe whose write end
+      // stays open never reads 0, and read fails only with EAGAIN (handled) or EINTR.
+      const Poll<long> r = reader_.poll_io(cx, detail::IoSource::Direction::kRead, read_op, buf);
+      if (r.is_pending() || r.value() <= 0) break;
+    }
+    std::vector<Waker> to_wake;
+    {
+      std::lock_guard lock(mutex_);
+      for (int s = 1; s < kSignals; ++s) {
+        if (!g_pending[s].exchange(false, std::memory_order_seq_cst)) continue;
+        generations_[s].fetch_add(1, std::memory_order_release);
+        for (detail::SignalListener* l : listeners_[s]) {
+          if (auto w = l->waker.take()) to_wake.push_back(std::move(*w));
+        }
+      }
+    }
+    for (Waker& w : to_wake) std::move(w).wake();
+  }
+
+ private:
+  // Wakes the pump (a Waker target).
+  struct PumpTarget {
+    void wake() { Registry::get().pump(); }
+  };
+
+  Registry() = default;
+
+  void install_locked(int signum) {
+    if (installed_[signum]) return;
+    if (!pump_started_) start_pump_locked();
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (::sigaction(signum, &sa, nullptr) != 0) {
+      throw std::system_error(errno, std::generic_category(),
+                              "spool::signal(" + std::to_string(signum) + "): sigaction");
+    }
+    installed_[signum] = true;
+  }
+
+  void start_pump_locked() {
+    int fds[2];
+    if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+      throw std::system_error(errno, std::generic_category(), "spool::signal: pipe2");
+    }
+    try {
+      reader_ = detail::IoSource(detail::Driver::global(), fds[0], "spool::signal");
+    } catch (...) {
+      ::close(fds[1]);  // the failed registration closed fds[0]
+      throw;
+    }
+    g_pipe_write.store(fds[1], std::memory_order_seq_cst);
+    pump_waker_ = Waker::from(std::make_shared<PumpTarget>());
+    pump_started_ = true;  // set up for good: a failure below is not retried with a new pipe
+    Context cx(pump_waker_);
+    char buf[64];
+    // Registers the pump's waker for the pipe's first edge (nothing to read yet), and starts
+    // the driver's background thread (std::system_error if it cannot).
+    (void)reader_.poll_io(cx, detail::IoSource::Direction::kRead, read_op, buf);
+  }
+
+  std::mutex mutex_;
+  std::vector<detail::SignalListener*> listeners_[kSignals];  // guarded by mutex_
+  bool installed_[kSignals] = {};                             // guarded by mutex_
+  bool pump_started_ = false;                                 // guarded by mutex_
+  // Deliveries counted so far: incremented (release) by pump; loaded (acquire) by recv.
+  detail::Atomic<std::uint64_t> generations_[kSignals] = {};
+  std::mutex pump_mutex_;
+  detail::IoSource reader_;  // the pipe's read end, on the process-wide driver
+  Waker pump_waker_;         // set once under mutex_, before pump_started_
+};
+
+}  // namespace
+
+Signal signal(int signum) {
+  switch (signum) {
+    case SIGKILL:
+    case SIGSTOP:
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGILL:
+      throw std::invalid_argument("spool::signal(" + std::to_string(signum) +
+                                  "): this signal cannot be caught, or reports a fault that a "
+                                  "handler must not return from");
+    default:
+      break;
+  }
+  if (signum < 1 || signum >= kSignals) {
+    throw std::invalid_argument("spool::signal(" + std::to_string(signum) +
+                                "): not a signal number (1 to 64)");
+  }
+  return Signal(signum);
+}
+
+Signal::Signal(int signum) : listener_(std::make_unique<detail::SignalListener>()) {
+  listener_->signum = signum;
+  Registry::get().add(listener_.get());
+}
+
+Signal::Signal(Signal&&) noexcept = default;
+Signal& Signal::operator=(Signal&& other) noexcept {
+  if (this != &other) {
+    if (listener_) Registry::get().remove(listener_.get());
+    listener_ = std::move(other.listener_);
+  }
+  return *this;
+}
+
+Signal::~Signal() {
+  if (listener_) Registry::get().remove(listener_.get());
+}
+
+Signal::RecvFuture Signal::recv() {
+  if (!listener_) throw std::logic_error("spool::Signal::recv on a moved-from Signal");
+  return RecvFuture(*listener_);
+}
+
+Poll<void> Signal::RecvFuture::poll(Context& cx) {
+  const Registry& reg = Registry::get();
+  std::uint64_t g = reg.generation(listener_->signum);
+  if (g == listener_->seen) {
+    listener_->waker.register_waker(cx.waker());
+    g = reg.generation(listener_->signum);  // a pump between the load and the registration
+    if (g == listener_->seen) return pending;
+  }
+  listener_->seen = g;
+  return Poll<void>::ready();
+}
+
+}  // namespace spool

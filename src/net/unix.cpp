@@ -1,0 +1,106 @@
+// UnixListener and UnixStream.
+#include "spool/net/unix.hpp"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "runtime/current_driver.hpp"
+
+namespace spool::net {
+
+namespace {
+
+constexpr int kBacklog = 1024;
+
+// The sockaddr_un of `path` and its length; throws std::invalid_argument when it is empty
+// or does not fit.
+socklen_t unix_address(std::string_view path, sockaddr_storage& ss, const char* what) {
+  auto* un = reinterpret_cast<sockaddr_un*>(&ss);
+  if (path.empty() || path.size() >= sizeof un->sun_path) {
+    throw std::invalid_argument(std::string(what) + ": the path '" + std::string(path) +
+                                "' must have 1 to " + std::to_string(sizeof un->sun_path - 1) +
+                                " bytes");
+  }
+  ss = {};
+  un->sun_family = AF_UNIX;
+  path.copy(un->sun_path, path.size());
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+}
+
+std::string path_of(const sockaddr_storage& ss, socklen_t len) {
+  const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+  const std::size_t base = offsetof(sockaddr_un, sun_path);
+  if (len <= base || un->sun_path[0] == '\0') return "";
+  return std::string(un->sun_path, ::strnlen(un->sun_path, len - base));
+}
+
+}  // namespace
+
+ConnectFuture<UnixStream> UnixStream::connect(std::string_view path) {
+  sockaddr_storage ss{};
+  const socklen_t len = unix_address(path, ss, "spool::net::UnixStream::connect");
+  return ConnectFuture<UnixStream>(
+      detail::Connecting(detail::current_driver(), ss, len,
+                         "spool::net::UnixStream::connect to " + std::string(path)));
+}
+
+std::pair<UnixStream, UnixStream> UnixStream::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw std::system_error(errno, std::generic_category(), "spool::net::UnixStream::pair");
+  }
+  const auto& driver = detail::current_driver();
+  constexpr const char* what = "spool::net::UnixStream::pair";
+  // A registration that fails closes its own fd; the other one is closed here (before the
+  // first exists) or by the first's destructor (after).
+  detail::IoSource first = [&] {
+    try {
+      return detail::IoSource(driver, fds[0], what);
+    } catch (...) {
+      ::close(fds[1]);
+      throw;
+    }
+  }();
+  detail::IoSource second(driver, fds[1], what);
+  return {UnixStream(std::move(first)), UnixStream(std::move(second))};
+}
+
+std::string UnixStream::peer_of(const detail::Accepted& a) { return path_of(a.peer, a.peer_len); }
+
+void UnixStream::shutdown(int how) {
+  if (::shutdown(source_.fd(), how) != 0) {
+    source_.throw_error(errno, "spool::net::UnixStream::shutdown");
+  }
+}
+
+std::string UnixStream::peer_path() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(source_.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    source_.throw_error(errno, "spool::net::UnixStream::peer_path");
+  }
+  return path_of(ss, len);
+}
+
+UnixListener UnixListener::bind(std::string_view path) {
+  const std::string what = "spool::net::UnixListener::bind to " + std::string(path);
+  sockaddr_storage ss{};
+  const socklen_t len = unix_address(path, ss, "spool::net::UnixListener::bind");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), what + ": socket");
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, kBacklog) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::system_error(err, std::generic_category(), what);
+  }
+  return UnixListener(detail::IoSource(detail::current_driver(), fd, what.c_str()),
+                      std::string(path));
+}
+
+}  // namespace spool::net

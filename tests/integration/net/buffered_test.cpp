@@ -1,0 +1,106 @@
+// BufReader and BufWriter over a socket pair: lines split across reads, a tiny buffer that
+// must grow, read_exact across refills, the line limit, and buffered writes.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "spool/spool.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::net::BufReader;
+using spool::net::BufWriter;
+using spool::net::UnixStream;
+
+// Sends `text` in pieces of `piece` bytes, yielding between them, then ends the stream (a
+// local: a parameter would live, and keep the stream open, until the task is joined).
+Task<void> send_in_pieces(UnixStream stream, std::string text, std::size_t piece) {
+  UnixStream s = std::move(stream);
+  for (std::size_t i = 0; i < text.size(); i += piece) {
+    co_await s.write_all(std::string_view(text).substr(i, piece));
+    co_await spool::yield_now();
+  }
+}
+
+TEST(BufReader, ReadsLinesSplitAcrossReadsWithATinyBuffer) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    auto writer = spool::spawn(send_in_pieces(std::move(a), "first line\r\nsecond\n\nno end", 3));
+    BufReader<UnixStream> r(std::move(b), 4);  // lines longer than the buffer: it grows
+    std::string line;
+    EXPECT_EQ(co_await r.read_line(line), 12u);
+    EXPECT_EQ(line, "first line\r\n");
+    line.clear();
+    co_await r.read_line(line);
+    EXPECT_EQ(line, "second\n");
+    line.clear();
+    co_await r.read_line(line);
+    EXPECT_EQ(line, "\n");
+    line.clear();
+    EXPECT_EQ(co_await r.read_line(line), 6u);  // the end of the stream ends the last line
+    EXPECT_EQ(line, "no end");
+    line.clear();
+    EXPECT_EQ(co_await r.read_line(line), 0u);
+    co_await writer;
+  }());
+}
+
+TEST(BufReader, ReadExactAndReadUntilShareTheBuffer) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    auto writer = spool::spawn(send_in_pieces(std::move(a), "$5\r\nhello\r\n*", 5));
+    BufReader<UnixStream> r(std::move(b), 8);
+    std::string header;
+    co_await r.read_until('\n', header);
+    EXPECT_EQ(header, "$5\r\n");
+    std::string payload(7, '\0');
+    co_await r.read_exact(payload);
+    EXPECT_EQ(payload, "hello\r\n");
+    std::string rest(2, '\0');
+    try {
+      co_await r.read_exact(rest);
+      ADD_FAILURE() << "read_exact read past the end";
+    } catch (const spool::net::UnexpectedEof& e) {
+      EXPECT_NE(std::string(e.what()).find("1 of 2"), std::string::npos) << e.what();
+    }
+    co_await writer;
+  }());
+}
+
+TEST(BufReader, ALineLongerThanTheLimitThrowsLengthError) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    co_await a.write_all(std::string(100, 'x'));
+    BufReader<UnixStream> r(std::move(b), 16);
+    std::string line;
+    EXPECT_THROW(co_await r.read_line(line, 64), std::length_error);
+    EXPECT_LE(line.size(), 64u);
+  }());
+}
+
+TEST(BufWriter, CollectsSmallWritesUntilFlushAndPassesLargeOnesThrough) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    BufWriter<UnixStream> w(std::move(a), 16);
+    co_await w.write_all(std::string_view("+OK\r\n"));
+    co_await w.write_all(std::string_view(":1\r\n"));
+    EXPECT_EQ(w.pending(), 9u);  // nothing sent yet
+    const std::string big(40, 'y');
+    co_await w.write_all(big);  // flushes the 9 bytes, then sends the 40 directly
+    EXPECT_EQ(w.pending(), 0u);
+    co_await w.write_all(std::string_view("end"));
+    co_await w.flush();
+    std::string in(9 + 40 + 3, '\0');
+    co_await b.read_exact(in);
+    EXPECT_EQ(in, "+OK\r\n:1\r\n" + big + "end");
+  }());
+}
+
+}  // namespace
