@@ -318,6 +318,13 @@ TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
   if (n == 0) return nullptr;
   LocalQueue<>& q = core.queues[channel];
   for (std::size_t i = 1; i < n; ++i) q.push_back_or_overflow(batch[i], inject, drop_ref);
+  // The rest of the batch left the inject queue for this worker's: a worker that searched
+  // or re-checked meanwhile saw it in neither, and may have parked. A searching worker
+  // tells one when it stops searching (transition_from_searching); any other must tell one
+  // now, or the batch waits for this worker, which may stay in its task for good. The
+  // notification's seq_cst RMW on the idle word comes after the pushes: ordered against a
+  // parking worker's RMW, either it wakes that worker or that worker's re-check sees them.
+  if (n > 1 && !core.is_searching) notify_parked(Idle::Published::kLocalQueue);
   return batch[0];
 }
 
@@ -442,9 +449,9 @@ void MultiThread::park(Core& core) {
       found_work = true;
     }
     if (!found_work) continue;
-    // Leaving the driver for work while timers wait: hand it over (else the timers would
-    // wait for a maintenance tick).
-    if (drove && driver_->time().has_timers()) hand_driver_over();
+    // Leaving the driver for work while timers wait or sockets are open: hand it over (else
+    // the timers and the I/O events would wait for a maintenance tick).
+    if (drove && (driver_->time().has_timers() || driver_->io().active())) hand_driver_over();
     break;
   }
   if (is_shutdown()) idle_.unpark_by_id(core.index);

@@ -1,0 +1,60 @@
+// RESP2, the Redis protocol: parsing a client's command from bytes received, and writing
+// the replies. No I/O here (the server feeds it from a spool::net::BufReader), so the
+// parser can be unit-tested and fuzzed on its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mini_redis {
+
+/// Malformed input: the server answers "-ERR Protocol error: <what>" and closes that
+/// connection (as redis-server does).
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bounds on what one command may make the server hold (redis-server's defaults are
+/// 512 MB and 2^31 - 1 elements; mini-redis is stricter by default).
+struct Limits {
+  std::size_t max_bulk = 64 * 1024 * 1024;  ///< bytes of one argument
+  std::size_t max_args = 1024 * 1024;       ///< arguments of one command
+  std::size_t max_inline = 64 * 1024;       ///< bytes of an inline command's line
+};
+
+/// One command: its arguments, the first being the command's name.
+using Command = std::vector<std::string>;
+
+/// What parse_command found at the front of a buffer.
+struct Parsed {
+  /// False when the buffer holds only the beginning of a command (read more, then call
+  /// again with the whole buffer).
+  bool complete = false;
+  /// Bytes of the buffer the command took (when complete).
+  std::size_t consumed = 0;
+  /// The arguments (when complete; empty for an empty inline line, which is skipped).
+  Command args;
+};
+
+/// Parses the command at the front of `buf`: an array of bulk strings
+/// ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", what redis-cli and redis-benchmark send) or an inline
+/// command ("PING\r\n", words separated by spaces). Throws ProtocolError for malformed
+/// input and for input beyond `limits` (checked before anything is allocated).
+Parsed parse_command(std::span<const char> buf, const Limits& limits);
+
+/// Reply writers: each appends one RESP2 value to `out`.
+void write_simple(std::string& out, std::string_view s);   ///< +s
+void write_error(std::string& out, std::string_view msg);  ///< -msg
+void write_integer(std::string& out, std::int64_t v);      ///< :v
+void write_bulk(std::string& out, std::string_view s);     ///< $len s
+void write_null(std::string& out);                         ///< $-1 (nil)
+void write_array_header(std::string& out, std::size_t n);  ///< *n, then n values
+void write_null_array(std::string& out);                   ///< *-1
+
+}  // namespace mini_redis

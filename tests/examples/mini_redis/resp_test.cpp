@@ -1,0 +1,95 @@
+// mini-redis's RESP2 parser: whole and partial commands, pipelines, inline commands, every
+// malformed-input error, the limits (checked before allocating), and the reply writers.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "resp.hpp"
+
+namespace {
+
+using mini_redis::Limits;
+using mini_redis::parse_command;
+using mini_redis::ProtocolError;
+
+mini_redis::Parsed parse(std::string_view s, const Limits& l = {}) {
+  return parse_command(std::span<const char>(s.data(), s.size()), l);
+}
+
+TEST(Resp, ParsesAnArrayOfBulkStrings) {
+  const std::string_view cmd = "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n";
+  const auto p = parse(cmd);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, cmd.size());
+  EXPECT_EQ(p.args, (mini_redis::Command{"SET", "key", "va\r\nl"}));  // binary-safe
+}
+
+TEST(Resp, EveryPrefixOfACommandIsIncompleteAndTheWholeIsComplete) {
+  const std::string cmd = "*2\r\n$4\r\nECHO\r\n$11\r\nhello world\r\n";
+  for (std::size_t n = 0; n < cmd.size(); ++n) {
+    EXPECT_FALSE(parse(std::string_view(cmd).substr(0, n)).complete) << n;
+  }
+  EXPECT_TRUE(parse(cmd).complete);
+}
+
+TEST(Resp, APipelineIsParsedOneCommandAtATime) {
+  const std::string buf = "*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4";
+  auto p = parse(buf);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"PING"}));
+  auto q = parse(std::string_view(buf).substr(p.consumed));
+  ASSERT_TRUE(q.complete);
+  EXPECT_EQ(q.args, (mini_redis::Command{"GET", "k"}));
+  EXPECT_FALSE(parse(std::string_view(buf).substr(p.consumed + q.consumed)).complete);
+}
+
+TEST(Resp, InlineCommandsSplitOnSpaces) {
+  auto p = parse("PING\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"PING"}));
+  p = parse("  SET  k   v \r\nrest");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, 15u);
+  EXPECT_EQ(p.args, (mini_redis::Command{"SET", "k", "v"}));
+  p = parse("\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_TRUE(p.args.empty());
+  EXPECT_FALSE(parse("PING").complete);
+}
+
+TEST(Resp, MalformedInputThrowsProtocolError) {
+  for (std::string_view bad :
+       {"*x\r\n", "*-1\r\n", "*1\r\n:1\r\n", "*1\r\n$x\r\n", "*1\r\n$-1\r\n",
+        "*1\r\n$3\r\nabcde\r\n", "*1\r\n$3\r\nabc\n\n", "*1\r\n$+3\r\nabc\r\n", "*\r\n"}) {
+    EXPECT_THROW((void)parse(bad), ProtocolError) << bad;
+  }
+}
+
+TEST(Resp, LimitsAreCheckedBeforeTheDataArrives) {
+  const Limits small{16, 4, 32};
+  // Only the headers have come: the lengths alone are refused (nothing is allocated).
+  EXPECT_THROW((void)parse("*5\r\n", small), ProtocolError);
+  EXPECT_THROW((void)parse("*1\r\n$17\r\n", small), ProtocolError);
+  EXPECT_THROW((void)parse("*1\r\n$99999999999999999999999\r\n", small), ProtocolError);
+  EXPECT_THROW((void)parse(std::string(40, 'A'), small), ProtocolError);  // an endless line
+  EXPECT_THROW((void)parse("*1" + std::string(40, '1'), small), ProtocolError);
+  EXPECT_TRUE(parse("*1\r\n$16\r\n0123456789abcdef\r\n", small).complete);
+}
+
+TEST(Resp, ReplyWritersProduceRedisBytes) {
+  std::string out;
+  mini_redis::write_simple(out, "OK");
+  mini_redis::write_error(out, "ERR unknown command 'FOO'");
+  mini_redis::write_integer(out, -42);
+  mini_redis::write_bulk(out, "");
+  mini_redis::write_null(out);
+  mini_redis::write_array_header(out, 2);
+  mini_redis::write_bulk(out, "a");
+  mini_redis::write_null_array(out);
+  EXPECT_EQ(
+      out,
+      "+OK\r\n-ERR unknown command 'FOO'\r\n:-42\r\n$0\r\n\r\n$-1\r\n*2\r\n$1\r\na\r\n*-1\r\n");
+}
+
+}  // namespace
