@@ -12,6 +12,9 @@
 
 namespace spool::net {
 
+template <class S>
+class StreamSocket;
+
 /// The read side of `Stream::split()`: borrows the stream, which must outlive it.
 template <class Stream>
 class BorrowedReadHalf : public AsyncRead<BorrowedReadHalf<Stream>> {
@@ -22,7 +25,7 @@ class BorrowedReadHalf : public AsyncRead<BorrowedReadHalf<Stream>> {
   static constexpr const char* kReadWhat = Stream::kReadWhat;
 
  private:
-  friend Stream;
+  friend class StreamSocket<Stream>;  // split / into_split make the halves
   explicit BorrowedReadHalf(detail::IoSource& s) noexcept : source_(&s) {}
   detail::IoSource* source_;
 };
@@ -37,7 +40,7 @@ class BorrowedWriteHalf : public AsyncWrite<BorrowedWriteHalf<Stream>> {
   static constexpr const char* kWriteWhat = Stream::kWriteWhat;
 
  private:
-  friend Stream;
+  friend class StreamSocket<Stream>;  // split / into_split make the halves
   explicit BorrowedWriteHalf(detail::IoSource& s) noexcept : source_(&s) {}
   detail::IoSource* source_;
 };
@@ -53,7 +56,7 @@ class OwnedReadHalf : public AsyncRead<OwnedReadHalf<Stream>> {
   static constexpr const char* kReadWhat = Stream::kReadWhat;
 
  private:
-  friend Stream;
+  friend class StreamSocket<Stream>;  // split / into_split make the halves
   explicit OwnedReadHalf(std::shared_ptr<detail::IoSource> s) noexcept : source_(std::move(s)) {}
   std::shared_ptr<detail::IoSource> source_;
 };
@@ -77,7 +80,7 @@ class OwnedWriteHalf : public AsyncWrite<OwnedWriteHalf<Stream>> {
   static constexpr const char* kWriteWhat = Stream::kWriteWhat;
 
  private:
-  friend Stream;
+  friend class StreamSocket<Stream>;  // split / into_split make the halves
   explicit OwnedWriteHalf(std::shared_ptr<detail::IoSource> s) noexcept : source_(std::move(s)) {}
   std::shared_ptr<detail::IoSource> source_;
 };

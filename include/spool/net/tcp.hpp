@@ -13,6 +13,7 @@
 #include "spool/net/io_error.hpp"
 #include "spool/net/socket_addr.hpp"
 #include "spool/net/stream_ops.hpp"
+#include "spool/net/stream_socket.hpp"
 
 namespace spool::net {
 
@@ -21,7 +22,7 @@ namespace spool::net {
 /// std::system_error with the errno and a message naming the operation and the addresses.
 /// Writes never raise SIGPIPE. Destroying the stream closes the socket (a pending
 /// operation must not outlive it).
-class TcpStream : public AsyncRead<TcpStream>, public AsyncWrite<TcpStream> {
+class TcpStream : public StreamSocket<TcpStream> {
  public:
   /// The peer address type an accept gives.
   using Peer = SocketAddr;
@@ -41,27 +42,6 @@ class TcpStream : public AsyncRead<TcpStream>, public AsyncWrite<TcpStream> {
   /// The local address.
   SocketAddr local_addr() const;
 
-  /// The borrowed read half (split).
-  using ReadHalf = BorrowedReadHalf<TcpStream>;
-  /// The borrowed write half (split).
-  using WriteHalf = BorrowedWriteHalf<TcpStream>;
-  /// The owned read half (into_split).
-  using OwnedReadHalf = net::OwnedReadHalf<TcpStream>;
-  /// The owned write half (into_split).
-  using OwnedWriteHalf = net::OwnedWriteHalf<TcpStream>;
-  /// Borrowed halves, for two tasks that both live no longer than the stream (a join).
-  std::pair<ReadHalf, WriteHalf> split() noexcept {
-    return {ReadHalf(source_), WriteHalf(source_)};
-  }
-  /// Owned halves, for two independent tasks: the socket closes when both are gone, and
-  /// destroying the write half shuts down the writing side (the peer sees the end).
-  std::pair<OwnedReadHalf, OwnedWriteHalf> into_split() && {
-    auto shared = std::make_shared<detail::IoSource>(std::move(source_));
-    return {OwnedReadHalf(shared), OwnedWriteHalf(shared)};
-  }
-
-  /// The socket and its registration (for the stream operations).
-  detail::IoSource& source() noexcept { return source_; }
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = "spool::net::TcpStream::read";
   /// Names the operations in error messages.
@@ -70,9 +50,8 @@ class TcpStream : public AsyncRead<TcpStream>, public AsyncWrite<TcpStream> {
  private:
   friend class ConnectFuture<TcpStream>;
   friend class AcceptFuture<TcpStream>;
-  explicit TcpStream(detail::IoSource source) noexcept : source_(std::move(source)) {}
+  explicit TcpStream(detail::IoSource source) noexcept : StreamSocket(std::move(source)) {}
   static SocketAddr peer_of(const detail::Accepted& a);
-  detail::IoSource source_;
 };
 
 /// A listening TCP socket.

@@ -10,13 +10,14 @@
 #include "spool/net/connect_accept.hpp"
 #include "spool/net/halves.hpp"
 #include "spool/net/stream_ops.hpp"
+#include "spool/net/stream_socket.hpp"
 
 namespace spool::net {
 
 /// A connected Unix-domain stream socket: the read and write operations of TcpStream
 /// (stream_ops.hpp), shutdown, and halves. Errors are std::system_error naming the
 /// operation and the path.
-class UnixStream : public AsyncRead<UnixStream>, public AsyncWrite<UnixStream> {
+class UnixStream : public StreamSocket<UnixStream> {
  public:
   /// The peer address type an accept gives: the peer's path ("" when it is unnamed, as a
   /// connecting socket usually is).
@@ -32,26 +33,6 @@ class UnixStream : public AsyncRead<UnixStream>, public AsyncWrite<UnixStream> {
   /// The path of the peer ("" when unnamed).
   std::string peer_path() const;
 
-  /// The borrowed read half (split).
-  using ReadHalf = BorrowedReadHalf<UnixStream>;
-  /// The borrowed write half (split).
-  using WriteHalf = BorrowedWriteHalf<UnixStream>;
-  /// The owned read half (into_split).
-  using OwnedReadHalf = net::OwnedReadHalf<UnixStream>;
-  /// The owned write half (into_split).
-  using OwnedWriteHalf = net::OwnedWriteHalf<UnixStream>;
-  /// Borrowed halves (see TcpStream::split).
-  std::pair<ReadHalf, WriteHalf> split() noexcept {
-    return {ReadHalf(source_), WriteHalf(source_)};
-  }
-  /// Owned halves (see TcpStream::into_split).
-  std::pair<OwnedReadHalf, OwnedWriteHalf> into_split() && {
-    auto shared = std::make_shared<detail::IoSource>(std::move(source_));
-    return {OwnedReadHalf(shared), OwnedWriteHalf(shared)};
-  }
-
-  /// The socket and its registration (for the stream operations).
-  detail::IoSource& source() noexcept { return source_; }
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = "spool::net::UnixStream::read";
   /// Names the operations in error messages.
@@ -60,9 +41,8 @@ class UnixStream : public AsyncRead<UnixStream>, public AsyncWrite<UnixStream> {
  private:
   friend class ConnectFuture<UnixStream>;
   friend class AcceptFuture<UnixStream>;
-  explicit UnixStream(detail::IoSource source) noexcept : source_(std::move(source)) {}
+  explicit UnixStream(detail::IoSource source) noexcept : StreamSocket(std::move(source)) {}
   static std::string peer_of(const detail::Accepted& a);
-  detail::IoSource source_;
 };
 
 /// A listening Unix-domain stream socket bound to a path. It does not remove the path when
