@@ -1,0 +1,187 @@
+#include "connection.hpp"
+
+#include <cstring>
+#include <optional>
+#include <span>
+
+#include "commands.hpp"
+#include "spool/core/poll_fn.hpp"
+#include "spool/time.hpp"
+
+namespace mini_redis {
+
+namespace {
+
+constexpr std::size_t kReadBuffer = 16 * 1024;
+constexpr std::size_t kMessagesPerWake = 64;
+
+bool allowed_when_subscribed(std::string_view name) {
+  return name == "subscribe" || name == "unsubscribe" || name == "ping" || name == "quit";
+}
+
+}  // namespace
+
+Connection::Connection(spool::net::TcpStream stream, ServerState& state)
+    : stream_(std::move(stream)), state_(state), in_(kReadBuffer) {}
+
+Connection::~Connection() {
+  for (const std::string& channel : channels_) state_.pubsub.unsubscribe(channel, *mailbox_);
+}
+
+spool::Task<void> Connection::run() {
+  const auto idle_timeout = state_.config.idle_timeout;
+  // The idle timer is armed once and moved only when it fires early: a read just notes the
+  // time, so that a busy connection does not touch the timer wheel at each command.
+  std::optional<spool::Sleep> idle;
+  if (idle_timeout.count() > 0) idle.emplace(spool::sleep(idle_timeout));
+  auto last_read = spool::time::now();
+  auto stop = state_.shutdown.cancelled();
+  for (;;) {
+    if (run_buffered() == After::kClose) {
+      if (!out_.empty()) co_await stream_.write_all(out_);
+      co_return;
+    }
+    if (!out_.empty()) {
+      co_await stream_.write_all(out_);
+      out_.clear();
+    }
+    make_room();
+
+    std::size_t got = 0;
+    auto read = stream_.read(std::span(in_.data() + end_, in_.size() - end_));
+    std::optional<spool::mpsc::RecvMany<std::string>> recv;
+    if (mailbox_) recv.emplace(mailbox_->rx.recv_many(messages_, kMessagesPerWake));
+    // Data first: a connection finishes what it was sent before it notices the shutdown.
+    auto wait = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<Woke> {
+      if (auto p = read.poll(cx); p.is_ready()) {
+        got = std::move(p).value();
+        return Woke::kRead;
+      }
+      if (recv && recv->poll(cx).is_ready()) return Woke::kMessages;
+      if (stop.poll(cx).is_ready()) return Woke::kShutdown;
+      if (idle && idle->poll(cx).is_ready()) return Woke::kIdle;
+      return spool::pending;
+    });
+    switch (co_await wait) {
+      case Woke::kRead:
+        if (got == 0) co_return;  // the peer closed its side
+        end_ += got;
+        last_read = spool::time::now();
+        break;
+      case Woke::kMessages:
+        if (mailbox_->overflowed->load(std::memory_order_relaxed)) co_return;  // too slow
+        for (std::string& m : messages_) out_ += m;
+        messages_.clear();
+        break;
+      case Woke::kShutdown:
+        co_return;
+      case Woke::kIdle:
+        if (spool::time::now() - last_read >= idle_timeout) co_return;
+        idle->reset(last_read + idle_timeout);
+        break;
+    }
+  }
+}
+
+Connection::After Connection::run_buffered() {
+  while (begin_ < end_) {
+    Parsed p;
+    try {
+      p = parse_command(std::span<const char>(in_.data() + begin_, end_ - begin_),
+                        state_.config.limits);
+    } catch (const ProtocolError& e) {
+      write_error(out_, std::string("ERR Protocol error: ") + e.what());
+      return After::kClose;
+    }
+    if (!p.complete) break;
+    begin_ += p.consumed;
+    if (p.args.empty()) continue;  // an empty inline line
+    if (execute(p.args) == After::kClose) return After::kClose;
+  }
+  return After::kContinue;
+}
+
+void Connection::make_room() {
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+  } else if (begin_ > 0 && end_ == in_.size()) {
+    std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  // A command larger than the buffer: grow it (parse_command bounds the command's size).
+  if (end_ == in_.size()) in_.resize(in_.size() * 2);
+}
+
+Connection::After Connection::execute(const Command& args) {
+  const std::string name = lowercase(args[0]);
+  if (!channels_.empty() && !allowed_when_subscribed(name)) {
+    write_error(out_, "ERR Can't execute '" + name +
+                          "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                          "allowed in this context");
+    return After::kContinue;
+  }
+  if (name == "quit") {
+    write_simple(out_, "OK");
+    return After::kClose;
+  }
+  if (name == "subscribe") {
+    if (args.size() < 2) {
+      write_wrong_arity(out_, name);
+    } else {
+      subscribe(args);
+    }
+  } else if (name == "unsubscribe") {
+    unsubscribe(args);
+  } else if (name == "publish") {
+    if (args.size() != 3) {
+      write_wrong_arity(out_, name);
+    } else {
+      write_integer(out_, static_cast<std::int64_t>(state_.pubsub.publish(args[1], args[2])));
+    }
+  } else if (name == "ping" && !channels_.empty()) {
+    if (args.size() > 2) {
+      write_wrong_arity(out_, name);
+    } else {  // in subscriber mode a PING is answered as a message is
+      write_array_header(out_, 2);
+      write_bulk(out_, "pong");
+      write_bulk(out_, args.size() == 2 ? std::string_view(args[1]) : std::string_view());
+    }
+  } else if (!run_keyspace_command(state_.keys, name, args, out_)) {
+    write_unknown_command(out_, args);
+  }
+  return After::kContinue;
+}
+
+void Connection::subscribe(const Command& args) {
+  if (!mailbox_) mailbox_ = std::make_unique<Mailbox>();
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (channels_.insert(args[i]).second) state_.pubsub.subscribe(args[i], *mailbox_);
+    write_subscription("subscribe", &args[i]);
+  }
+}
+
+// UNSUBSCRIBE [channel ...]: without a channel, from every one.
+void Connection::unsubscribe(const Command& args) {
+  std::vector<std::string> which(args.begin() + 1, args.end());
+  if (which.empty()) which.assign(channels_.begin(), channels_.end());
+  if (which.empty()) write_subscription("unsubscribe", nullptr);
+  for (const std::string& channel : which) {
+    if (channels_.erase(channel) != 0) state_.pubsub.unsubscribe(channel, *mailbox_);
+    write_subscription("unsubscribe", &channel);
+  }
+}
+
+// [kind, channel (nil when none), the count of channels subscribed to now].
+void Connection::write_subscription(std::string_view kind, const std::string* channel) {
+  write_array_header(out_, 3);
+  write_bulk(out_, kind);
+  if (channel == nullptr) {
+    write_null(out_);
+  } else {
+    write_bulk(out_, *channel);
+  }
+  write_integer(out_, static_cast<std::int64_t>(channels_.size()));
+}
+
+}  // namespace mini_redis

@@ -1,0 +1,58 @@
+// One client connection of mini-redis: reads commands (pipelined or not), runs them, writes
+// the replies of everything it read in one write, and delivers pub/sub messages.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pubsub.hpp"
+#include "resp.hpp"
+#include "server.hpp"
+#include "spool/net.hpp"
+
+namespace mini_redis {
+
+/// Serves one connection until the peer closes it, sends QUIT or malformed input, stays idle
+/// past the idle timeout, or the server shuts down (after the commands already read).
+class Connection {
+ public:
+  /// A connection over `stream`, sharing `state` (which must outlive it).
+  Connection(spool::net::TcpStream stream, ServerState& state);
+  /// Unsubscribes from every channel.
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Serves the connection (see the class comment). Throws std::system_error when the socket
+  /// fails (a peer that resets it).
+  spool::Task<void> run();
+
+ private:
+  enum class After { kContinue, kClose };
+  enum class Woke { kRead, kMessages, kShutdown, kIdle };
+
+  // Parses and runs every complete command buffered, appending the replies to out_.
+  After run_buffered();
+  After execute(const Command& args);
+  void subscribe(const Command& args);
+  void unsubscribe(const Command& args);
+  void write_subscription(std::string_view kind, const std::string* channel);
+  // Makes room at the end of in_ for the next read.
+  void make_room();
+
+  spool::net::TcpStream stream_;
+  ServerState& state_;
+  std::vector<char> in_;
+  std::size_t begin_ = 0;              // the first byte not yet parsed
+  std::size_t end_ = 0;                // one past the last byte read
+  std::string out_;                    // replies not yet written
+  std::unique_ptr<Mailbox> mailbox_;   // made by the first SUBSCRIBE
+  std::set<std::string> channels_;     // subscribed to; not empty: in subscriber mode
+  std::vector<std::string> messages_;  // received from the mailbox, to write
+};
+
+}  // namespace mini_redis

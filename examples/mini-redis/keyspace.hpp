@@ -1,0 +1,78 @@
+// mini-redis's keyspace: the keys and their values (strings, lists, sets, hashes, sorted
+// sets) with their expiry, in shards that each have a lock, so that connections on
+// different workers rarely wait for each other.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace mini_redis {
+
+/// The clock of expiry times (TTL, EXPIRE, SET EX/PX).
+using Clock = std::chrono::steady_clock;
+
+/// A sorted set: members ordered by (score, member), and each member's score.
+struct ZSet {
+  std::set<std::pair<double, std::string>> by_score;  ///< the order ZPOPMIN pops in
+  std::unordered_map<std::string, double> score_of;   ///< member -> score
+};
+
+using List = std::deque<std::string>;                       ///< LPUSH, RPUSH, LPOP, LRANGE...
+using Set = std::unordered_set<std::string>;                ///< SADD, SPOP
+using Hash = std::unordered_map<std::string, std::string>;  ///< HSET
+
+/// A key's value: one of the five types the commands handle.
+using Value = std::variant<std::string, List, Set, Hash, ZSet>;
+
+/// A key's value and when it expires.
+struct Entry {
+  Value value;
+  /// When the key expires; the epoch (the default) means never.
+  Clock::time_point expires_at{};
+  /// True when the key has an expiry time.
+  bool has_ttl() const noexcept { return expires_at != Clock::time_point{}; }
+};
+
+/// One shard: a lock and the keys whose hash falls in it. Hold `mutex` for every access.
+struct Shard {
+  std::mutex mutex;                             ///< guards `keys`
+  std::unordered_map<std::string, Entry> keys;  ///< the shard's keys (expired ones linger
+                                                ///< until touched: see live())
+};
+
+/// The sharded keyspace. Thread-safe through the shards' locks; a command locks the shard of
+/// each key it touches, one at a time (so a command on several keys, like MSET or DEL, is
+/// not atomic across shards, as it is in redis-server).
+class Keyspace {
+ public:
+  /// A keyspace of `shards` shards (at least 1).
+  explicit Keyspace(std::size_t shards);
+
+  /// The shard that holds `key`.
+  Shard& shard_of(const std::string& key) noexcept {
+    return shards_[std::hash<std::string>{}(key) % shards_.size()];
+  }
+  /// Erases every key that expired by `now`, one shard (one lock) at a time: the active
+  /// half of expiry, for keys nobody touches again. The count erased.
+  std::size_t purge_expired(Clock::time_point now);
+
+ private:
+  std::vector<Shard> shards_;
+};
+
+/// The entry of `key` in `shard` (whose lock the caller holds), or nullptr when there is
+/// none or it has expired (an expired one is erased here: expiry is lazy, as the keys are
+/// touched). The clock is read only for a key that has an expiry time.
+Entry* live(Shard& shard, const std::string& key);
+
+}  // namespace mini_redis

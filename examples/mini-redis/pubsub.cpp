@@ -1,0 +1,66 @@
+#include "pubsub.hpp"
+
+#include <algorithm>
+
+#include "resp.hpp"
+
+namespace mini_redis {
+
+namespace {
+
+std::uint64_t next_subscriber_id() {
+  // Relaxed: the ids need only be distinct; nothing is published with them.
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Mailbox::Mailbox() : Mailbox(next_subscriber_id(), spool::mpsc::channel<std::string>(kCapacity)) {}
+
+Mailbox::Mailbox(std::uint64_t id_, Ends ends)
+    : id(id_), tx(std::move(ends.first)), rx(std::move(ends.second)) {}
+
+void PubSub::subscribe(const std::string& channel, const Mailbox& box) {
+  std::lock_guard lock(mutex_);
+  auto& subs = channels_[channel];
+  const bool known =
+      std::any_of(subs.begin(), subs.end(), [&](const Subscriber& s) { return s.id == box.id; });
+  if (!known) subs.push_back(Subscriber{box.id, box.tx, box.overflowed});
+}
+
+void PubSub::unsubscribe(const std::string& channel, const Mailbox& box) {
+  std::lock_guard lock(mutex_);
+  const auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  std::erase_if(it->second, [&](const Subscriber& s) { return s.id == box.id; });
+  if (it->second.empty()) channels_.erase(it);
+}
+
+std::size_t PubSub::publish(const std::string& channel, const std::string& message) {
+  std::string reply;
+  write_array_header(reply, 3);
+  write_bulk(reply, "message");
+  write_bulk(reply, channel);
+  write_bulk(reply, message);
+  std::lock_guard lock(mutex_);
+  const auto it = channels_.find(channel);
+  if (it == channels_.end()) return 0;
+  std::size_t delivered = 0;
+  for (const Subscriber& s : it->second) {
+    std::string copy = reply;
+    switch (s.tx.try_send(std::move(copy))) {
+      case spool::mpsc::TrySendResult::kSent:
+        ++delivered;
+        break;
+      case spool::mpsc::TrySendResult::kFull:
+        s.overflowed->store(true, std::memory_order_relaxed);
+        break;
+      case spool::mpsc::TrySendResult::kClosed:
+        break;  // the connection is going away; it unsubscribes as it does
+    }
+  }
+  return delivered;
+}
+
+}  // namespace mini_redis

@@ -1,0 +1,69 @@
+// mini-redis's server: the listener, the connection limit, graceful shutdown, and the state
+// the connections share (keyspace, pub/sub).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "keyspace.hpp"
+#include "pubsub.hpp"
+#include "resp.hpp"
+#include "spool/net.hpp"
+#include "spool/sync/cancellation_token.hpp"
+#include "spool/sync/semaphore.hpp"
+
+namespace mini_redis {
+
+/// How a server listens and what it allows. The defaults are safe on a shared machine.
+struct ServerConfig {
+  std::string address = "127.0.0.1";  ///< the IP to bind (numeric; "0.0.0.0" for every one)
+  std::uint16_t port = 6379;          ///< the port to bind (0: any free one)
+  /// Connections served at once; more wait in the listen backlog (as tokio's mini-redis).
+  std::size_t max_connections = 250;
+  /// A connection that sends nothing for this long is closed (0: never).
+  std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
+  Limits limits;            ///< bounds on one request (see Limits)
+  std::size_t shards = 64;  ///< keyspace shards (more: less waiting between workers)
+};
+
+/// What the connections share. Lives as long as the Server, which outlives them.
+struct ServerState {
+  /// The state of a server configured by `c`.
+  explicit ServerState(const ServerConfig& c)
+      : config(c), keys(c.shards), connections(c.max_connections) {}
+
+  ServerConfig config;                ///< as given to the Server
+  Keyspace keys;                      ///< every key
+  PubSub pubsub;                      ///< every channel's subscribers
+  spool::Semaphore connections;       ///< one permit per connection served
+  spool::CancellationToken shutdown;  ///< cancelled by Server::shutdown
+};
+
+/// A RESP2 server (see the README for its commands). Bind it, then co_await run() in a spool
+/// runtime: it serves until shutdown().
+class Server {
+ public:
+  /// Binds `config.address`:`config.port`. Throws std::system_error naming the address when
+  /// it cannot (in use, not local), std::invalid_argument for an address that is not numeric.
+  explicit Server(const ServerConfig& config);
+
+  /// The address it listens on (its port, when the config asked for port 0).
+  spool::net::SocketAddr local_addr() const { return listener_.local_addr(); }
+
+  /// Serves until shutdown(): accepts connections (at most max_connections at once) and
+  /// serves each in its own task. After shutdown() it stops accepting, lets each connection
+  /// finish the commands it has read, waits for every connection to close, and returns.
+  spool::Task<void> run();
+
+  /// Asks run() to stop (from any thread; idempotent).
+  void shutdown() { state_->shutdown.cancel(); }
+
+ private:
+  std::unique_ptr<ServerState> state_;
+  spool::net::TcpListener listener_;
+};
+
+}  // namespace mini_redis
