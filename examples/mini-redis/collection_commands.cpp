@@ -168,24 +168,10 @@ void hset(Keyspace& keys, const Command& args, std::string& out) {
 // ZADD key [NX|XX] [GT|LT] [CH] score member [score member ...]: the count of members added
 // (with CH: added or whose score changed).
 void zadd(Keyspace& keys, const Command& args, std::string& out) {
-  bool nx = false, xx = false, gt = false, lt = false, ch = false;
+  UpdateFlags f;
   std::size_t i = 2;
-  for (; i < args.size(); ++i) {
-    const std::string opt = lowercase(args[i]);
-    if (opt == "nx") {
-      nx = true;
-    } else if (opt == "xx") {
-      xx = true;
-    } else if (opt == "gt") {
-      gt = true;
-    } else if (opt == "lt") {
-      lt = true;
-    } else if (opt == "ch") {
-      ch = true;
-    } else {
-      break;
-    }
-  }
+  while (i < args.size() && f.take(lowercase(args[i]), true)) ++i;
+  const auto [nx, xx, gt, lt, ch] = f;
   const std::size_t pairs_at = i;
   if (pairs_at == args.size() || (args.size() - pairs_at) % 2 != 0) {
     write_error(out, "ERR syntax error");

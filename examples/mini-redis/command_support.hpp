@@ -32,6 +32,14 @@ std::optional<double> parse_score(std::string_view s) noexcept;
 /// A score as redis-server 7.0 writes it: "%.17g", "inf", "-inf".
 void write_score(std::string& out, double score);
 
+/// The conditions of EXPIRE and ZADD (NX, XX, GT, LT) and ZADD's CH.
+struct UpdateFlags {
+  bool nx = false, xx = false, gt = false, lt = false, ch = false;
+  /// Sets the flag `opt` (in lower case) names, CH only when `with_ch`: false (nothing set)
+  /// when it names none.
+  bool take(std::string_view opt, bool with_ch) noexcept;
+};
+
 /// The optional count of LPOP, RPOP, SPOP, ZPOPMIN at args[2]: -1 when absent, the count
 /// when valid, nullopt after appending the error reply.
 std::optional<std::int64_t> parse_count(const Command& args, std::string& out);

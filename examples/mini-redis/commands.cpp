@@ -14,6 +14,11 @@ namespace mini_redis {
 namespace detail {
 
 std::optional<std::int64_t> parse_int(std::string_view s) noexcept {
+  // No leading zero and no "-0", as redis-server's string2ll ("0" itself is fine).
+  const std::string_view digits = !s.empty() && s.front() == '-' ? s.substr(1) : s;
+  if (s != "0" && (digits.empty() || digits.front() < '1' || digits.front() > '9')) {
+    return std::nullopt;
+  }
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
@@ -40,6 +45,17 @@ void write_score(std::string& out, double score) {
   write_bulk(out, std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
+bool UpdateFlags::take(std::string_view opt, bool with_ch) noexcept {
+  bool* flag = opt == "nx"              ? &nx
+               : opt == "xx"            ? &xx
+               : opt == "gt"            ? &gt
+               : opt == "lt"            ? &lt
+               : opt == "ch" && with_ch ? &ch
+                                        : nullptr;
+  if (flag != nullptr) *flag = true;
+  return flag != nullptr;
+}
+
 std::optional<std::int64_t> parse_count(const Command& args, std::string& out) {
   if (args.size() < 3) return -1;
   const auto count = parse_int(args[2]);
@@ -58,7 +74,8 @@ using detail::kNotInteger;
 using detail::kWrongType;
 using detail::parse_int;
 
-constexpr std::int64_t kMaxSeconds = std::numeric_limits<std::int64_t>::max() / 1000;
+constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMinInt = std::numeric_limits<std::int64_t>::min();
 
 void ping(Keyspace&, const Command& args, std::string& out) {
   if (args.size() == 1) {
@@ -96,40 +113,43 @@ void get(Keyspace& keys, const Command& args, std::string& out) {
   }
 }
 
-// SET key value [EX seconds | PX milliseconds | KEEPTTL] [NX | XX]
+// SET key value [EX seconds | PX milliseconds | KEEPTTL] [NX | XX]. As in redis-server, a
+// repeated EX (or PX) takes the last value; EX with PX, or either with KEEPTTL, is an error.
 void set(Keyspace& keys, const Command& args, std::string& out) {
   bool nx = false, xx = false, keep_ttl = false;
   const std::string* expire_arg = nullptr;
-  std::int64_t unit_ms = 0;
+  std::int64_t unit_ms = 0;  // 1000 after EX, 1 after PX
   for (std::size_t i = 3; i < args.size(); ++i) {
     const std::string opt = lowercase(args[i]);
     const bool has_next = i + 1 < args.size();
+    const std::int64_t unit = opt == "ex" ? 1000 : opt == "px" ? 1 : 0;
     if (opt == "nx" && !xx) {
       nx = true;
     } else if (opt == "xx" && !nx) {
       xx = true;
     } else if (opt == "keepttl" && expire_arg == nullptr) {
       keep_ttl = true;
-    } else if ((opt == "ex" || opt == "px") && expire_arg == nullptr && !keep_ttl && has_next) {
-      unit_ms = opt == "ex" ? 1000 : 1;
+    } else if (unit != 0 && (unit_ms == 0 || unit_ms == unit) && !keep_ttl && has_next) {
+      unit_ms = unit;
       expire_arg = &args[++i];
     } else {
       write_error(out, "ERR syntax error");
       return;
     }
   }
-  Clock::time_point expires_at{};
+  std::int64_t expires_at = 0;
   if (expire_arg != nullptr) {
     const auto n = parse_int(*expire_arg);
     if (!n) {
       write_error(out, kNotInteger);
       return;
     }
-    if (*n <= 0 || (unit_ms == 1000 && *n > kMaxSeconds)) {
+    const std::int64_t now = now_ms();
+    if (*n <= 0 || *n > kMaxInt / unit_ms || *n * unit_ms > kMaxInt - now) {
       write_error(out, "ERR invalid expire time in 'set' command");
       return;
     }
-    expires_at = Clock::now() + std::chrono::milliseconds(*n * unit_ms);
+    expires_at = now + *n * unit_ms;
   }
   Shard& shard = keys.shard_of(args[1]);
   std::lock_guard lock(shard.mutex);
@@ -142,7 +162,7 @@ void set(Keyspace& keys, const Command& args, std::string& out) {
     shard.keys.emplace(args[1], Entry{args[2], expires_at});
   } else {
     e->value = args[2];
-    if (!keep_ttl) e->expires_at = expires_at;
+    if (!keep_ttl) e->expires_at_ms = expires_at;
   }
   write_simple(out, "OK");
 }
@@ -189,17 +209,37 @@ void incr(Keyspace& keys, const Command& args, std::string& out) {
   write_integer(out, n);
 }
 
-// EXPIRE key seconds: 1 when the key exists (a time not in the future deletes it), else 0.
+// EXPIRE key seconds [NX | XX | GT | LT]: 1 when the expiry time was set (a time not in
+// the future deletes the key), 0 when the key does not exist or the option said no. A key
+// without an expiry time counts as expiring never (for GT and LT), as in redis-server.
 void expire(Keyspace& keys, const Command& args, std::string& out) {
+  detail::UpdateFlags f;
+  for (std::size_t i = 3; i < args.size(); ++i) {
+    if (!f.take(lowercase(args[i]), false)) {
+      write_error(out, "ERR Unsupported option " + args[i]);
+      return;
+    }
+  }
+  const bool nx = f.nx, xx = f.xx, gt = f.gt, lt = f.lt;
+  if (nx && (xx || gt || lt)) {
+    write_error(out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+    return;
+  }
+  if (gt && lt) {
+    write_error(out, "ERR GT and LT options at the same time are not compatible");
+    return;
+  }
   const auto seconds = parse_int(args[2]);
   if (!seconds) {
     write_error(out, kNotInteger);
     return;
   }
-  if (*seconds > kMaxSeconds || *seconds < -kMaxSeconds) {
+  const std::int64_t now = now_ms();
+  if (*seconds > kMaxInt / 1000 || *seconds < kMinInt / 1000 || *seconds * 1000 > kMaxInt - now) {
     write_error(out, "ERR invalid expire time in 'expire' command");
     return;
   }
+  const std::int64_t when = now + *seconds * 1000;
   Shard& shard = keys.shard_of(args[1]);
   std::lock_guard lock(shard.mutex);
   Entry* e = live(shard, args[1]);
@@ -207,10 +247,17 @@ void expire(Keyspace& keys, const Command& args, std::string& out) {
     write_integer(out, 0);
     return;
   }
-  if (*seconds <= 0) {
+  const bool refused = (nx && e->has_ttl()) || (xx && !e->has_ttl()) ||
+                       (gt && (!e->has_ttl() || when <= e->expires_at_ms)) ||
+                       (lt && e->has_ttl() && when >= e->expires_at_ms);
+  if (refused) {
+    write_integer(out, 0);
+    return;
+  }
+  if (when <= now) {
     shard.keys.erase(args[1]);
   } else {
-    e->expires_at = Clock::now() + std::chrono::seconds(*seconds);
+    e->expires_at_ms = when;
   }
   write_integer(out, 1);
 }
@@ -220,14 +267,12 @@ void ttl(Keyspace& keys, const Command& args, std::string& out) {
   Shard& shard = keys.shard_of(args[1]);
   std::lock_guard lock(shard.mutex);
   const Entry* e = live(shard, args[1]);
-  const Clock::time_point now = Clock::now();
   if (e == nullptr) {
     write_integer(out, -2);
   } else if (!e->has_ttl()) {
     write_integer(out, -1);
   } else {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(e->expires_at - now);
-    write_integer(out, (ms.count() + 500) / 1000);
+    write_integer(out, (e->expires_at_ms - now_ms() + 500) / 1000);
   }
 }
 
@@ -261,7 +306,7 @@ const std::unordered_map<std::string_view, Spec>& table() {
       {"del", {-2, 0, count_keys<true>}},
       {"exists", {-2, 0, count_keys<false>}},
       {"incr", {2, 0, incr}},
-      {"expire", {3, 0, expire}},
+      {"expire", {-3, 0, expire}},
       {"ttl", {2, 0, ttl}},
       {"mset", {-3, 0, mset}},
       {"lpush", {-3, 0, detail::lpush}},
@@ -295,6 +340,8 @@ bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& 
   return true;
 }
 
+bool is_keyspace_command(std::string_view name) { return table().contains(name); }
+
 bool arity_allows(int arity, std::size_t argc) noexcept {
   return arity > 0 ? argc == static_cast<std::size_t>(arity)
                    : argc >= static_cast<std::size_t>(-arity);
@@ -309,8 +356,8 @@ void write_wrong_arity(std::string& out, std::string_view name) {
 
 void write_unknown_command(std::string& out, const Command& args) {
   // As redis-server 7.0: the name cut at 128 bytes; the arguments quoted one by one while
-  // their list is shorter than 128 bytes, each cut to what is left of those 128; and '\r',
-  // '\n' (which would end the reply's line) made spaces.
+  // their list is shorter than 128 bytes, each cut to what is left of those 128 (write_error
+  // makes '\r' and '\n' spaces).
   std::string list;
   for (std::size_t i = 1; i < args.size() && list.size() < 128; ++i) {
     list += "'" + args[i].substr(0, 128 - list.size()) + "' ";

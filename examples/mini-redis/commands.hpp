@@ -19,6 +19,9 @@ namespace mini_redis {
 bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& args,
                           std::string& out);
 
+/// True when `name` (in lower case) is one of run_keyspace_command's commands.
+bool is_keyspace_command(std::string_view name);
+
 /// True when a command of `arity` takes `argc` arguments (its name included): redis's
 /// convention, `arity` exact when positive, a minimum when negative.
 bool arity_allows(int arity, std::size_t argc) noexcept;

@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -36,16 +37,34 @@ spool::Task<void> Connection::run() {
   if (idle_timeout.count() > 0) idle.emplace(spool::sleep(idle_timeout));
   auto last_read = spool::time::now();
   auto stop = state_.shutdown.cancelled();
+  bool over_limit = false;  // the buffer reached max_query: answer that, then close
   for (;;) {
-    if (run_buffered() == After::kClose) {
-      if (!out_.empty()) co_await stream_.write_all(out_);
-      co_return;
-    }
+    const After after = over_limit ? After::kClose : run_buffered();
     if (!out_.empty()) {
-      co_await stream_.write_all(out_);
+      // A client that stops reading its replies fills the socket's send buffer and the
+      // write waits: it gives up at the shutdown, or when it has not finished within the
+      // idle timeout, so that such a client cannot hold its connection slot (nor the
+      // shutdown) for ever. The deadline is armed only when the write waits.
+      auto write = stream_.write_all(out_);
+      std::optional<spool::Sleep> deadline;
+      auto written = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+        if (write.poll(cx).is_ready()) return true;
+        if (stop.poll(cx).is_ready()) return false;
+        if (idle_timeout.count() > 0) {
+          if (!deadline) deadline.emplace(spool::sleep(idle_timeout));
+          if (deadline->poll(cx).is_ready()) return false;
+        }
+        return spool::pending;
+      });
+      if (!co_await written) co_return;
       out_.clear();
     }
-    make_room();
+    if (after == After::kClose) co_return;
+    if (!make_room()) {
+      write_error(out_, "ERR query buffer limit reached (--max-query)");
+      over_limit = true;
+      continue;
+    }
 
     std::size_t got = 0;
     auto read = stream_.read(std::span(in_.data() + end_, in_.size() - end_));
@@ -70,14 +89,19 @@ spool::Task<void> Connection::run() {
         break;
       case Woke::kMessages:
         if (mailbox_->overflowed->load(std::memory_order_relaxed)) co_return;  // too slow
-        for (std::string& m : messages_) out_ += m;
+        for (const std::string& m : messages_) out_ += m;
         messages_.clear();
         break;
       case Woke::kShutdown:
         co_return;
       case Woke::kIdle:
-        if (spool::time::now() - last_read >= idle_timeout) co_return;
-        idle->reset(last_read + idle_timeout);
+        if (!channels_.empty()) {  // a subscriber waits for messages: it is never idle
+          idle->reset(spool::time::now() + idle_timeout);
+        } else if (spool::time::now() - last_read >= idle_timeout) {
+          co_return;
+        } else {
+          idle->reset(last_read + idle_timeout);
+        }
         break;
     }
   }
@@ -101,7 +125,7 @@ Connection::After Connection::run_buffered() {
   return After::kContinue;
 }
 
-void Connection::make_room() {
+bool Connection::make_room() {
   if (begin_ == end_) {
     begin_ = end_ = 0;
   } else if (begin_ > 0 && end_ == in_.size()) {
@@ -109,13 +133,19 @@ void Connection::make_room() {
     end_ -= begin_;
     begin_ = 0;
   }
-  // A command larger than the buffer: grow it (parse_command bounds the command's size).
-  if (end_ == in_.size()) in_.resize(in_.size() * 2);
+  // A command larger than the buffer: grow it, up to max_query.
+  if (end_ == in_.size()) {
+    if (in_.size() >= state_.config.max_query) return false;
+    in_.resize(std::min(in_.size() * 2, std::max(state_.config.max_query, in_.size() + 1)));
+  }
+  return true;
 }
 
 Connection::After Connection::execute(const Command& args) {
+  if (mailbox_ && !deliver_queued_messages()) return After::kClose;
   const std::string name = lowercase(args[0]);
-  if (!channels_.empty() && !allowed_when_subscribed(name)) {
+  if (!channels_.empty() && !allowed_when_subscribed(name) &&
+      (name == "publish" || is_keyspace_command(name))) {
     write_error(out_, "ERR Can't execute '" + name +
                           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                           "allowed in this context");
@@ -151,6 +181,15 @@ Connection::After Connection::execute(const Command& args) {
     write_unknown_command(out_, args);
   }
   return After::kContinue;
+}
+
+// Messages published before the command being run were, in redis-server, written before its
+// reply: appending the queued ones first keeps that order. False when the subscriber fell
+// too far behind (its mailbox overflowed): it is disconnected.
+bool Connection::deliver_queued_messages() {
+  if (mailbox_->overflowed->load(std::memory_order_relaxed)) return false;
+  while (auto m = mailbox_->rx.try_recv()) out_ += *m;
+  return true;
 }
 
 void Connection::subscribe(const Command& args) {

@@ -41,8 +41,10 @@ class Connection {
   void subscribe(const Command& args);
   void unsubscribe(const Command& args);
   void write_subscription(std::string_view kind, const std::string* channel);
-  // Makes room at the end of in_ for the next read.
-  void make_room();
+  bool deliver_queued_messages();
+  // Makes room at the end of in_ for the next read; false when that would take the buffer
+  // past the config's max_query.
+  bool make_room();
 
   spool::net::TcpStream stream_;
   ServerState& state_;

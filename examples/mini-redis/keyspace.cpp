@@ -6,13 +6,11 @@ namespace mini_redis {
 
 Keyspace::Keyspace(std::size_t shards) : shards_(std::max<std::size_t>(shards, 1)) {}
 
-std::size_t Keyspace::purge_expired(Clock::time_point now) {
+std::size_t Keyspace::purge_expired(std::int64_t now) {
   std::size_t erased = 0;
   for (Shard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
-    erased += std::erase_if(shard.keys, [now](const auto& kv) {
-      return kv.second.has_ttl() && kv.second.expires_at <= now;
-    });
+    erased += std::erase_if(shard.keys, [now](const auto& kv) { return kv.second.expired(now); });
   }
   return erased;
 }
@@ -20,7 +18,7 @@ std::size_t Keyspace::purge_expired(Clock::time_point now) {
 Entry* live(Shard& shard, const std::string& key) {
   const auto it = shard.keys.find(key);
   if (it == shard.keys.end()) return nullptr;
-  if (it->second.has_ttl() && it->second.expires_at <= Clock::now()) {
+  if (it->second.has_ttl() && it->second.expired(now_ms())) {
     shard.keys.erase(it);
     return nullptr;
   }

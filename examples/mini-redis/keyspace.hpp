@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -20,6 +21,13 @@ namespace mini_redis {
 
 /// The clock of expiry times (TTL, EXPIRE, SET EX/PX).
 using Clock = std::chrono::steady_clock;
+
+/// Now on Clock, in milliseconds: expiry times are kept in milliseconds, as redis-server
+/// keeps them, so that any time it accepts (up to 2^63 - 1 ms from now) fits.
+inline std::int64_t now_ms() noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+      .count();
+}
 
 /// A sorted set: members ordered by (score, member), and each member's score.
 struct ZSet {
@@ -37,10 +45,12 @@ using Value = std::variant<std::string, List, Set, Hash, ZSet>;
 /// A key's value and when it expires.
 struct Entry {
   Value value;
-  /// When the key expires; the epoch (the default) means never.
-  Clock::time_point expires_at{};
+  /// When the key expires, in now_ms() milliseconds; 0 (the default) means never.
+  std::int64_t expires_at_ms = 0;
   /// True when the key has an expiry time.
-  bool has_ttl() const noexcept { return expires_at != Clock::time_point{}; }
+  bool has_ttl() const noexcept { return expires_at_ms != 0; }
+  /// True when the key has expired by `now` (now_ms()).
+  bool expired(std::int64_t now) const noexcept { return has_ttl() && expires_at_ms <= now; }
 };
 
 /// One shard: a lock and the keys whose hash falls in it. Hold `mutex` for every access.
@@ -64,7 +74,7 @@ class Keyspace {
   }
   /// Erases every key that expired by `now`, one shard (one lock) at a time: the active
   /// half of expiry, for keys nobody touches again. The count erased.
-  std::size_t purge_expired(Clock::time_point now);
+  std::size_t purge_expired(std::int64_t now);
 
  private:
   std::vector<Shard> shards_;

@@ -19,7 +19,9 @@ constexpr const char* kUsage = R"(usage: mini-redis [flags]
   --max-connections N   connections served at once (default 250)
   --idle-timeout SECS   close a connection silent this long (default 300; 0: never)
   --max-bulk BYTES      the largest argument of a command (default 67108864)
-  --max-args N          the most arguments of a command (default 1048576)
+  --max-args N          the most arguments of a command (default 65536)
+  --max-query BYTES     the most bytes a connection may buffer of unparsed commands
+                        (default 268435456)
   --workers N           worker threads (default: one per CPU)
   --shards N            keyspace shards (default 64)
 SIGINT or SIGTERM stop it: it stops accepting, lets each connection finish the commands it
@@ -70,6 +72,8 @@ Options parse_flags(int argc, char** argv) {
       o.server.limits.max_bulk = number(flag, value, kMax);
     } else if (flag == "--max-args") {
       o.server.limits.max_args = number(flag, value, kMax);
+    } else if (flag == "--max-query") {
+      o.server.max_query = number(flag, value, kMax);
     } else if (flag == "--workers") {
       o.workers = number(flag, value, 1024);
     } else if (flag == "--shards") {

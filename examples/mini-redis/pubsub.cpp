@@ -54,6 +54,8 @@ std::size_t PubSub::publish(const std::string& channel, const std::string& messa
         ++delivered;
         break;
       case spool::mpsc::TrySendResult::kFull:
+        // Counted, as redis-server counts a receiver it then disconnects.
+        ++delivered;
         s.overflowed->store(true, std::memory_order_relaxed);
         break;
       case spool::mpsc::TrySendResult::kClosed:

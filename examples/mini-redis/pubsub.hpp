@@ -46,7 +46,8 @@ class PubSub {
   void subscribe(const std::string& channel, const Mailbox& box);
   /// Removes `box` from `channel`'s subscribers.
   void unsubscribe(const std::string& channel, const Mailbox& box);
-  /// Queues `message` for each subscriber of `channel`: the count it was queued for.
+  /// Queues `message` for each subscriber of `channel`: the count of subscribers (one whose
+  /// mailbox is full is counted, and disconnected).
   std::size_t publish(const std::string& channel, const std::string& message);
 
  private:

@@ -105,7 +105,14 @@ void write_simple(std::string& out, std::string_view s) {
 
 void write_error(std::string& out, std::string_view msg) {
   out += '-';
+  const std::size_t at = out.size();
   out += msg;
+  // An error is one line: a '\r' or '\n' from the client's input (a command's name, an
+  // option) becomes a space, as in redis-server, so it cannot end the line early and forge
+  // a reply.
+  std::replace_if(
+      out.begin() + static_cast<std::ptrdiff_t>(at), out.end(),
+      [](char c) { return c == '\r' || c == '\n'; }, ' ');
   out += "\r\n";
 }
 

@@ -21,10 +21,12 @@ class ProtocolError : public std::runtime_error {
 };
 
 /// Bounds on what one command may make the server hold (redis-server's defaults are
-/// 512 MB and 2^31 - 1 elements; mini-redis is stricter by default).
+/// 512 MB and 2^31 - 1 elements; mini-redis is stricter by default). The parser starts a
+/// command again at each read until it is complete, so the argument count also bounds the
+/// work a command sent a few bytes at a time costs.
 struct Limits {
   std::size_t max_bulk = 64 * 1024 * 1024;  ///< bytes of one argument
-  std::size_t max_args = 1024 * 1024;       ///< arguments of one command
+  std::size_t max_args = 64 * 1024;         ///< arguments of one command
   std::size_t max_inline = 64 * 1024;       ///< bytes of an inline command's line
 };
 
@@ -50,7 +52,7 @@ Parsed parse_command(std::span<const char> buf, const Limits& limits);
 
 /// Reply writers: each appends one RESP2 value to `out`.
 void write_simple(std::string& out, std::string_view s);   ///< +s
-void write_error(std::string& out, std::string_view msg);  ///< -msg
+void write_error(std::string& out, std::string_view msg);  ///< -msg (CR, LF made spaces)
 void write_integer(std::string& out, std::int64_t v);      ///< :v
 void write_bulk(std::string& out, std::string_view s);     ///< $len s
 void write_null(std::string& out);                         ///< $-1 (nil)

@@ -37,7 +37,7 @@ spool::Task<void> purge_expired(ServerState& state) {
   while (!state.shutdown.is_cancelled()) {
     auto tick = spool::sleep(kPurgeEvery);
     if (!co_await state.shutdown.run_until_cancelled(std::move(tick))) co_return;
-    state.keys.purge_expired(Clock::now());
+    state.keys.purge_expired(now_ms());
   }
 }
 

@@ -25,7 +25,10 @@ struct ServerConfig {
   std::size_t max_connections = 250;
   /// A connection that sends nothing for this long is closed (0: never).
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(5);
-  Limits limits;            ///< bounds on one request (see Limits)
+  Limits limits;  ///< bounds on one request (see Limits)
+  /// The most bytes a connection buffers of commands not yet complete (redis-server's
+  /// client-query-buffer-limit): past it, an error and the connection closes.
+  std::size_t max_query = 256 * 1024 * 1024;
   std::size_t shards = 64;  ///< keyspace shards (more: less waiting between workers)
 };
 

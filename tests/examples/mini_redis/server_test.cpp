@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -24,16 +25,23 @@ mini_redis::ServerConfig local_config() {
 }
 
 // Runs `body(server)` against a server that runs meanwhile, then shuts the server down and
-// waits for it (its run() returns only once every connection has closed).
+// waits for it (its run() returns only once every connection has closed), also when the
+// body throws (the server must not go while its tasks still use it).
 template <class Body>
 void with_server(const mini_redis::ServerConfig& config, Body body) {
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
   rt.block_on([](const mini_redis::ServerConfig& c, Body b) -> spool::Task<void> {
     mini_redis::Server server(c);
     auto running = spool::spawn(server.run());
-    co_await b(server);
+    std::exception_ptr failure;
+    try {
+      co_await b(server);
+    } catch (...) {
+      failure = std::current_exception();
+    }
     server.shutdown();
     co_await running;
+    if (failure) std::rethrow_exception(failure);
   }(config, std::move(body)));
 }
 
@@ -146,6 +154,19 @@ TEST(MiniRedisServer, MalformedInputGetsAnErrorAndClosesThatConnectionOnly) {
   });
 }
 
+TEST(MiniRedisServer, AConnectionBufferingMoreThanMaxQueryIsClosed) {
+  auto config = local_config();
+  config.max_query = 32 * 1024;
+  with_server(config, [](mini_redis::Server& server) -> spool::Task<void> {
+    // A bulk string of 40,000 bytes (under max_bulk) of which exactly max_query bytes come:
+    // the server reads them all, cannot buffer more, says so and closes.
+    std::string input = "*1\r\n$40000\r\n";
+    input.resize(32 * 1024, 'x');
+    EXPECT_EQ(co_await exchange_raw(server.local_addr(), input),
+              "-ERR query buffer limit reached (--max-query)\r\n");
+  });
+}
+
 TEST(MiniRedisServer, PublishReachesEverySubscriberOfTheChannel) {
   with_server(local_config(), [](mini_redis::Server& server) -> spool::Task<void> {
     auto sub = co_await Client::connect(server.local_addr());
@@ -153,11 +174,16 @@ TEST(MiniRedisServer, PublishReachesEverySubscriberOfTheChannel) {
     EXPECT_EQ(print(co_await ask(sub, "SUBSCRIBE news")), "subscribe\nnews\n1\n");
     EXPECT_EQ(print(co_await ask(pub, "PUBLISH news hello")), "1\n");
     EXPECT_EQ(print(co_await ask(pub, "PUBLISH other x")), "0\n");
-    EXPECT_EQ(print(co_await sub.read_reply()), "message\nnews\nhello\n");
-    // In subscriber mode only the subscription commands, PING and QUIT run.
+    // Published before the PING, the message comes before the PING's reply (as in redis).
+    EXPECT_EQ(print(co_await ask(sub, "PING")), "message\nnews\nhello\n");
+    EXPECT_EQ(print(co_await sub.read_reply()), "pong\n\n");  // PING's subscriber form
+    // In subscriber mode only the subscription commands, PING and QUIT run; an unknown
+    // command is still unknown.
     const Reply refused = co_await ask(sub, "GET k");
     EXPECT_EQ(refused.kind, Reply::Kind::kError);
-    EXPECT_EQ(print(co_await ask(sub, "PING")), "pong\n\n");
+    EXPECT_EQ(refused.text.rfind("ERR Can't execute 'get'", 0), 0u) << refused.text;
+    const Reply unknown = co_await ask(sub, "NOSUCH");
+    EXPECT_EQ(unknown.text, "ERR unknown command 'NOSUCH', with args beginning with: ");
     EXPECT_EQ(print(co_await ask(sub, "UNSUBSCRIBE")), "unsubscribe\nnews\n0\n");
     EXPECT_EQ(print(co_await ask(sub, "GET k")), "\n");  // out of subscriber mode
     EXPECT_EQ(print(co_await ask(pub, "PUBLISH news again")), "0\n");
@@ -166,10 +192,20 @@ TEST(MiniRedisServer, PublishReachesEverySubscriberOfTheChannel) {
 
 TEST(MiniRedisServer, AnIdleConnectionIsClosed) {
   auto config = local_config();
-  config.idle_timeout = 20ms;
+  config.idle_timeout = 200ms;
   with_server(config, [](mini_redis::Server& server) -> spool::Task<void> {
     // The server answers, then closes the silent connection: exchange_raw returns at EOF.
     EXPECT_EQ(co_await exchange_raw(server.local_addr(), "PING\r\n"), "+PONG\r\n");
+  });
+}
+
+TEST(MiniRedisServer, AnErrorQuotingTheClientNeverEndsItsLineEarly) {
+  with_server(local_config(), [](mini_redis::Server& server) -> spool::Task<void> {
+    // CONFIG's subcommand "x\r\n+OK" is quoted in the error: its CR LF must not end the
+    // line there, which would forge a "+OK" reply.
+    EXPECT_EQ(co_await exchange_raw(server.local_addr(),
+                                    "*2\r\n$6\r\nCONFIG\r\n$6\r\nx\r\n+OK\r\nQUIT\r\n"),
+              "-ERR unknown subcommand 'x  +OK'. Try CONFIG HELP.\r\n+OK\r\n");
   });
 }
 
@@ -194,6 +230,29 @@ TEST(MiniRedisServer, ConnectionsBeyondTheLimitWaitForAFreeSlot) {
     first.reset();  // frees the slot
     EXPECT_EQ(print(co_await second.read_reply()), "PONG\n");
   });
+}
+
+TEST(MiniRedisServer, ShutdownDoesNotWaitForAClientThatStopsReading) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  rt.block_on([]() -> spool::Task<void> {
+    mini_redis::Server server(local_config());
+    auto running = spool::spawn(server.run());
+    auto stream = co_await spool::net::TcpStream::connect(server.local_addr());
+    const std::string big(1 << 20, 'x');
+    const std::string set =
+        "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$" + std::to_string(big.size()) + "\r\n" + big + "\r\n";
+    co_await stream.write_all(set);
+    char ok[5];
+    co_await stream.read_exact(ok);
+    EXPECT_EQ(std::string(ok, 5), "+OK\r\n");
+    std::string gets;
+    for (int i = 0; i < 64; ++i) gets += "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n";
+    co_await stream.write_all(gets);
+    // 64 MiB of replies, never read: the server's write waits on a full send buffer, with
+    // this stream still open. run() returns only if that write gives up at the shutdown.
+    server.shutdown();
+    co_await running;
+  }());
 }
 
 TEST(MiniRedisServer, ShutdownLetsAConnectionFinishAndThenClosesIt) {
