@@ -9,7 +9,9 @@ namespace mini_redis {
 namespace {
 
 std::uint64_t next_subscriber_id() {
-  // Relaxed: the ids need only be distinct; nothing is published with them.
+  // Protocol: written (fetch_add, relaxed) by every thread that makes a Mailbox, read by
+  // nothing else. Relaxed: the RMW alone makes the ids distinct; no other data is published
+  // with an id, so no read pairs with it.
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
 }
@@ -56,6 +58,8 @@ std::size_t PubSub::publish(const std::string& channel, const std::string& messa
       case spool::mpsc::TrySendResult::kFull:
         // Counted, as redis-server counts a receiver it then disconnects.
         ++delivered;
+        // Relaxed store; pairs with the relaxed loads in Connection (connection.cpp), which
+        // only need to see the flag eventually: no other data is published with it.
         s.overflowed->store(true, std::memory_order_relaxed);
         break;
       case spool::mpsc::TrySendResult::kClosed:

@@ -29,9 +29,11 @@ struct Mailbox {
   std::uint64_t id;                       ///< the connection's subscriber id
   spool::mpsc::Sender<std::string> tx;    ///< publishers' end of the queue
   spool::mpsc::Receiver<std::string> rx;  ///< the connection's end
-  /// Set by a publisher that found the queue full (relaxed store: the connection reads it
-  /// after each wake-up, relaxed, and needs no data published with it); the connection then
-  /// closes.
+  /// Set by a publisher that found the queue full; the connection then closes. Protocol:
+  /// written only by PubSub::publish (store true, relaxed), read only by the connection
+  /// (relaxed loads before each command and after each wake-up). Relaxed both ways: no other
+  /// data is published with the flag, and a late sight of it only closes the connection a
+  /// command later.
   std::shared_ptr<std::atomic<bool>> overflowed = std::make_shared<std::atomic<bool>>(false);
 
  private:
@@ -55,7 +57,7 @@ class PubSub {
   struct Subscriber {
     std::uint64_t id;
     spool::mpsc::Sender<std::string> tx;
-    std::shared_ptr<std::atomic<bool>> overflowed;
+    std::shared_ptr<std::atomic<bool>> overflowed;  // Mailbox::overflowed (same protocol)
   };
   std::mutex mutex_;                                                   // guards channels_
   std::unordered_map<std::string, std::vector<Subscriber>> channels_;  // never empty vectors
