@@ -104,9 +104,10 @@ class CvWake {
 /// A foreign executor (not spool's block_on): polls `fut` in a loop with a waker made by
 /// spool::Waker::from(shared_ptr<CvWake>) and a Context whose reactor slot is `slot` (null:
 /// none at all); between polls it waits on the condition variable, or parks in `park_in`
-/// when given. Returns the output; counts the pending polls in `*pending_polls`.
-template <class F>
-auto run_foreign(F& fut, spool::ReactorSlot* slot, int* pending_polls,
+/// when given. Returns the output; counts the pending polls in `*pending_polls` (an int, or
+/// a std::atomic<int> that another thread may wait on: it is notified at each count).
+template <class F, class Count>
+auto run_foreign(F& fut, spool::ReactorSlot* slot, Count* pending_polls,
                  std::shared_ptr<spool::ReactorHook> park_in = nullptr) {
   auto target = std::make_shared<CvWake>(std::move(park_in));
   const spool::Waker waker = spool::Waker::from(target);
@@ -115,6 +116,7 @@ auto run_foreign(F& fut, spool::ReactorSlot* slot, int* pending_polls,
     auto p = fut.poll(cx);
     if (p.is_ready()) return std::move(p).value();
     ++*pending_polls;
+    if constexpr (requires { pending_polls->notify_all(); }) pending_polls->notify_all();
     target->wait();
   }
 }

@@ -3,6 +3,7 @@
 // (the socket's driver parks in it), and a socket of runtime A used by a task of runtime B.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -20,15 +21,22 @@ using spool::net::TcpStream;
 using spool_time_test::run_foreign;
 
 // Outside every runtime, a twenty-line executor with no reactor slot: a socket and a timer
-// in one future, both driven by the process-wide driver's background thread.
+// in one future, both driven by the process-wide driver's background thread. The peer
+// echoes only once the future has waited (its read cannot find the reply ready), so the
+// driver is exercised on every run.
 TEST(NetForeignExecutor, ASocketAndATimerWithoutAReactorSlot) {
   auto listener = TcpListener::bind("127.0.0.1:0");
+  // Counted by run_foreign (seq_cst increments, then notify); waited on by the peer.
+  std::atomic<int> pending{0};
   // The peer: a plain thread with spool::block_on (its own executor, parking in the driver).
   std::thread peer([&] {
-    spool::block_on([](TcpListener& l) -> Task<void> {
+    spool::block_on([](TcpListener& l, std::atomic<int>& waited) -> Task<void> {
       auto [s, addr] = co_await l.accept();
-      co_await spool_net_test::echo(std::move(s));
-    }(listener));
+      std::string msg(26, '\0');
+      co_await s.read_exact(msg);
+      waited.wait(0);  // the client has returned pending at least once
+      co_await s.write_all(msg);
+    }(listener, pending));
   });
   auto client = [](spool::net::SocketAddr addr) -> Task<std::string> {
     TcpStream s = co_await TcpStream::connect(addr);
@@ -38,9 +46,8 @@ TEST(NetForeignExecutor, ASocketAndATimerWithoutAReactorSlot) {
     co_await s.read_exact(in);
     co_return in;
   }(listener.local_addr());
-  int pending = 0;
   EXPECT_EQ(run_foreign(client, nullptr, &pending), "over the background driver");
-  EXPECT_GT(pending, 0) << "nothing ever waited: the test did not exercise the driver";
+  EXPECT_GT(pending.load(), 0);
   peer.join();
 }
 
