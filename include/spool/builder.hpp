@@ -105,6 +105,16 @@ class Builder {
     config_.start_paused = paused;
     return *this;
   }
+  /// The kernel interface the runtime's I/O driver waits on (default: the
+  /// SPOOL_IO_BACKEND environment variable — "epoll", "io_uring" or "auto" — else
+  /// kEpoll). kAuto takes io_uring where the kernel allows it and falls back to epoll;
+  /// RuntimeMetrics::io_backend says which runs. build() throws std::system_error for
+  /// kIoUring where io_uring cannot run (an old kernel, a seccomp filter, a spool built
+  /// without liburing). Sockets behave the same on both (docs/io.md).
+  Builder& io_backend(IoBackend backend) {
+    config_.io_backend = backend;
+    return *this;
+  }
   /// The runtime's priority levels, highest first, each with its channels:
   /// `levels({Level{"interactive"}, Level{"tenant-a", "tenant-b"}})`. Without this call a
   /// runtime has one level with one channel, "default". build() rejects an empty list, an

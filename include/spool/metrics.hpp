@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "spool/io_backend.hpp"
+
 namespace spool {
 
 /// Counters of one worker (cumulative since the runtime started, except queue depth).
@@ -56,8 +58,12 @@ struct RuntimeMetrics {
   std::uint64_t io_events = 0;            ///< readiness events the I/O driver dispatched
   std::size_t io_registrations = 0;       ///< sockets registered with the I/O driver now
   std::uint64_t io_accept_backoffs = 0;   ///< accepts that waited: no file descriptor was left
-  std::vector<LevelMetrics> levels;       ///< one per priority level, highest first
-  std::vector<ChannelMetrics> channels;   ///< one per channel, highest level first
+  IoBackend io_backend = IoBackend::kEpoll;  ///< the I/O driver's interface: kEpoll or kIoUring
+  /// io_uring: socket polls the kernel ended on its own (the thread that submitted one exited,
+  /// or the completion queue overflowed) and the driver armed again
+  std::uint64_t io_rearms = 0;
+  std::vector<LevelMetrics> levels;      ///< one per priority level, highest first
+  std::vector<ChannelMetrics> channels;  ///< one per channel, highest level first
 };
 
 }  // namespace spool

@@ -18,7 +18,7 @@ thread_local FollowerSeen follower_seen;
 Driver::Driver(Options options)
     : always_driven_(options.always_driven),
       bottom_(std::make_shared<ThreadParker>()),
-      io_(std::make_shared<EpollDriver>(bottom_)),
+      io_(std::make_shared<IoDriver>(bottom_, options.io_backend)),
       time_(std::make_shared<TimeDriver>(io_, options.timer_resolution, options.start_paused,
                                          options.shards, std::move(options.can_auto_advance))) {}
 
@@ -204,8 +204,13 @@ void Driver::shutdown() {
 const std::shared_ptr<Driver>& Driver::global() {
   // Never destroyed: timers and their background thread may be used until the process
   // exits, after static destructors began.
-  static const auto* const driver = new std::shared_ptr<Driver>(std::make_shared<Driver>(Options{
-      std::chrono::milliseconds(1), false, std::max(1u, std::thread::hardware_concurrency()), {}}));
+  static const auto* const driver = new std::shared_ptr<Driver>(
+      std::make_shared<Driver>(Options{std::chrono::milliseconds(1),
+                                       false,
+                                       std::max(1u, std::thread::hardware_concurrency()),
+                                       {},
+                                       false,
+                                       resolve_io_backend(std::nullopt)}));
   return *driver;
 }
 

@@ -1,6 +1,6 @@
-// Driver: the top of a driver stack (time → I/O (epoll) → thread parker), shared by the threads
-// that park in it: one holds it at a time (a try-lock, as tokio's TryLock<Driver>), the others park
-// on their own parkers.
+// Driver: the top of a driver stack (time → I/O (epoll or io_uring) → thread parker), shared by the
+// threads that park in it: one holds it at a time (a try-lock, as tokio's TryLock<Driver>), the
+// others park on their own parkers.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "driver/io/epoll_driver.hpp"
+#include "driver/io/io_driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "driver/time/time_driver.hpp"
 
@@ -49,6 +49,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     // workers park in it, busy ones poll it at their maintenance tick), so a timer that
     // cannot install it needs no background thread.
     bool always_driven = false;
+    IoBackend io_backend = IoBackend::kEpoll;  // kEpoll or kIoUring (resolve_io_backend)
   };
   explicit Driver(Options options);
   ~Driver() override;
@@ -85,7 +86,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   void block_on_ended() noexcept;
 
   TimeDriver& time() noexcept { return *time_; }
-  EpollDriver& io() noexcept { return *io_; }
+  IoDriver& io() noexcept { return *io_; }
   // Starts the background thread if it is not running (it keeps the driver alive until
   // shutdown). Throws std::system_error when it cannot start (nothing drives it then).
   void ensure_driven();
@@ -114,7 +115,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   std::mutex handoff_mutex_;
   std::function<void()> handoff_;  // guarded by handoff_mutex_
   std::shared_ptr<ThreadParker> bottom_;
-  std::shared_ptr<EpollDriver> io_;
+  std::shared_ptr<IoDriver> io_;
   std::shared_ptr<TimeDriver> time_;
   // The try-lock. Exchange(true, acquire) to take it; store(false, seq_cst) to release it,
   // then a seq_cst load of followers_ (store buffering with follow's increment, then its

@@ -96,6 +96,10 @@ Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::
                               "down, so its I/O driver is gone; keep sockets within the "
                               "runtime's lifetime");
     }
+    if ((ev.bits & ScheduledIo::kFailed) != 0) {
+      throw_error(io_->failure(),
+                  "spool::net: the I/O driver could not go on watching this socket");
+    }
     const long n = op(fd_, arg);
     if (n >= 0) {
       // Edge-triggered: a short transfer drained (or filled) the kernel's buffer, and any

@@ -45,6 +45,7 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
         "multi-thread runtime's workers cannot tell that every task waits, so its clock cannot "
         "auto-advance");
   }
+  config.io_backend = resolve_io_backend(config.io_backend);
   auto rt = std::make_shared<RuntimeShared>(std::move(config));
   rt->start();
   return rt;

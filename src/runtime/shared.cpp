@@ -51,7 +51,9 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
             return blocking_.is_idle() && (!current_thread_ || !current_thread_->has_runnable());
           },
           // A multi-thread runtime's workers always drive it: no background thread.
-          config_.flavor == RuntimeConfig::Flavor::kMultiThread})) {
+          config_.flavor == RuntimeConfig::Flavor::kMultiThread,
+          // build_runtime resolved it.
+          config_.io_backend.value_or(IoBackend::kEpoll)})) {
   if (config_.flavor == RuntimeConfig::Flavor::kMultiThread) {
     multi_thread_ =
         std::make_unique<MultiThread>(this, config_, levels_, owned_, blocking_, driver_);
@@ -368,6 +370,8 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.io_events = io.events;
   m.io_registrations = io.registered;
   m.io_accept_backoffs = io.accept_backoffs;
+  m.io_backend = driver_->io().backend();
+  m.io_rearms = io.rearms;
   return m;
 }
 

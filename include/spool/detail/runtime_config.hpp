@@ -6,8 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "spool/io_backend.hpp"
 
 namespace spool::detail {
 
@@ -34,6 +37,8 @@ struct RuntimeConfig {
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
   std::size_t timer_wheels = 0;  // 0: one per worker
   bool start_paused = false;
+  // Unset: SPOOL_IO_BACKEND, else epoll; build() makes it kEpoll or kIoUring.
+  std::optional<IoBackend> io_backend;
   // Priority levels, highest first, each its channels (Builder::levels); empty: one level
   // with one FIFO channel, kDefaultChannelName.
   std::vector<std::vector<ChannelConfig>> levels;

@@ -32,9 +32,11 @@ class ScheduledIo {
   static constexpr std::uint32_t kWriteClosed = 8;  // a hang-up: writes fail from now on
   static constexpr std::uint32_t kError = 16;       // the syscall will report the error
   static constexpr std::uint32_t kShutdown = 32;    // the driver shut down: nothing fires again
+  static constexpr std::uint32_t kFailed = 64;      // the kernel stopped watching it: failure()
   // What ends a wait for reading / for writing.
-  static constexpr std::uint32_t kReadMask = kReadable | kReadClosed | kError | kShutdown;
-  static constexpr std::uint32_t kWriteMask = kWritable | kWriteClosed | kError | kShutdown;
+  static constexpr std::uint32_t kReadMask = kReadable | kReadClosed | kError | kShutdown | kFailed;
+  static constexpr std::uint32_t kWriteMask =
+      kWritable | kWriteClosed | kError | kShutdown | kFailed;
 
   // Registered ready for both directions: a leaf tries its syscall before it waits for an
   // edge (a fresh socket may have data already; the EAGAIN clears the bit).
@@ -58,6 +60,15 @@ class ScheduledIo {
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
     return pending;
   }
+
+  // The driver (its holder), when the kernel refused to go on watching the fd (io_uring: a
+  // poll that ended with an error): every wait ends, and the leaves report `err`.
+  void fail(int err) {
+    failure_ = err;  // published by set_readiness's release, read after ready()'s acquire
+    set_readiness(kFailed);
+  }
+  // The errno fail() gave; read only after a snapshot that has kFailed.
+  int failure() const noexcept { return failure_; }
 
   // The leaf, after its syscall said EAGAIN: clears `bits` unless the driver reported an
   // edge since `ev` was taken (then the syscall is tried again).
@@ -91,6 +102,8 @@ class ScheduledIo {
   // Registry links, guarded by the driver's registry mutex.
   ScheduledIo* prev = nullptr;
   ScheduledIo* next = nullptr;
+  // Removed, kept until the poller's last event for it (io_uring); guarded by that mutex.
+  bool released = false;
 
  private:
   void add_bits(std::uint32_t bits) noexcept {
@@ -119,6 +132,7 @@ class ScheduledIo {
   }
 
   const int fd_;
+  int failure_ = 0;  // see fail()
   // (tick << 32) | bits. Written by the driver's holder (set_readiness: CAS, acq_rel) and by
   // the leaves (clear_readiness: CAS, relaxed, only if the tick is the one they saw); read
   // with acquire by poll_ready. Starts readable and writable (see the constructor).
