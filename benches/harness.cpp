@@ -107,6 +107,7 @@ spool::Runtime make_runtime(const Config& cfg, std::vector<spool::Level> levels)
       .timer_wheels(cfg.timer_wheels)
       .timer_resolution(cfg.timer_resolution);
   if (!levels.empty()) builder.levels(std::move(levels)).schedule(spool::HighestFirst{});
+  if (cfg.io_backend) builder.io_backend(*cfg.io_backend);
   spool::Runtime rt = builder.build();
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@ struct Config {
   // spool only, for comparisons of its own settings (the peers have no such knobs):
   std::size_t timer_wheels = 0;                          // Builder::timer_wheels
   std::chrono::nanoseconds timer_resolution{1'000'000};  // Builder::timer_resolution
+  // Builder::io_backend (unset: the runtime's default); set by W10 for each backend.
+  std::optional<spool::IoBackend> io_backend;
 };
 
 // Reads BENCH_WORKERS, BENCH_MIN_REPS, BENCH_MAX_REPS and BENCH_BUDGET_MS, and spool's own

@@ -2,10 +2,14 @@
 // ephemeral port), TCP_NODELAY on both ends; each client does 2,000 round trips of a
 // 64-byte message (write_all, then read_exact). The 64 connections are made first, untimed;
 // the timed phase runs from the spawn of the client tasks to the end of all of them. The
-// code shape of the tokio peer (shared/peers/tokio/src/main.rs).
+// code shape of the tokio peer (shared/peers/tokio/src/main.rs). Run on each I/O backend:
+// `tcp_echo` is epoll's figure, `tcp_echo@io_uring` io_uring's (compare-peers compares both
+// with the peers' tcp_echo).
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -67,7 +71,8 @@ spool::Task<Clock::duration> w10_round(spool::net::SocketAddr addr) {
   co_return Clock::now() - t0;
 }
 
-void w10_tcp_echo(const Config& cfg) {
+void w10_tcp_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
+  cfg.io_backend = backend;
   spool::Runtime rt = make_runtime(cfg);
   auto listener = rt.block_on([]() -> spool::Task<spool::net::TcpListener> {
     co_return spool::net::TcpListener::bind("127.0.0.1:0");
@@ -75,7 +80,16 @@ void w10_tcp_echo(const Config& cfg) {
   const spool::net::SocketAddr addr = listener.local_addr();
   (void)rt.spawn(w10_accept_loop(std::move(listener)));
   auto samples = measure(cfg, [&] { return rt.block_on(w10_round(addr)); });
-  report_ns_per_op("tcp_echo", samples, kClients * kRoundTrips);
+  report_ns_per_op(name, samples, kClients * kRoundTrips);
+}
+
+void w10_tcp_echo(const Config& cfg) {
+  w10_tcp_echo_on(cfg, spool::IoBackend::kEpoll, "tcp_echo");
+  try {
+    w10_tcp_echo_on(cfg, spool::IoBackend::kIoUring, "tcp_echo@io_uring");
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "spool-bench: tcp_echo@io_uring skipped: %s\n", e.what());
+  }
 }
 
 }  // namespace
