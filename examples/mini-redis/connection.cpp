@@ -109,18 +109,17 @@ spool::Task<void> Connection::run() {
 
 Connection::After Connection::run_buffered() {
   while (begin_ < end_) {
-    Parsed p;
     try {
-      p = parse_command(std::span<const char>(in_.data() + begin_, end_ - begin_),
-                        state_.config.limits);
+      parse_command(std::span<const char>(in_.data() + begin_, end_ - begin_), state_.config.limits,
+                    parsed_);
     } catch (const ProtocolError& e) {
       write_error(out_, std::string("ERR Protocol error: ") + e.what());
       return After::kClose;
     }
-    if (!p.complete) break;
-    begin_ += p.consumed;
-    if (p.args.empty()) continue;  // an empty inline line
-    if (execute(p.args) == After::kClose) return After::kClose;
+    if (!parsed_.complete) break;
+    begin_ += parsed_.consumed;
+    if (parsed_.args.empty()) continue;  // an empty inline line
+    if (execute(parsed_.args) == After::kClose) return After::kClose;
   }
   return After::kContinue;
 }

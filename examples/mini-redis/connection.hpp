@@ -52,6 +52,7 @@ class Connection {
   std::size_t begin_ = 0;              // the first byte not yet parsed
   std::size_t end_ = 0;                // one past the last byte read
   std::string out_;                    // replies not yet written
+  Parsed parsed_;                      // each command in turn (its strings are reused)
   std::unique_ptr<Mailbox> mailbox_;   // made by the first SUBSCRIBE
   std::set<std::string> channels_;     // subscribed to; not empty: in subscriber mode
   std::vector<std::string> messages_;  // received from the mailbox, to write

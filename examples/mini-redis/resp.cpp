@@ -34,33 +34,49 @@ std::int64_t parse_length(std::span<const char> buf, std::size_t from, std::size
 
 constexpr std::size_t kMaxHeader = 32;  // "*<digits>" / "$<digits>": a length fits in 20
 
-Parsed parse_inline(std::span<const char> buf, const Limits& limits) {
+// Sets out.args to the `n` arguments `at(i)` gives, reusing the strings already there.
+template <class At>
+void assign_args(Parsed& out, std::size_t n, At at) {
+  if (out.args.size() < n) out.args.resize(n);
+  for (std::size_t i = 0; i < n; ++i) out.args[i].assign(at(i));
+  out.args.resize(n);
+}
+
+void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) {
   const std::size_t end = line_end(buf, 0, limits.max_inline);
-  Parsed p;
-  if (end == std::string_view::npos) return p;
-  p.complete = true;
-  p.consumed = end + 2;
+  if (end == std::string_view::npos) return;
   std::string_view line(buf.data(), end);
-  while (!line.empty()) {
-    const std::size_t start = line.find_first_not_of(' ');
+  out.spans.clear();
+  std::size_t offset = 0;
+  while (offset < line.size()) {
+    const std::size_t start = line.find_first_not_of(' ', offset);
     if (start == std::string_view::npos) break;
-    line.remove_prefix(start);
-    const std::size_t stop = std::min(line.find(' '), line.size());
-    if (p.args.size() == limits.max_args) throw ProtocolError("too many arguments");
-    p.args.emplace_back(line.substr(0, stop));
-    line.remove_prefix(stop);
+    const std::size_t stop = std::min(line.find(' ', start), line.size());
+    if (out.spans.size() == limits.max_args) throw ProtocolError("too many arguments");
+    out.spans.emplace_back(start, stop - start);
+    offset = stop;
   }
-  return p;
+  out.complete = true;
+  out.consumed = end + 2;
+  assign_args(out, out.spans.size(),
+              [&](std::size_t i) { return line.substr(out.spans[i].first, out.spans[i].second); });
 }
 
 }  // namespace
 
 Parsed parse_command(std::span<const char> buf, const Limits& limits) {
   Parsed p;
-  if (buf.empty()) return p;
-  if (buf[0] != '*') return parse_inline(buf, limits);
+  parse_command(buf, limits, p);
+  return p;
+}
+
+void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out) {
+  out.complete = false;
+  out.consumed = 0;
+  if (buf.empty()) return;
+  if (buf[0] != '*') return parse_inline(buf, limits, out);
   std::size_t end = line_end(buf, 1, kMaxHeader);
-  if (end == std::string_view::npos) return p;
+  if (end == std::string_view::npos) return;
   const std::int64_t n = parse_length(buf, 1, end, "multibulk length");
   if (n < 0 || static_cast<std::uint64_t>(n) > limits.max_args) {
     throw ProtocolError("invalid multibulk length");
@@ -68,33 +84,32 @@ Parsed parse_command(std::span<const char> buf, const Limits& limits) {
   std::size_t pos = end + 2;
   // Where each argument lies: the strings are made only once the whole command is here, so
   // a large command that arrives in many reads is not copied again at each one.
-  std::vector<std::pair<std::size_t, std::size_t>> spans;
-  spans.reserve(static_cast<std::size_t>(std::min<std::int64_t>(n, 64)));
+  out.spans.clear();
   for (std::int64_t i = 0; i < n; ++i) {
-    if (pos >= buf.size()) return p;
+    if (pos >= buf.size()) return;
     if (buf[pos] != '$') {
       throw ProtocolError(std::string("expected '$', got '") + buf[pos] + "'");
     }
     end = line_end(buf, pos + 1, kMaxHeader);
-    if (end == std::string_view::npos) return p;
+    if (end == std::string_view::npos) return;
     const std::int64_t len = parse_length(buf, pos + 1, end, "bulk length");
     if (len < 0 || static_cast<std::uint64_t>(len) > limits.max_bulk) {
       throw ProtocolError("invalid bulk length");
     }
     const std::size_t data = end + 2;
     const auto ulen = static_cast<std::size_t>(len);
-    if (buf.size() - data < ulen + 2) return p;  // the argument is not all here yet
+    if (buf.size() - data < ulen + 2) return;  // the argument is not all here yet
     if (buf[data + ulen] != '\r' || buf[data + ulen + 1] != '\n') {
       throw ProtocolError("bulk string not terminated by CRLF");
     }
-    spans.emplace_back(data, ulen);
+    out.spans.emplace_back(data, ulen);
     pos = data + ulen + 2;
   }
-  p.complete = true;
-  p.consumed = pos;
-  p.args.reserve(spans.size());
-  for (auto [at, len] : spans) p.args.emplace_back(buf.data() + at, len);
-  return p;
+  out.complete = true;
+  out.consumed = pos;
+  assign_args(out, out.spans.size(), [&](std::size_t i) {
+    return std::string_view(buf.data() + out.spans[i].first, out.spans[i].second);
+  });
 }
 
 void write_simple(std::string& out, std::string_view s) {

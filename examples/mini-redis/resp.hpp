@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mini_redis {
@@ -42,6 +43,8 @@ struct Parsed {
   std::size_t consumed = 0;
   /// The arguments (when complete; empty for an empty inline line, which is skipped).
   Command args;
+  /// Scratch: where each argument lies in the buffer (kept to save its allocation).
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
 };
 
 /// Parses the command at the front of `buf`: an array of bulk strings
@@ -49,6 +52,9 @@ struct Parsed {
 /// command ("PING\r\n", words separated by spaces). Throws ProtocolError for malformed
 /// input and for input beyond `limits` (checked before anything is allocated).
 Parsed parse_command(std::span<const char> buf, const Limits& limits);
+/// The same, into `out`, whose storage it reuses: a connection that parses each command into
+/// the same Parsed allocates nothing for arguments no longer than those it saw before.
+void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out);
 
 /// Reply writers: each appends one RESP2 value to `out`.
 void write_simple(std::string& out, std::string_view s);   ///< +s

@@ -33,6 +33,32 @@ TEST(Resp, EveryPrefixOfACommandIsIncompleteAndTheWholeIsComplete) {
   EXPECT_TRUE(parse(cmd).complete);
 }
 
+// A connection parses every command into the same Parsed: each result is that command's
+// alone, whether the previous one had more arguments, fewer, longer ones, or was inline, or
+// was incomplete.
+TEST(Resp, AReusedParsedHoldsOnlyTheLastCommand) {
+  mini_redis::Parsed p;
+  const auto into = [&](std::string_view s) {
+    parse_command(std::span<const char>(s.data(), s.size()), Limits{}, p);
+  };
+  into("*3\r\n$3\r\nSET\r\n$21\r\nkey:00000000000000001\r\n$3\r\nabc\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"SET", "key:00000000000000001", "abc"}));
+  into("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"GET", "k"}));
+  into("*2\r\n$4\r\nECHO\r\n$5\r\nhel");  // incomplete
+  EXPECT_FALSE(p.complete);
+  EXPECT_EQ(p.consumed, 0u);
+  into("PING  a\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, 9u);
+  EXPECT_EQ(p.args, (mini_redis::Command{"PING", "a"}));
+  into("\r\n");  // an empty inline line: no arguments
+  ASSERT_TRUE(p.complete);
+  EXPECT_TRUE(p.args.empty());
+}
+
 TEST(Resp, APipelineIsParsedOneCommandAtATime) {
   const std::string buf = "*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4";
   auto p = parse(buf);
