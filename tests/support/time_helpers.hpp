@@ -106,6 +106,9 @@ class CvWake {
 /// none at all); between polls it waits on the condition variable, or parks in `park_in`
 /// when given. Returns the output; counts the pending polls in `*pending_polls` (an int, or
 /// a std::atomic<int> that another thread may wait on: it is notified at each count).
+/// Atomic protocol: only this executor writes the count (++: a seq_cst fetch_add, then
+/// notify_all); the other thread reads it with seq_cst wait()/load(), which see the
+/// increment made before this executor waits for a wake.
 template <class F, class Count>
 auto run_foreign(F& fut, spool::ReactorSlot* slot, Count* pending_polls,
                  std::shared_ptr<spool::ReactorHook> park_in = nullptr) {
