@@ -1,9 +1,14 @@
-// Helpers of the networking tests: an echo server task, byte patterns.
+// Helpers of the networking tests: an echo server task, byte patterns, a closed port.
 #pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -39,6 +44,23 @@ inline std::vector<std::uint8_t> pattern(std::size_t n, std::uint32_t seed = 1) 
     b = static_cast<std::uint8_t>(x);
   }
   return v;
+}
+
+/// A 127.0.0.1 address nothing is bound to (for sockets of `type`, SOCK_STREAM or
+/// SOCK_DGRAM): the port of a plain socket, closed again. Plain, not spool's: on io_uring a
+/// spool socket closed on a thread other than the one that watches it is released an
+/// instant after its close returns (docs/io.md), and these tests need the port free at once.
+inline spool::net::SocketAddr closed_port(int type) {
+  const int fd = ::socket(AF_INET, type, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok) throw std::runtime_error("closed_port: cannot bind a socket on 127.0.0.1");
+  return spool::net::SocketAddr(reinterpret_cast<const sockaddr*>(&a), len);
 }
 
 }  // namespace spool_net_test

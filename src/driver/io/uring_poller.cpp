@@ -11,8 +11,10 @@
 #include <liburing.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/fatal_misuse.hpp"
@@ -30,18 +32,30 @@ static_assert(alignof(ScheduledIo) >= 2, "the low bit of a registration's addres
 
 constexpr unsigned kPollMask = POLLIN | POLLOUT | POLLRDHUP;
 
+// The poller whose completions this thread last waited for (set by UringPoller::wait): a
+// thread that drives the runtime (a worker, the background driver, a current-thread
+// runtime's block_on), which will run that ring's task_work again soon.
+thread_local const void* tl_waited_on = nullptr;
+
 // The checks the poller and probe_uring share: sets up `ring` with `entries` entries and
 // the given completion queue size (0: the default); throws std::system_error, the ring
 // closed, where io_uring cannot serve as the driver.
 void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
   io_uring_params p{};
+  // COOP_TASKRUN (Linux 5.19): a completion's task_work waits for its thread's next return
+  // from the kernel instead of interrupting it (a sleeping thread is still woken); without
+  // it, each socket wake-up would send an inter-processor interrupt to a running worker.
+  p.flags = IORING_SETUP_COOP_TASKRUN;
   if (cq_entries != 0) {
-    p.flags = IORING_SETUP_CQSIZE;
+    p.flags |= IORING_SETUP_CQSIZE;
     p.cq_entries = cq_entries;
   }
-  if (const int r = io_uring_queue_init_params(entries, &ring, &p); r < 0) {
-    throw_errno(-r, "spool: io_uring_setup for the I/O driver");
+  int r = io_uring_queue_init_params(entries, &ring, &p);
+  if (r == -EINVAL) {  // before 5.19: without it
+    p.flags &= ~IORING_SETUP_COOP_TASKRUN;
+    r = io_uring_queue_init_params(entries, &ring, &p);
   }
+  if (r < 0) throw_errno(-r, "spool: io_uring_setup for the I/O driver");
   // IORING_FEAT_RSRC_TAGS came with Linux 5.13, as multishot polls did.
   if ((p.features & IORING_FEAT_EXT_ARG) == 0 || (p.features & IORING_FEAT_RSRC_TAGS) == 0) {
     io_uring_queue_exit(&ring);
@@ -59,15 +73,22 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
 // driver then arms it again unless it was removed (IoDriver::finish).
 //
 // Who submits a poll matters twice. The kernel posts each of its completions from a
-// task_work of the thread that submitted it (waking or interrupting that thread); and a
-// poll holds a reference to the socket's file, so a socket's close takes effect only once
-// the poll's cancellation has completed, which that thread's task_work does. A socket's
-// poll is therefore submitted by the thread that opens it, at once, and removed with a
-// synchronous cancel (IORING_REGISTER_SYNC_CANCEL, Linux 6.0; before it, an asynchronous
-// IORING_OP_POLL_REMOVE): when the socket is closed on the thread that opened it (the usual
-// case), the cancellation completes as that thread leaves the syscall, before the close,
-// which then releases the socket at once, as with epoll. The wake eventfd's poll, whose
-// completions must wake only the holder, is submitted by the holder itself.
+// task_work of the thread that submitted it (at that thread's next return from the kernel,
+// or waking it if it sleeps); and a poll holds a reference to the socket's file, so a
+// socket's close takes effect only once the poll's cancellation has completed, which that
+// thread's task_work does. A socket opened on a thread that drives the runtime (one that
+// has waited on this ring: a worker) has its poll submitted by that thread, at once, and
+// removed with a synchronous cancel (IORING_REGISTER_SYNC_CANCEL, Linux 6.0; before it, an
+// asynchronous IORING_OP_POLL_REMOVE): when the socket is closed on the thread that opened
+// it (the usual case), the cancellation completes as that thread leaves the syscall,
+// before the close, which then releases the socket at once, as with epoll. A socket opened
+// on any other thread (the thread of a multi-thread runtime's block_on, a foreign
+// executor's) has its poll handed to the holder, which submits it before its next wait:
+// every wake-up of that socket would otherwise go through a thread that mostly sleeps
+// elsewhere (W10 ran 1.4 times slower so) or may have exited. Its close, if done on a
+// thread other than the poll's, completes when that thread next runs its task_work (soon:
+// it drives the runtime). The wake eventfd's poll, whose completions must wake only the
+// holder, is submitted by the holder itself.
 //
 // The submission queue is shared by every thread under sq_mutex_; only the holder reads
 // the completion queue.
@@ -85,7 +106,15 @@ class UringPoller final : public IoPoller {
   ~UringPoller() override { io_uring_queue_exit(&ring_); }
 
   void arm(ScheduledIo* io, const char* what) override {
-    std::lock_guard lock(sq_mutex_);
+    std::unique_lock lock(sq_mutex_);
+    if (tl_waited_on != this) {
+      handed_over_.push_back(io);
+      // Release: pairs with submit_pending's acquire.
+      queued_.store(true, std::memory_order_release);
+      lock.unlock();
+      wake_.signal();
+      return;
+    }
     io_uring_sqe* sqe = next_sqe_locked();
     if (sqe == nullptr) throw_errno(EBUSY, std::string(what) + ": io_uring submission queue");
     io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
@@ -100,6 +129,17 @@ class UringPoller final : public IoPoller {
   }
 
   bool disarm(ScheduledIo* io) noexcept override {
+    {
+      std::lock_guard lock(sq_mutex_);
+      if (const auto it = std::find(handed_over_.begin(), handed_over_.end(), io);
+          it != handed_over_.end()) {
+        handed_over_.erase(it);
+        return true;  // never submitted: nothing of the kernel's names it
+      }
+      // Entries a submission left (the kernel took only part of them) go now, so that the
+      // cancel below finds this poll if it is among them.
+      if (io_uring_sq_ready(&ring_) > 0) (void)submit_locked();
+    }
     const auto tag = reinterpret_cast<std::uint64_t>(io);
     if (sync_cancel_) {
       io_uring_sync_cancel_reg reg{};
@@ -116,6 +156,7 @@ class UringPoller final : public IoPoller {
   }
 
   void wait(const timespec* timeout, std::vector<IoEvent>& out) override {
+    tl_waited_on = this;
     // Entries the kernel did not take (and the wake poll, first or again) are submitted
     // here; while that fails, wait at most a millisecond (an unpark cannot end a wait
     // without the eventfd's poll).
@@ -189,21 +230,50 @@ class UringPoller final : public IoPoller {
     } while (r == -EINTR || (r == -EAGAIN && ++tries < 3));
     return r;
   }
-  // The holder, before it waits: arms the wake poll if it is not, and submits what earlier
-  // submissions left. False if something is left still.
+  // The holder, before it waits: arms the wake poll if it is not, the polls handed over to
+  // it, and submits what earlier submissions left. False if something is left still.
   bool submit_pending() {
-    // Acquire: pairs with remove_async's release.
+    // Acquire: pairs with arm's and remove_async's releases.
     const bool pending = queued_.exchange(false, std::memory_order_acquire);
     if (wake_armed_ && !pending) return true;
     std::lock_guard lock(sq_mutex_);
     if (!wake_armed_) {
       io_uring_sqe* sqe = next_sqe_locked();
-      if (sqe == nullptr) return false;
+      if (sqe == nullptr) return left_locked();
       io_uring_prep_poll_multishot(sqe, wake_.fd(), POLLIN);
       io_uring_sqe_set_data64(sqe, kWakeTag);
       wake_armed_ = true;
     }
-    if (submit_locked() >= 0) return true;
+    // In rounds of what the submission queue holds (a burst of connections made outside the
+    // runtime may hand over more polls than that).
+    std::vector<io_uring_sqe*> armed;
+    for (;;) {
+      armed.clear();
+      while (!handed_over_.empty()) {
+        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // not next_sqe_locked: no submission
+        if (sqe == nullptr) break;
+        ScheduledIo* io = handed_over_.back();
+        handed_over_.pop_back();
+        io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
+        io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(io));
+        armed.push_back(sqe);
+      }
+      if (submit_locked() < 0) {
+        // The kernel took nothing: the polls go back to the hand-over list (where disarm
+        // finds them), their entries become no-ops.
+        for (io_uring_sqe* sqe : armed) {
+          handed_over_.push_back(reinterpret_cast<ScheduledIo*>(sqe->user_data));
+          io_uring_prep_nop(sqe);
+          io_uring_sqe_set_data64(sqe, kRemoval);
+        }
+        return left_locked();
+      }
+      if (handed_over_.empty()) return true;
+      if (armed.empty()) return left_locked();  // no room even after a submission
+    }
+  }
+  // Something is left to submit: the next wait tries again. Always false.
+  bool left_locked() {
     queued_.store(true, std::memory_order_relaxed);
     return false;
   }
@@ -231,8 +301,12 @@ class UringPoller final : public IoPoller {
   // The holder's alone: the eventfd's poll is armed (by the holder's first wait, and again
   // by the wait after it ended).
   bool wake_armed_ = false;
-  // True while entries the kernel refused wait in the submission queue. Stored (release)
-  // under sq_mutex_ by a removal whose submission failed; exchanged (acquire) by the holder
+  // Registrations armed by threads that do not drive the runtime, for the holder to submit
+  // (guarded by sq_mutex_).
+  std::vector<ScheduledIo*> handed_over_;
+  // True while something waits for the holder's submission: entries the kernel refused, or
+  // handed_over_ polls. Stored (release) under sq_mutex_ by arm and by a removal whose
+  // submission failed (relaxed by the holder itself); exchanged (acquire) by the holder
   // before each wait, which then submits under sq_mutex_.
   Atomic<bool> queued_{false};
 };

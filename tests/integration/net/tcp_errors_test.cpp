@@ -24,12 +24,9 @@ using spool::net::TcpStream;
 class TcpErrors : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(TcpErrors);
 
-// An address nothing listens on: a listener's, closed again.
-SocketAddr closed_port() { return TcpListener::bind("127.0.0.1:0").local_addr(); }
-
 TEST_P(TcpErrors, ConnectionRefusedNamesTheAddress) {
   auto rt = build();
-  const SocketAddr addr = rt.block_on([]() -> Task<SocketAddr> { co_return closed_port(); }());
+  const SocketAddr addr = spool_net_test::closed_port(SOCK_STREAM);
   rt.block_on([](SocketAddr a) -> Task<void> {
     try {
       (void)co_await TcpStream::connect(a);

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "spool/spool.hpp"
+#include "support/net.hpp"
 #include "support/rt_flavor.hpp"
 
 namespace {
@@ -74,7 +75,7 @@ TEST_P(Udp, ConnectedSendAndRecvKeepDatagramBoundaries) {
 TEST_P(Udp, AConnectedSocketWithoutAPeerReportsConnectionRefused) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
-    const SocketAddr nobody = UdpSocket::bind("127.0.0.1:0").local_addr();  // closed again
+    const SocketAddr nobody = spool_net_test::closed_port(SOCK_DGRAM);
     auto s = UdpSocket::bind("127.0.0.1:0");
     s.connect(nobody);
     const std::uint64_t events = spool::Handle::current().metrics().io_events;
