@@ -42,22 +42,32 @@ void assign_args(Parsed& out, std::size_t n, At at) {
   out.args.resize(n);
 }
 
+// An inline command, as redis-server reads one: a line ended by "\n" (a "\r" before it is
+// dropped: telnet and nc users send either), its arguments separated by spaces or tabs.
 void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) {
-  const std::size_t end = line_end(buf, 0, limits.max_inline);
-  if (end == std::string_view::npos) return;
+  const std::size_t stop = std::min(buf.size(), limits.max_inline + 2);
+  const auto lf = std::find(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(stop), '\n');
+  if (lf == buf.begin() + static_cast<std::ptrdiff_t>(stop)) {
+    if (buf.size() > limits.max_inline + 1) throw ProtocolError("line too long");
+    return;
+  }
+  const auto end = static_cast<std::size_t>(lf - buf.begin());
   std::string_view line(buf.data(), end);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.size() > limits.max_inline) throw ProtocolError("line too long");
+  static constexpr std::string_view kBlanks = " \t";
   out.spans.clear();
   std::size_t offset = 0;
   while (offset < line.size()) {
-    const std::size_t start = line.find_first_not_of(' ', offset);
+    const std::size_t start = line.find_first_not_of(kBlanks, offset);
     if (start == std::string_view::npos) break;
-    const std::size_t stop = std::min(line.find(' ', start), line.size());
+    const std::size_t stop_at = std::min(line.find_first_of(kBlanks, start), line.size());
     if (out.spans.size() == limits.max_args) throw ProtocolError("too many arguments");
-    out.spans.emplace_back(start, stop - start);
-    offset = stop;
+    out.spans.emplace_back(start, stop_at - start);
+    offset = stop_at;
   }
   out.complete = true;
-  out.consumed = end + 2;
+  out.consumed = end + 1;
   assign_args(out, out.spans.size(),
               [&](std::size_t i) { return line.substr(out.spans[i].first, out.spans[i].second); });
 }

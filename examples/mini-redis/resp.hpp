@@ -49,8 +49,9 @@ struct Parsed {
 
 /// Parses the command at the front of `buf`: an array of bulk strings
 /// ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", what redis-cli and redis-benchmark send) or an inline
-/// command ("PING\r\n", words separated by spaces). Throws ProtocolError for malformed
-/// input and for input beyond `limits` (checked before anything is allocated).
+/// command ("PING\r\n" or "PING\n", words separated by spaces or tabs; no quoting). Throws
+/// ProtocolError for malformed input and for input beyond `limits` (checked before anything is
+/// allocated).
 Parsed parse_command(std::span<const char> buf, const Limits& limits);
 /// The same, into `out`, whose storage it reuses: a connection that parses each command into
 /// the same Parsed allocates nothing for arguments no longer than those it saw before.

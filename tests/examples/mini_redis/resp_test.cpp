@@ -84,6 +84,29 @@ TEST(Resp, InlineCommandsSplitOnSpaces) {
   EXPECT_FALSE(parse("PING").complete);
 }
 
+TEST(Resp, AnInlineLineMayEndWithABareLineFeedAndUseTabs) {
+  auto p = parse("ECHO\thi\nPING\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, 8u);
+  EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hi"}));
+  p = parse("\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, 1u);
+  EXPECT_TRUE(p.args.empty());
+  EXPECT_FALSE(parse("PING\r").complete);  // the line feed has not come yet
+}
+
+TEST(Resp, AnInlineLineLongerThanTheLimitThrows) {
+  Limits small;
+  small.max_inline = 4;
+  EXPECT_TRUE(parse("PING\r\n", small).complete);  // 4 bytes: at the limit
+  EXPECT_TRUE(parse("PING\n", small).complete);
+  EXPECT_THROW((void)parse("PINGS\n", small), ProtocolError);
+  EXPECT_THROW((void)parse("PINGS\r\n", small), ProtocolError);
+  EXPECT_THROW((void)parse("PINGSS", small), ProtocolError);  // no end within the limit
+  EXPECT_FALSE(parse("PINGS", small).complete);               // decided by the next byte
+}
+
 TEST(Resp, MalformedInputThrowsProtocolError) {
   for (std::string_view bad :
        {"*x\r\n", "*-1\r\n", "*1\r\n:1\r\n", "*1\r\n$x\r\n", "*1\r\n$-1\r\n",

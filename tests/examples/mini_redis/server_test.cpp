@@ -199,6 +199,14 @@ TEST(MiniRedisServer, AnIdleConnectionIsClosed) {
   });
 }
 
+TEST(MiniRedisServer, InlineCommandsEndedByABareLineFeedAreAnswered) {
+  with_server(local_config(), [](mini_redis::Server& server) -> spool::Task<void> {
+    // What `printf 'PING\nECHO\thi\nQUIT\n' | nc` sends; QUIT closes, so the reply is whole.
+    EXPECT_EQ(co_await exchange_raw(server.local_addr(), "PING\nECHO\thi\nQUIT\n"),
+              "+PONG\r\n$2\r\nhi\r\n+OK\r\n");
+  });
+}
+
 TEST(MiniRedisServer, AnErrorQuotingTheClientNeverEndsItsLineEarly) {
   with_server(local_config(), [](mini_redis::Server& server) -> spool::Task<void> {
     // CONFIG's subcommand "x\r\n+OK" is quoted in the error: its CR LF must not end the
