@@ -323,6 +323,11 @@ const std::unordered_map<std::string_view, Spec>& table() {
   return commands;
 }
 
+bool takes(const Spec& spec, std::size_t argc) noexcept {
+  return arity_allows(spec.arity, argc) &&
+         (spec.max_args == 0 || argc <= static_cast<std::size_t>(spec.max_args));
+}
+
 }  // namespace
 
 bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& args,
@@ -331,8 +336,7 @@ bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& 
   const auto it = commands.find(name);
   if (it == commands.end()) return false;
   const Spec& spec = it->second;
-  if (!arity_allows(spec.arity, args.size()) ||
-      (spec.max_args != 0 && args.size() > static_cast<std::size_t>(spec.max_args))) {
+  if (!takes(spec, args.size())) {
     write_wrong_arity(out, name);
   } else {
     spec.run(keys, args, out);
@@ -340,7 +344,10 @@ bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& 
   return true;
 }
 
-bool is_keyspace_command(std::string_view name) { return table().contains(name); }
+bool keyspace_command_takes(std::string_view name, std::size_t argc) noexcept {
+  const auto it = table().find(name);
+  return it != table().end() && takes(it->second, argc);
+}
 
 bool arity_allows(int arity, std::size_t argc) noexcept {
   return arity > 0 ? argc == static_cast<std::size_t>(arity)

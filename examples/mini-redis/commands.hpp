@@ -19,8 +19,9 @@ namespace mini_redis {
 bool run_keyspace_command(Keyspace& keys, std::string_view name, const Command& args,
                           std::string& out);
 
-/// True when `name` (in lower case) is one of run_keyspace_command's commands.
-bool is_keyspace_command(std::string_view name);
+/// True when `name` (in lower case) is one of run_keyspace_command's commands and `argc`
+/// arguments (its name included) are a number it takes.
+bool keyspace_command_takes(std::string_view name, std::size_t argc) noexcept;
 
 /// True when a command of `arity` takes `argc` arguments (its name included): redis's
 /// convention, `arity` exact when positive, a minimum when negative.

@@ -143,8 +143,9 @@ bool Connection::make_room() {
 Connection::After Connection::execute(const Command& args) {
   if (mailbox_ && !deliver_queued_messages()) return After::kClose;
   const std::string name = lowercase(args[0]);
+  // As in redis-server, a command with the wrong number of arguments gets that error first.
   if (!channels_.empty() && !allowed_when_subscribed(name) &&
-      (name == "publish" || is_keyspace_command(name))) {
+      (name == "publish" ? args.size() == 3 : keyspace_command_takes(name, args.size()))) {
     write_error(out_, "ERR Can't execute '" + name +
                           "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
                           "allowed in this context");

@@ -178,10 +178,14 @@ TEST(MiniRedisServer, PublishReachesEverySubscriberOfTheChannel) {
     EXPECT_EQ(print(co_await ask(sub, "PING")), "message\nnews\nhello\n");
     EXPECT_EQ(print(co_await sub.read_reply()), "pong\n\n");  // PING's subscriber form
     // In subscriber mode only the subscription commands, PING and QUIT run; an unknown
-    // command is still unknown.
+    // command is still unknown, a wrong number of arguments still wrong.
     const Reply refused = co_await ask(sub, "GET k");
     EXPECT_EQ(refused.kind, Reply::Kind::kError);
     EXPECT_EQ(refused.text.rfind("ERR Can't execute 'get'", 0), 0u) << refused.text;
+    // A wrong number of arguments is reported first, as redis-server 7 does.
+    EXPECT_EQ((co_await ask(sub, "GET")).text, "ERR wrong number of arguments for 'get' command");
+    EXPECT_EQ((co_await ask(sub, "PUBLISH news")).text,
+              "ERR wrong number of arguments for 'publish' command");
     const Reply unknown = co_await ask(sub, "NOSUCH");
     EXPECT_EQ(unknown.text, "ERR unknown command 'NOSUCH', with args beginning with: ");
     EXPECT_EQ(print(co_await ask(sub, "UNSUBSCRIBE")), "unsubscribe\nnews\n0\n");
