@@ -1,12 +1,18 @@
 // BufReader and BufWriter over a socket pair: lines split across reads, a tiny buffer that
-// must grow, read_exact across refills, the line limit, and buffered writes.
+// must grow, read_exact across refills, the line limit, buffered writes, and a flush
+// cancelled half-way.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "spool/spool.hpp"
+#include "support/net.hpp"
 
 namespace {
 
@@ -100,6 +106,47 @@ TEST(BufWriter, CollectsSmallWritesUntilFlushAndPassesLargeOnesThrough) {
     std::string in(9 + 40 + 3, '\0');
     co_await b.read_exact(in);
     EXPECT_EQ(in, "+OK\r\n:1\r\n" + big + "end");
+  }());
+}
+
+// Everything `stream` reads until the peer ends its side.
+Task<std::vector<std::uint8_t>> read_to_end(UnixStream stream) {
+  UnixStream s = std::move(stream);
+  std::vector<std::uint8_t> all;
+  std::array<std::uint8_t, 64 * 1024> buf{};
+  for (;;) {
+    const std::size_t n = co_await s.read(buf);
+    if (n == 0) co_return all;
+    all.insert(all.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+// flush() is cancel-safe: cancelled once the socket's buffer is full, it keeps exactly what
+// it has not sent, and the next flush sends that, so the peer gets every byte once, in order.
+TEST(BufWriter, AFlushCancelledHalfWaySendsTheRestOnceNextTime) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    const std::vector<std::uint8_t> data = spool_net_test::pattern(8 << 20);
+    const std::span<const char> bytes(reinterpret_cast<const char*>(data.data()), data.size());
+    BufWriter<UnixStream> w(std::move(a), data.size() + 1);
+    co_await w.write_all(bytes);
+    EXPECT_EQ(w.pending(), data.size());
+    {
+      auto flush = w.flush();
+      const spool::Waker noop = spool::Waker::noop();
+      spool::Context cx(noop);
+      EXPECT_TRUE(flush.poll(cx).is_pending());  // nobody reads: the socket's buffer fills
+    }                                            // dropped: cancelled half-way
+    EXPECT_GT(w.pending(), 0u);
+    EXPECT_LT(w.pending(), data.size());  // some was sent, and left the buffer
+    auto reader = spool::spawn(read_to_end(std::move(b)));
+    co_await w.flush();
+    EXPECT_EQ(w.pending(), 0u);
+    w.get().shutdown();
+    const std::vector<std::uint8_t> got = co_await reader;
+    EXPECT_EQ(got.size(), data.size());
+    EXPECT_TRUE(got == data);  // not EXPECT_EQ: a mismatch would print 8 MB
   }());
 }
 
