@@ -80,7 +80,8 @@ TEST_F(UringPollerTest, AnArmFromAThreadThatNeverWaitedIsSubmittedByTheNextWait)
   const std::optional<IoEvent> ready = next_event();
   ASSERT_TRUE(ready.has_value());
   EXPECT_NE(ready->bits & ScheduledIo::kReadable, 0U);
-  EXPECT_FALSE(ready->last);
+  EXPECT_FALSE(ready->last);  // the poll lives on (were it the arming thread's, its exit
+                              // could have ended it)
   // Submitted now: the kernel holds the address until the poll's last completion.
   EXPECT_FALSE(poller_->disarm(io_.get()));
   const std::optional<IoEvent> last = next_event();
@@ -105,6 +106,36 @@ TEST_F(UringPollerTest, MoreHandedOverArmsThanTheSubmissionQueueHoldsAreAllSubmi
   }
   EXPECT_EQ(seen.size(), ios.size());
   poller_.reset();  // before the registrations it names
+}
+
+// The hand-over wakes a holder asleep in a wait without a timeout: it submits the poll,
+// which then reports the socket. (Were the wake lost, the holder would sleep for ever, and
+// the test time out, whenever the arm comes after it fell asleep.)
+TEST_F(UringPollerTest, AHandedOverArmWakesTheHolder) {
+  EXPECT_TRUE(wait_once().empty());  // the first wait returns at once
+  bool reported = false;
+  std::thread holder([&] {
+    for (int i = 0; i < 3 && !reported; ++i) {
+      std::vector<IoEvent> events;
+      poller_->wait(nullptr, events);
+      for (const IoEvent& e : events) reported = reported || e.io == io_.get();
+    }
+  });
+  on_another_thread([&] { poller_->arm(io_.get(), "test: arm"); });
+  holder.join();
+  EXPECT_TRUE(reported);
+}
+
+// wake() ends a wait without a timeout, whichever thread calls it.
+TEST_F(UringPollerTest, AWakeEndsAWaitWithoutATimeout) {
+  EXPECT_TRUE(wait_once().empty());  // the first wait returns at once
+  std::thread holder([&] {
+    std::vector<IoEvent> events;
+    poller_->wait(nullptr, events);
+    EXPECT_TRUE(events.empty());  // a wake is consumed, not reported
+  });
+  on_another_thread([&] { poller_->wake(); });
+  holder.join();
 }
 
 TEST_F(UringPollerTest, ADisarmBeforeTheNextWaitTakesAHandedOverArmBack) {

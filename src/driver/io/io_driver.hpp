@@ -46,9 +46,10 @@ IoBackend resolve_io_backend(std::optional<IoBackend> requested);
 // remove and shutdown may be called by any thread.
 //
 // Lifetime of a registration: remove() disarms it in the poller, then either queues it to be
-// freed at the start of the holder's next park (epoll: no wait after that can return it), or
-// marks it released and keeps it until the poller reports its last event (io_uring: the
-// kernel still holds its address until the removal completes).
+// freed at the start of the holder's next park (epoll: no wait after that can return it;
+// io_uring: a poll the kernel never took), or marks it released and keeps it until the
+// poller reports its last event (io_uring: the kernel still holds its address until the
+// removal completes).
 class IoDriver final : public Park {
  public:
   // Makes the poller when the first fd is registered (a test passes a fake one).

@@ -25,17 +25,24 @@ namespace {
 
 // The user_data of a completion: a registration's poll carries its address; an asynchronous
 // removal of that poll, the address with the low bit set (a ScheduledIo is aligned); the
-// wake eventfd's poll, 0.
+// wake eventfd's poll, 0; a wake's no-op, 2 (no object lives at address 2).
 constexpr std::uint64_t kWakeTag = 0;
 constexpr std::uint64_t kRemoval = 1;
+constexpr std::uint64_t kWakeNop = 2;
 static_assert(alignof(ScheduledIo) >= 2, "the low bit of a registration's address tags removals");
 
 constexpr unsigned kPollMask = POLLIN | POLLOUT | POLLRDHUP;
 
-// The poller whose completions this thread last waited for (set by UringPoller::wait): a
-// thread that drives the runtime (a worker, the background driver, a current-thread
-// runtime's block_on), which will run that ring's task_work again soon.
-thread_local const void* tl_waited_on = nullptr;
+// Each poller's identity, for tl_waited_on: taken (fetch_add, relaxed: only uniqueness
+// matters, no data is published through it) by each poller's constructor. Not its address,
+// which a later poller may reuse.
+Atomic<std::uint64_t> next_poller_id{1};
+
+// The id of the poller whose completions this thread last waited for (set by
+// UringPoller::wait; 0: none): a thread that drives a runtime (a worker that has held the
+// driver, the background driver, a current-thread runtime's block_on), which will run that
+// ring's task_work again soon.
+thread_local std::uint64_t tl_waited_on = 0;
 
 // The checks the poller and probe_uring share: sets up `ring` with `entries` entries and
 // the given completion queue size (0: the default); throws std::system_error, the ring
@@ -73,29 +80,32 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
 // driver then arms it again unless it was removed (IoDriver::finish).
 //
 // Who submits a poll matters twice. The kernel posts each of its completions from a
-// task_work of the thread that submitted it (at that thread's next return from the kernel,
-// or waking it if it sleeps); and a poll holds a reference to the socket's file, so a
-// socket's close takes effect only once the poll's cancellation has completed, which that
-// thread's task_work does. A socket opened on a thread that drives the runtime (one that
-// has waited on this ring: a worker) has its poll submitted by that thread, at once, and
-// removed with a synchronous cancel (IORING_REGISTER_SYNC_CANCEL, Linux 6.0; before it, an
-// asynchronous IORING_OP_POLL_REMOVE): when the socket is closed on the thread that opened
-// it (the usual case), the cancellation completes as that thread leaves the syscall,
-// before the close, which then releases the socket at once, as with epoll. A socket opened
-// on any other thread (the thread of a multi-thread runtime's block_on, a foreign
-// executor's) has its poll handed to the holder, which submits it before its next wait:
-// every wake-up of that socket would otherwise go through a thread that mostly sleeps
-// elsewhere (W10 ran 1.4 times slower so) or may have exited. Its close, if done on a
-// thread other than the poll's, completes when that thread next runs its task_work (soon:
-// it drives the runtime). The wake eventfd's poll, whose completions must wake only the
-// holder, is submitted by the holder itself.
+// task_work of the thread that submitted it (at that thread's next entry into the kernel
+// under COOP_TASKRUN, or waking it if it sleeps); and a poll holds a reference to the
+// socket's file, so a socket's close takes effect only once the poll's cancellation has
+// completed, which that thread's task_work does. A socket opened on a thread that has
+// waited on this ring (one that drives the runtime) has its poll submitted by that thread,
+// at once, and removed with a synchronous cancel (IORING_REGISTER_SYNC_CANCEL, Linux 6.0;
+// before it, an asynchronous IORING_OP_POLL_REMOVE): closed on the thread that opened it,
+// the cancellation completes as that thread leaves the syscall, before the close, which
+// then releases the socket at once, as with epoll. A socket opened on any other thread (a
+// multi-thread runtime's block_on caller, a foreign executor's, a worker that has not held
+// the driver yet) has its poll handed to the holder, which submits it before its next
+// wait: every wake-up of that socket would otherwise go through a thread that mostly
+// sleeps elsewhere (W10 ran 1.84 times slower so) or may have exited. Closed on a thread
+// other than the poll's, a socket is released when that thread next runs its task_work.
+// For the same reason a wake is a no-op the waker submits itself (see wake), not a write
+// to the eventfd, whose poll belongs to whichever holder armed it.
 //
 // The submission queue is shared by every thread under sq_mutex_; only the holder reads
 // the completion queue.
 class UringPoller final : public IoPoller {
+  static constexpr unsigned kEntries = 256;  // of the submission queue
+
  public:
   UringPoller() {
-    setup(ring_, 256, 4096);  // a completion per socket wake-up: room for bursts
+    setup(ring_, kEntries, 4096);  // a completion per socket wake-up: room for bursts
+    armed_.reserve(kEntries);      // submit_pending never allocates under the lock
     // A cancel of nothing: ENOENT where synchronous cancels exist, EINVAL before 6.0.
     io_uring_sync_cancel_reg reg{};
     reg.addr = kWakeTag;
@@ -107,12 +117,11 @@ class UringPoller final : public IoPoller {
 
   void arm(ScheduledIo* io, const char* what) override {
     std::unique_lock lock(sq_mutex_);
-    if (tl_waited_on != this) {
+    if (tl_waited_on != id_) {
       handed_over_.push_back(io);
-      // Release: pairs with submit_pending's acquire.
-      queued_.store(true, std::memory_order_release);
+      announce_locked();
       lock.unlock();
-      wake_.signal();
+      wake();
       return;
     }
     io_uring_sqe* sqe = next_sqe_locked();
@@ -126,6 +135,11 @@ class UringPoller final : public IoPoller {
       io_uring_sqe_set_data64(sqe, kRemoval);
       throw_errno(-r, std::string(what) + ": io_uring poll");
     }
+    if (io_uring_sq_ready(&ring_) > 0) {  // the kernel took only part: the holder goes on
+      announce_locked();
+      lock.unlock();
+      wake();
+    }
   }
 
   bool disarm(ScheduledIo* io) noexcept override {
@@ -136,9 +150,7 @@ class UringPoller final : public IoPoller {
         handed_over_.erase(it);
         return true;  // never submitted: nothing of the kernel's names it
       }
-      // Entries a submission left (the kernel took only part of them) go now, so that the
-      // cancel below finds this poll if it is among them.
-      if (io_uring_sq_ready(&ring_) > 0) (void)submit_locked();
+      if (cancel_unsubmitted_locked(reinterpret_cast<std::uint64_t>(io))) return true;
     }
     const auto tag = reinterpret_cast<std::uint64_t>(io);
     if (sync_cancel_) {
@@ -156,7 +168,7 @@ class UringPoller final : public IoPoller {
   }
 
   void wait(const timespec* timeout, std::vector<IoEvent>& out) override {
-    tl_waited_on = this;
+    tl_waited_on = id_;
     // Entries the kernel did not take (and the wake poll, first or again) are submitted
     // here; while that fails, wait at most a millisecond (an unpark cannot end a wait
     // without the eventfd's poll).
@@ -190,7 +202,11 @@ class UringPoller final : public IoPoller {
       ++seen;
       const bool last = (cqe->flags & IORING_CQE_F_MORE) == 0;
       const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
-      if (tag == kWakeTag) {
+      if (tag == kWakeNop) {
+        // Acq_rel: acquires what the wakers that found it set published before their wake
+        // (pairs with wake's exchange); the next wake posts a new no-op.
+        (void)wake_posted_.exchange(false, std::memory_order_acq_rel);
+      } else if (tag == kWakeTag) {
         wake_.drain();
         if (last) wake_armed_ = false;  // armed again by the next wait
       } else if ((tag & kRemoval) != 0) {
@@ -210,7 +226,30 @@ class UringPoller final : public IoPoller {
     io_uring_cq_advance(&ring_, seen);
   }
 
-  void wake() noexcept override { wake_.signal(); }
+  // A no-op submitted by the waking thread completes in its own system call, which wakes
+  // the holder at once. The eventfd's poll would wake it through the task_work of the
+  // thread that submitted that poll, a past holder, which with COOP_TASKRUN runs it only at
+  // its next entry into the kernel (a timer tick away if it computes). The eventfd stays
+  // for when the no-op cannot be submitted. One no-op at a time: wakes that find one on its
+  // way add nothing (the completion queue would fill with them).
+  void wake() noexcept override {
+    // Acq_rel: releases what the caller published to the holder, which acquires it when it
+    // takes the no-op's completion (pairs with wait's exchange).
+    if (wake_posted_.exchange(true, std::memory_order_acq_rel)) return;
+    {
+      std::lock_guard lock(sq_mutex_);
+      if (io_uring_sqe* sqe = next_sqe_locked(); sqe != nullptr) {
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, kWakeNop);
+        if (submit_locked() >= 0 && io_uring_sq_ready(&ring_) == 0) return;
+        announce_locked();  // left in the queue: the holder's next wait submits it
+      } else {
+        // No no-op is on its way: the next wake tries again (release: as the exchange).
+        wake_posted_.store(false, std::memory_order_release);
+      }
+    }
+    wake_.signal();
+  }
 
  private:
   // An entry of the submission queue, or null when the kernel takes none (after failed
@@ -233,7 +272,7 @@ class UringPoller final : public IoPoller {
   // The holder, before it waits: arms the wake poll if it is not, the polls handed over to
   // it, and submits what earlier submissions left. False if something is left still.
   bool submit_pending() {
-    // Acquire: pairs with arm's and remove_async's releases.
+    // Acquire: pairs with announce_locked's release.
     const bool pending = queued_.exchange(false, std::memory_order_acquire);
     if (wake_armed_ && !pending) return true;
     std::lock_guard lock(sq_mutex_);
@@ -246,36 +285,56 @@ class UringPoller final : public IoPoller {
     }
     // In rounds of what the submission queue holds (a burst of connections made outside the
     // runtime may hand over more polls than that).
-    std::vector<io_uring_sqe*> armed;
     for (;;) {
-      armed.clear();
+      armed_.clear();
       while (!handed_over_.empty()) {
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // not next_sqe_locked: no submission
         if (sqe == nullptr) break;
         ScheduledIo* io = handed_over_.back();
-        handed_over_.pop_back();
+        armed_.push_back(sqe);  // within its reserve: at most the queue's entries
         io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
         io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(io));
-        armed.push_back(sqe);
+        handed_over_.pop_back();
       }
-      if (submit_locked() < 0) {
+      const int r = submit_locked();
+      if (r < 0) {
         // The kernel took nothing: the polls go back to the hand-over list (where disarm
         // finds them), their entries become no-ops.
-        for (io_uring_sqe* sqe : armed) {
+        for (io_uring_sqe* sqe : armed_) {
           handed_over_.push_back(reinterpret_cast<ScheduledIo*>(sqe->user_data));
           io_uring_prep_nop(sqe);
           io_uring_sqe_set_data64(sqe, kRemoval);
         }
         return left_locked();
       }
+      if (io_uring_sq_ready(&ring_) > 0) return left_locked();  // the kernel took part
       if (handed_over_.empty()) return true;
-      if (armed.empty()) return left_locked();  // no room even after a submission
+      if (armed_.empty() && r == 0) return left_locked();  // no progress (not expected)
     }
   }
   // Something is left to submit: the next wait tries again. Always false.
   bool left_locked() {
-    queued_.store(true, std::memory_order_relaxed);
+    announce_locked();
     return false;
+  }
+  // Tells the holder that something waits for its submission (see queued_).
+  void announce_locked() noexcept { queued_.store(true, std::memory_order_release); }
+  // Makes a no-op of the entry that would arm `tag`'s poll if the kernel has not taken it yet
+  // (a submission it took only part of left it in the queue). True if there was one. The
+  // kernel reads entries only inside io_uring_enter, which every thread calls under
+  // sq_mutex_, held here.
+  bool cancel_unsubmitted_locked(std::uint64_t tag) noexcept {
+    bool found = false;
+    const unsigned head = io_uring_smp_load_acquire(ring_.sq.khead);
+    for (unsigned i = head; i != ring_.sq.sqe_tail; ++i) {
+      io_uring_sqe* sqe = &ring_.sq.sqes[i & ring_.sq.ring_mask];
+      if (sqe->opcode == IORING_OP_POLL_ADD && sqe->user_data == tag) {
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, kRemoval);
+        found = true;
+      }
+    }
+    return found;
   }
   // Submits the removal of the poll whose user_data is `tag` (its completion says whether it
   // worked; see wait). If the kernel takes nothing now, the entry stays queued for the
@@ -290,8 +349,7 @@ class UringPoller final : public IoPoller {
     if (sqe == nullptr) return;
     io_uring_prep_poll_remove(sqe, tag);
     io_uring_sqe_set_data64(sqe, tag | kRemoval);
-    // Release: pairs with submit_pending's acquire.
-    if (submit_locked() < 0) queued_.store(true, std::memory_order_release);
+    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) announce_locked();
   }
 
   WakeEvent wake_;
@@ -304,11 +362,19 @@ class UringPoller final : public IoPoller {
   // Registrations armed by threads that do not drive the runtime, for the holder to submit
   // (guarded by sq_mutex_).
   std::vector<ScheduledIo*> handed_over_;
-  // True while something waits for the holder's submission: entries the kernel refused, or
-  // handed_over_ polls. Stored (release) under sq_mutex_ by arm and by a removal whose
-  // submission failed (relaxed by the holder itself); exchanged (acquire) by the holder
-  // before each wait, which then submits under sq_mutex_.
+  std::vector<io_uring_sqe*> armed_;  // submit_pending's, under sq_mutex_
+  // True while something waits for the holder's submission: entries the kernel refused or
+  // did not take, or handed_over_ polls. Stored (release, announce_locked) under sq_mutex_
+  // by arm, wake, remove_async and submit_pending itself; exchanged (acquire) by whichever
+  // thread holds the driver, before each wait, which then takes sq_mutex_. What it
+  // announces is guarded by that mutex: the pair only makes sure that the flag, and so the
+  // need to take the mutex, is seen.
   Atomic<bool> queued_{false};
+  // True from a wake that posts a no-op until the holder takes its completion: exchanged
+  // (acq_rel) by wake — only the one that finds it false submits — and by wait (to false).
+  Atomic<bool> wake_posted_{false};
+  // This poller's identity for tl_waited_on (see next_poller_id).
+  const std::uint64_t id_ = next_poller_id.fetch_add(1, std::memory_order_relaxed);
 };
 
 }  // namespace
