@@ -9,7 +9,8 @@ namespace spool::detail {
 // Asio's scheduler sees its reactor only as a `scheduler_task`). Each layer of the driver
 // stack is one — time driver → I/O driver → thread parker — and wraps the layer below:
 // park(timeout) blocks until an event was dispatched (wakers fired), unpark() was called,
-// or the timeout elapsed; unpark() is thread-safe, never blocks, and is sticky (it makes
+// or the timeout elapsed; unpark() is thread-safe, never waits for the holder (it may take
+// a lock held only across a system call: the io_uring driver's), and is sticky (it makes
 // the next park return at once when nobody is parked). Spurious returns are allowed.
 //
 // It is the public ReactorHook contract itself: the runtime's driver stack is what the

@@ -52,14 +52,16 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
   // COOP_TASKRUN (Linux 5.19): a completion's task_work waits for its thread's next return
   // from the kernel instead of interrupting it (a sleeping thread is still woken); without
   // it, each socket wake-up would send an inter-processor interrupt to a running worker.
-  p.flags = IORING_SETUP_COOP_TASKRUN;
+  // SUBMIT_ALL (5.18): an entry that fails at submission does not stop those after it (a
+  // partial submission is then only a shortage of memory).
+  p.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL;
   if (cq_entries != 0) {
     p.flags |= IORING_SETUP_CQSIZE;
     p.cq_entries = cq_entries;
   }
   int r = io_uring_queue_init_params(entries, &ring, &p);
-  if (r == -EINVAL) {  // before 5.19: without it
-    p.flags &= ~IORING_SETUP_COOP_TASKRUN;
+  if (r == -EINVAL) {  // before 5.19: without them
+    p.flags &= ~(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL);
     r = io_uring_queue_init_params(entries, &ring, &p);
   }
   if (r < 0) throw_errno(-r, "spool: io_uring_setup for the I/O driver");
@@ -170,8 +172,8 @@ class UringPoller final : public IoPoller {
   void wait(const timespec* timeout, std::vector<IoEvent>& out) override {
     tl_waited_on = id_;
     // Entries the kernel did not take (and the wake poll, first or again) are submitted
-    // here; while that fails, wait at most a millisecond (an unpark cannot end a wait
-    // without the eventfd's poll).
+    // here; while that fails, wait at most a millisecond (a queue that refuses entries
+    // refuses a wake's no-op too, and the eventfd's poll may be among the refused).
     if (!submit_pending()) {
       static constexpr timespec kRetry{0, 1'000'000};  // static: `timeout` outlives the block
       if (timeout == nullptr || timeout->tv_sec > 0 || timeout->tv_nsec > kRetry.tv_nsec) {
@@ -203,9 +205,9 @@ class UringPoller final : public IoPoller {
       const bool last = (cqe->flags & IORING_CQE_F_MORE) == 0;
       const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
       if (tag == kWakeNop) {
-        // Acq_rel: acquires what the wakers that found it set published before their wake
-        // (pairs with wake's exchange); the next wake posts a new no-op.
-        (void)wake_posted_.exchange(false, std::memory_order_acq_rel);
+        // Acquire: what the wakers published before their wake (pairs with wake's release
+        // exchange); the next wake posts a new no-op.
+        (void)wake_posted_.exchange(false, std::memory_order_acquire);
       } else if (tag == kWakeTag) {
         wake_.drain();
         if (last) wake_armed_ = false;  // armed again by the next wait
@@ -230,22 +232,30 @@ class UringPoller final : public IoPoller {
   // the holder at once. The eventfd's poll would wake it through the task_work of the
   // thread that submitted that poll, a past holder, which with COOP_TASKRUN runs it only at
   // its next entry into the kernel (a timer tick away if it computes). The eventfd stays
-  // for when the no-op cannot be submitted. One no-op at a time: wakes that find one on its
-  // way add nothing (the completion queue would fill with them).
+  // for when the no-op cannot be submitted, and when entries a submission left wait in the
+  // queue (submitting them here would make this thread, maybe one outside the runtime,
+  // their poll's owner). One no-op at a time: wakes that find one on its way add nothing
+  // (the completion queue would fill with them). The waking thread gets an io_uring
+  // context from the kernel, as a submitter does (docs/io.md: EINTR).
   void wake() noexcept override {
-    // Acq_rel: releases what the caller published to the holder, which acquires it when it
-    // takes the no-op's completion (pairs with wait's exchange).
-    if (wake_posted_.exchange(true, std::memory_order_acq_rel)) return;
+    // Release: what the caller published reaches the holder, which acquires it when it
+    // takes the no-op's completion (pairs with wait's exchange). A waker that finds true
+    // relies on the no-op of the one that set it, ordered before wait's exchange: the
+    // holder acquires its writes too (the exchanges form one release sequence).
+    if (wake_posted_.exchange(true, std::memory_order_release)) return;
     {
       std::lock_guard lock(sq_mutex_);
-      if (io_uring_sqe* sqe = next_sqe_locked(); sqe != nullptr) {
+      io_uring_sqe* sqe = io_uring_sq_ready(&ring_) == 0 ? next_sqe_locked() : nullptr;
+      if (sqe != nullptr) {
         io_uring_prep_nop(sqe);
         io_uring_sqe_set_data64(sqe, kWakeNop);
         if (submit_locked() >= 0 && io_uring_sq_ready(&ring_) == 0) return;
         announce_locked();  // left in the queue: the holder's next wait submits it
       } else {
-        // No no-op is on its way: the next wake tries again (release: as the exchange).
-        wake_posted_.store(false, std::memory_order_release);
+        // No no-op is on its way: the next wake tries again. Wakers that found true
+        // meanwhile are carried by the eventfd below, a system call the holder's wait
+        // returns from (ordered by the kernel, not by this flag).
+        wake_posted_.store(false, std::memory_order_relaxed);
       }
     }
     wake_.signal();
@@ -325,7 +335,9 @@ class UringPoller final : public IoPoller {
   // sq_mutex_, held here.
   bool cancel_unsubmitted_locked(std::uint64_t tag) noexcept {
     bool found = false;
-    const unsigned head = io_uring_smp_load_acquire(ring_.sq.khead);
+    // Stable: the kernel moves it only inside an io_uring_enter that submits, which runs
+    // under sq_mutex_ (the ring has no SQPOLL thread, which would move it any time).
+    const unsigned head = *ring_.sq.khead;
     for (unsigned i = head; i != ring_.sq.sqe_tail; ++i) {
       io_uring_sqe* sqe = &ring_.sq.sqes[i & ring_.sq.ring_mask];
       if (sqe->opcode == IORING_OP_POLL_ADD && sqe->user_data == tag) {
@@ -344,12 +356,16 @@ class UringPoller final : public IoPoller {
   // cancel the new registration's poll: that one then ends without having been removed,
   // and the driver arms it again (IoDriver::finish).
   void remove_async(std::uint64_t tag) noexcept {
-    std::lock_guard lock(sq_mutex_);
-    io_uring_sqe* sqe = next_sqe_locked();
-    if (sqe == nullptr) return;
-    io_uring_prep_poll_remove(sqe, tag);
-    io_uring_sqe_set_data64(sqe, tag | kRemoval);
-    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) announce_locked();
+    {
+      std::lock_guard lock(sq_mutex_);
+      io_uring_sqe* sqe = next_sqe_locked();
+      if (sqe == nullptr) return;
+      io_uring_prep_poll_remove(sqe, tag);
+      io_uring_sqe_set_data64(sqe, tag | kRemoval);
+      if (submit_locked() >= 0 && io_uring_sq_ready(&ring_) == 0) return;
+      announce_locked();
+    }
+    wake();  // a holder asleep without a timeout submits it now, not at its next wake-up
   }
 
   WakeEvent wake_;
@@ -371,7 +387,8 @@ class UringPoller final : public IoPoller {
   // need to take the mutex, is seen.
   Atomic<bool> queued_{false};
   // True from a wake that posts a no-op until the holder takes its completion: exchanged
-  // (acq_rel) by wake — only the one that finds it false submits — and by wait (to false).
+  // (release) by wake — only the one that finds it false submits — and (acquire, to false)
+  // by wait, which pairs with it; stored false (relaxed) by a wake that could not post.
   Atomic<bool> wake_posted_{false};
   // This poller's identity for tl_waited_on (see next_poller_id).
   const std::uint64_t id_ = next_poller_id.fetch_add(1, std::memory_order_relaxed);
