@@ -1,4 +1,5 @@
 // mini-redis: a RESP2 server on spool. `mini-redis --help` lists the flags.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -24,6 +25,8 @@ constexpr const char* kUsage = R"(usage: mini-redis [flags]
                         (default 268435456)
   --workers N           worker threads (default: one per CPU)
   --shards N            keyspace shards (default 64)
+  --busy-poll USECS     how long an idle worker polls for I/O before it sleeps (default 50;
+                        0: it sleeps at once)
 SIGINT or SIGTERM stop it: it stops accepting, lets each connection finish the commands it
 has read, and exits 0 once every connection has closed.
 )";
@@ -31,6 +34,7 @@ has read, and exits 0 once every connection has closed.
 struct Options {
   mini_redis::ServerConfig server;
   std::size_t workers = 0;
+  std::chrono::microseconds busy_poll{50};
   bool help = false;
 };
 
@@ -76,6 +80,8 @@ Options parse_flags(int argc, char** argv) {
       o.server.max_query = number(flag, value, kMax);
     } else if (flag == "--workers") {
       o.workers = number(flag, value, 1024);
+    } else if (flag == "--busy-poll") {
+      o.busy_poll = std::chrono::microseconds(number(flag, value, 1'000'000));
     } else if (flag == "--shards") {
       o.server.shards = number(flag, value, 1u << 20);
     } else {
@@ -124,6 +130,7 @@ int main(int argc, char** argv) {
   try {
     auto builder = spool::Builder::multi_thread();
     if (options.workers != 0) builder.worker_threads(options.workers);
+    builder.busy_poll(options.busy_poll);
     spool::Runtime rt = builder.build();
     rt.block_on(run(options.server));
     return 0;

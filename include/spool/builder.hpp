@@ -115,6 +115,19 @@ class Builder {
     config_.io_backend = backend;
     return *this;
   }
+  /// How long a runtime thread that ran out of tasks keeps polling the I/O driver, without
+  /// sleeping, before it parks (default 0: it parks at once, as tokio's workers do). Busy
+  /// polling, as Linux's net.core.busy_poll: a server whose clients answer within the budget
+  /// never pays a sleep and a wake-up per request (the peer's send no longer has to wake it),
+  /// at the price of a CPU kept busy up to `budget` each time the runtime goes idle. Only
+  /// once the runtime has opened a socket (a runtime without I/O parks at once), and only by
+  /// one thread at a time (the one that holds the driver; the others park); a task that
+  /// becomes runnable, a spawn from another thread and a shutdown all end it at once.
+  /// build() rejects a negative budget. docs/io.md has the figures.
+  Builder& busy_poll(std::chrono::nanoseconds budget) {
+    config_.busy_poll = budget;
+    return *this;
+  }
   /// The runtime's priority levels, highest first, each with its channels:
   /// `levels({Level{"interactive"}, Level{"tenant-a", "tenant-b"}})`. Without this call a
   /// runtime has one level with one channel, "default". build() rejects an empty list, an

@@ -68,6 +68,26 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
   // driver is free.
   void maintain();
+  // Busy polling (Builder::busy_poll), for a scheduler thread that ran out of work: polls
+  // the stack with a zero timeout over and over, while `has_work()` is false, for up to
+  // `budget`; nothing if the driver is taken, no socket was ever registered (the I/O layer is
+  // not active) or the clock is paused (a paused clock moves only once every thread is
+  // idle). True if `has_work()` ended it: the caller runs its work instead of parking.
+  template <class HasWork>
+  bool busy_poll(std::chrono::nanoseconds budget, HasWork&& has_work) {
+    if (budget <= std::chrono::nanoseconds::zero() || !io_->active() ||
+        time_->clock().is_paused() || !try_lock()) {
+      return false;
+    }
+    const auto end = std::chrono::steady_clock::now() + budget;
+    bool found = false;
+    do {
+      time_->park(std::chrono::nanoseconds::zero());
+      found = has_work();
+    } while (!found && std::chrono::steady_clock::now() < end);
+    unlock();
+    return found;
+  }
   // maintain(), only if a timer is due by now (reads the clock when some timer is armed). For
   // a scheduler that checks between polls, not only every event_interval ticks.
   void maintain_if_due();

@@ -21,6 +21,10 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
   if (config.blocking_keep_alive.count() < 0) {
     throw std::invalid_argument("spool::Builder: thread_keep_alive must not be negative");
   }
+  if (config.busy_poll.count() < 0) {
+    throw std::invalid_argument(
+        "spool::Builder: busy_poll must not be negative (0: no busy polling)");
+  }
   if (config.timer_resolution <= std::chrono::nanoseconds::zero()) {
     throw std::invalid_argument("spool::Builder: timer_resolution must be positive");
   }

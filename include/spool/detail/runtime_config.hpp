@@ -37,6 +37,7 @@ struct RuntimeConfig {
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
   std::size_t timer_wheels = 0;  // 0: one per worker
   bool start_paused = false;
+  std::chrono::nanoseconds busy_poll{0};  // 0: a thread out of work parks at once
   // Unset: SPOOL_IO_BACKEND, else epoll; build() makes it kEpoll or kIoUring.
   std::optional<IoBackend> io_backend;
   // Priority levels, highest first, each its channels (Builder::levels); empty: one level

@@ -52,16 +52,21 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
   // COOP_TASKRUN (Linux 5.19): a completion's task_work waits for its thread's next return
   // from the kernel instead of interrupting it (a sleeping thread is still woken); without
   // it, each socket wake-up would send an inter-processor interrupt to a running worker.
-  // SUBMIT_ALL (5.18): an entry that fails at submission does not stop those after it (a
-  // partial submission is then only a shortage of memory).
-  p.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL;
+  // TASKRUN_FLAG, its companion, marks the ring while such task_work waits, and liburing's
+  // peek then enters the kernel to run it: a zero-timeout wait (a busy poll, the
+  // maintenance tick) sees those completions without a sleep. SUBMIT_ALL (5.18): an entry
+  // that fails at submission does not stop those after it (a partial submission is then
+  // only a shortage of memory).
+  constexpr unsigned kNewFlags =
+      IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL;
+  p.flags = kNewFlags;
   if (cq_entries != 0) {
     p.flags |= IORING_SETUP_CQSIZE;
     p.cq_entries = cq_entries;
   }
   int r = io_uring_queue_init_params(entries, &ring, &p);
   if (r == -EINVAL) {  // before 5.19: without them
-    p.flags &= ~(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL);
+    p.flags &= ~kNewFlags;
     r = io_uring_queue_init_params(entries, &ring, &p);
   }
   if (r < 0) throw_errno(-r, "spool: io_uring_setup for the I/O driver");
@@ -185,7 +190,9 @@ class UringPoller final : public IoPoller {
     if (timeout == nullptr) {
       r = io_uring_wait_cqe(&ring_, &cqe);
     } else if (timeout->tv_sec == 0 && timeout->tv_nsec == 0) {
-      r = io_uring_peek_cqe(&ring_, &cqe);  // the maintenance tick: no syscall if none is due
+      // The maintenance tick, a busy poll: a system call only if a completion's task_work
+      // waits for one (TASKRUN_FLAG).
+      r = io_uring_peek_cqe(&ring_, &cqe);
     } else {
       __kernel_timespec ts{timeout->tv_sec, timeout->tv_nsec};
       r = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);

@@ -241,6 +241,11 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       if (ran || root) driver_->maintain();
       if (root) break;
       if (!ran && !requeued) {
+        if (driver_->busy_poll(config_.busy_poll, [&] {
+              return has_runnable() || root_woken.load(std::memory_order_relaxed) || is_shutdown();
+            })) {
+          continue;
+        }
         if (config_.on_thread_park) config_.on_thread_park();
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         driver_->park_thread(parker);  // in the driver, unless a background thread holds it

@@ -170,6 +170,7 @@ void MultiThread::worker_loop(DeferredWakes& deferred) {
     }
     if (requeue_deferred(c, deferred)) continue;    // only yielded tasks are left: run them
     if (c.is_searching && steal_fork(c)) continue;  // a join's child, now a task in the slot
+    if (busy_poll(c)) continue;
     park(c);
   }
 }
@@ -481,11 +482,25 @@ bool MultiThread::work_pending() const noexcept {
   for (const auto& w : workers_) {
     if (has_local_work(*w) || !w->forks.is_empty()) return true;
   }
+  return shared_work_pending();
+}
+
+bool MultiThread::shared_work_pending() const noexcept {
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     if (!injects_[ch].queue.is_empty()) return true;
     if (is_edf(ch) && !edf_[ch].is_empty()) return true;
   }
   return false;
+}
+
+bool MultiThread::busy_poll(Core& core) {
+  // Still counted unparked: a task pushed to the shared queues meanwhile may have woken
+  // nobody, so those are watched too (the park that follows a fruitless poll re-checks them
+  // all). Other workers' queues are theirs to run.
+  const WorkerShared& w = *workers_[core.index];
+  return driver_->busy_poll(config_.busy_poll, [&] {
+    return core.lifo != nullptr || has_local_work(w) || shared_work_pending() || is_shutdown();
+  });
 }
 
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {

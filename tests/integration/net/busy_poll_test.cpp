@@ -1,0 +1,155 @@
+// Builder::busy_poll: a runtime thread that runs out of tasks while sockets are open polls the
+// I/O driver instead of parking; a task spawned from another thread and the shutdown end the
+// poll at once; a negative budget is refused. (ctest runs these on both backends.)
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <latch>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+
+#include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::net::SocketAddr;
+using spool::net::TcpListener;
+using spool::net::TcpStream;
+
+// Longer than any test: a poll that must end does so because of what ends it, not the budget.
+constexpr auto kForever = std::chrono::hours(24);
+
+// An echo server on a plain thread with blocking sockets, outside the runtime: each answer
+// comes a moment after its request, never by the time the request's send returns.
+class OutsideEcho {
+ public:
+  OutsideEcho() : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        ::listen(listener_, 1) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("OutsideEcho: cannot listen on 127.0.0.1");
+    }
+    addr_ = SocketAddr(reinterpret_cast<const sockaddr*>(&a), len);
+    thread_ = std::thread([fd = listener_] {
+      const int c = ::accept(fd, nullptr, nullptr);
+      if (c < 0) return;  // the destructor shut the listener: nobody connected
+      std::array<char, 256> buf{};
+      ssize_t n;
+      while ((n = ::recv(c, buf.data(), buf.size(), 0)) > 0) {
+        if (::send(c, buf.data(), static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+      }
+      ::close(c);
+    });
+  }
+  OutsideEcho(const OutsideEcho&) = delete;
+  OutsideEcho& operator=(const OutsideEcho&) = delete;
+  // Ends a pending accept; a connection ends when its client closes it.
+  ~OutsideEcho() {
+    ::shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    ::close(listener_);
+  }
+  const SocketAddr& addr() const { return addr_; }
+
+ private:
+  int listener_;
+  SocketAddr addr_;
+  std::thread thread_;
+};
+
+// The parks counted while `n` round trips go through `server`.
+Task<int> parks_during_round_trips(const std::atomic<int>& parks, SocketAddr server, int n) {
+  TcpStream s = co_await TcpStream::connect(server);
+  const int before = parks.load();
+  constexpr std::string_view kMessage = "message!";
+  std::array<char, kMessage.size()> in{};
+  for (int i = 0; i < n; ++i) {
+    co_await s.write_all(kMessage);
+    co_await s.read_exact(in);
+  }
+  co_return parks.load() - before;
+}
+
+class BusyPoll : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(BusyPoll);
+
+// One thread runs every task (one worker, or the block_on caller); its parks are counted.
+spool::Runtime build_counting(spool::Builder builder, std::atomic<int>& parks,
+                              std::chrono::nanoseconds busy_poll) {
+  return builder.busy_poll(busy_poll).on_thread_park([&parks] { ++parks; }).build();
+}
+
+TEST_P(BusyPoll, AThreadOutOfTasksPollsTheSocketsInsteadOfParking) {
+  OutsideEcho server;
+  std::atomic<int> parks{0};
+  auto rt = build_counting(builder(1), parks, kForever);
+  EXPECT_EQ(wait(rt, rt.spawn(parks_during_round_trips(parks, server.addr(), 200))), 0);
+}
+
+// What the test above would see without busy polling. Multi-thread only: a current-thread
+// runtime polls the driver after each batch of tasks, so whether its thread still parks
+// depends on how soon the answer comes.
+TEST(BusyPollOff, AWorkerOutOfTasksParksToWaitForTheSockets) {
+  OutsideEcho server;
+  std::atomic<int> parks{0};
+  auto rt = build_counting(spool_rt_test::flavor_builder(spool_rt_test::Flavor::kMultiThread, 1),
+                           parks, std::chrono::nanoseconds::zero());
+  EXPECT_GT(spool::block_on(rt.spawn(parks_during_round_trips(parks, server.addr(), 200))), 0);
+}
+
+// Holds a socket open, forever, with nothing else to do: the runtime's thread polls.
+Task<void> listen_forever(std::latch& listening) {
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  listening.count_down();
+  (void)co_await listener.accept();
+}
+
+TEST_P(BusyPoll, ATaskSpawnedFromAnotherThreadEndsThePoll) {
+  auto rt = builder(1).busy_poll(kForever).build();
+  std::latch listening(1);
+  (void)rt.spawn(listen_forever(listening));
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  // Spawned once the runtime's thread has a socket open (it polls, or is about to): the
+  // spawn wakes no thread, since none is parked; the polling thread must see the task itself.
+  std::thread other([&rt, &listening, tx = std::move(tx)]() mutable {
+    listening.wait();
+    (void)rt.handle().spawn([](spool::oneshot::Sender<int> out) -> Task<void> {
+      out.send(7);
+      co_return;
+    }(std::move(tx)));
+  });
+  EXPECT_EQ(wait(rt, std::move(rx)), 7);
+  other.join();
+}
+
+TEST(BusyPollShutdown, TheShutdownEndsAWorkersPoll) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).busy_poll(kForever).build();
+  std::latch listening(1);
+  (void)rt.spawn(listen_forever(listening));
+  listening.wait();
+  // The worker polls with a socket open; the destructor's shutdown must end that: no hang.
+}
+
+TEST(BusyPollMisuse, ANegativeBudgetIsRefused) {
+  try {
+    (void)spool::Builder::multi_thread().busy_poll(std::chrono::nanoseconds(-1)).build();
+    FAIL() << "build() accepted a negative busy_poll";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string_view(e.what()).find("busy_poll"), std::string_view::npos) << e.what();
+  }
+}
+
+}  // namespace
