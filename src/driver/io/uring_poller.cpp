@@ -126,9 +126,7 @@ class UringPoller final : public IoPoller {
     std::unique_lock lock(sq_mutex_);
     if (tl_waited_on != id_) {
       handed_over_.push_back(io);
-      announce_locked();
-      lock.unlock();
-      wake();
+      leave_to_holder(lock);
       return;
     }
     io_uring_sqe* sqe = next_sqe_locked();
@@ -136,17 +134,12 @@ class UringPoller final : public IoPoller {
     io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
     io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(io));
     if (const int r = submit_locked(); r < 0) {
-      // The kernel took nothing: the entry is still ours. Made a no-op, it goes with the
+      // The kernel took nothing: the entry is still ours. Made inert, it goes with the
       // next submission without naming the registration the caller is about to free.
-      io_uring_prep_nop(sqe);
-      io_uring_sqe_set_data64(sqe, kRemoval);
+      make_inert(sqe);
       throw_errno(-r, std::string(what) + ": io_uring poll");
     }
-    if (io_uring_sq_ready(&ring_) > 0) {  // the kernel took only part: the holder goes on
-      announce_locked();
-      lock.unlock();
-      wake();
-    }
+    if (io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);  // the kernel took only part
   }
 
   bool disarm(ScheduledIo* io) noexcept override {
@@ -319,8 +312,7 @@ class UringPoller final : public IoPoller {
         // finds them), their entries become no-ops.
         for (io_uring_sqe* sqe : armed_) {
           handed_over_.push_back(reinterpret_cast<ScheduledIo*>(sqe->user_data));
-          io_uring_prep_nop(sqe);
-          io_uring_sqe_set_data64(sqe, kRemoval);
+          make_inert(sqe);
         }
         return left_locked();
       }
@@ -336,6 +328,19 @@ class UringPoller final : public IoPoller {
   }
   // Tells the holder that something waits for its submission (see queued_).
   void announce_locked() noexcept { queued_.store(true, std::memory_order_release); }
+  // Leaves what is queued to the holder: announces it, lets sq_mutex_ go, and wakes the
+  // holder (one asleep without a timeout submits it now, not at its next wake-up).
+  void leave_to_holder(std::unique_lock<std::mutex>& lock) noexcept {
+    announce_locked();
+    lock.unlock();
+    wake();
+  }
+  // Turns an entry the kernel has not taken into a no-op whose completion names no
+  // registration (wait ignores a kRemoval tag without an address).
+  static void make_inert(io_uring_sqe* sqe) noexcept {
+    io_uring_prep_nop(sqe);
+    io_uring_sqe_set_data64(sqe, kRemoval);
+  }
   // Makes a no-op of the entry that would arm `tag`'s poll if the kernel has not taken it yet
   // (a submission it took only part of left it in the queue). True if there was one. The
   // kernel reads entries only inside io_uring_enter, which every thread calls under
@@ -348,8 +353,7 @@ class UringPoller final : public IoPoller {
     for (unsigned i = head; i != ring_.sq.sqe_tail; ++i) {
       io_uring_sqe* sqe = &ring_.sq.sqes[i & ring_.sq.ring_mask];
       if (sqe->opcode == IORING_OP_POLL_ADD && sqe->user_data == tag) {
-        io_uring_prep_nop(sqe);
-        io_uring_sqe_set_data64(sqe, kRemoval);
+        make_inert(sqe);
         found = true;
       }
     }
@@ -363,16 +367,12 @@ class UringPoller final : public IoPoller {
   // cancel the new registration's poll: that one then ends without having been removed,
   // and the driver arms it again (IoDriver::finish).
   void remove_async(std::uint64_t tag) noexcept {
-    {
-      std::lock_guard lock(sq_mutex_);
-      io_uring_sqe* sqe = next_sqe_locked();
-      if (sqe == nullptr) return;
-      io_uring_prep_poll_remove(sqe, tag);
-      io_uring_sqe_set_data64(sqe, tag | kRemoval);
-      if (submit_locked() >= 0 && io_uring_sq_ready(&ring_) == 0) return;
-      announce_locked();
-    }
-    wake();  // a holder asleep without a timeout submits it now, not at its next wake-up
+    std::unique_lock lock(sq_mutex_);
+    io_uring_sqe* sqe = next_sqe_locked();
+    if (sqe == nullptr) return;
+    io_uring_prep_poll_remove(sqe, tag);
+    io_uring_sqe_set_data64(sqe, tag | kRemoval);
+    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);
   }
 
   WakeEvent wake_;
