@@ -40,6 +40,10 @@ spool::Task<void> Connection::run() {
   bool over_limit = false;  // the buffer reached max_query: answer that, then close
   for (;;) {
     const After after = over_limit ? After::kClose : run_buffered();
+    // A subscriber whose backlog went over a limit is closed at once, also while its
+    // connection waits for it to read (Backlog::overflow).
+    std::optional<spool::Notified> overflow;
+    if (mailbox_) overflow.emplace(mailbox_->backlog->overflow.notified());
     if (!out_.empty()) {
       // A client that stops reading its replies fills the socket's send buffer and the
       // write waits: it gives up at the shutdown, or when it has not finished within the
@@ -50,6 +54,7 @@ spool::Task<void> Connection::run() {
       auto written = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
         if (write.poll(cx).is_ready()) return true;
         if (stop.poll(cx).is_ready()) return false;
+        if (overflow && overflow->poll(cx).is_ready()) return false;
         if (idle_timeout.count() > 0) {
           if (!deadline) deadline.emplace(spool::sleep(idle_timeout));
           if (deadline->poll(cx).is_ready()) return false;
@@ -58,6 +63,7 @@ spool::Task<void> Connection::run() {
       });
       if (!co_await written) co_return;
       out_.clear();
+      if (mailbox_) mailbox_->written();
     }
     if (after == After::kClose) co_return;
     if (!make_room()) {
@@ -77,6 +83,7 @@ spool::Task<void> Connection::run() {
         return Woke::kRead;
       }
       if (recv && recv->poll(cx).is_ready()) return Woke::kMessages;
+      if (overflow && overflow->poll(cx).is_ready()) return Woke::kOverflow;
       if (stop.poll(cx).is_ready()) return Woke::kShutdown;
       if (idle && idle->poll(cx).is_ready()) return Woke::kIdle;
       return spool::pending;
@@ -88,10 +95,11 @@ spool::Task<void> Connection::run() {
         last_read = spool::time::now();
         break;
       case Woke::kMessages:
-        if (mailbox_->overflowed->load(std::memory_order_relaxed)) co_return;  // too slow
-        for (const std::string& m : messages_) out_ += m;
+        if (mailbox_->backlog->overflowed.load(std::memory_order_relaxed)) co_return;  // too slow
+        for (const std::string& m : messages_) mailbox_->deliver(out_, m);
         messages_.clear();
         break;
+      case Woke::kOverflow:  // the subscriber fell too far behind
       case Woke::kShutdown:
         co_return;
       case Woke::kIdle:
@@ -185,10 +193,10 @@ Connection::After Connection::execute(const Command& args) {
 
 // Messages published before the command being run were, in redis-server, written before its
 // reply: appending the queued ones first keeps that order. False when the subscriber fell
-// too far behind (its mailbox overflowed): it is disconnected.
+// too far behind (its mailbox went over a limit): it is disconnected.
 bool Connection::deliver_queued_messages() {
-  if (mailbox_->overflowed->load(std::memory_order_relaxed)) return false;
-  while (auto m = mailbox_->rx.try_recv()) out_ += *m;
+  if (mailbox_->backlog->overflowed.load(std::memory_order_relaxed)) return false;
+  while (auto m = mailbox_->rx.try_recv()) mailbox_->deliver(out_, *m);
   return true;
 }
 

@@ -33,7 +33,7 @@ class Connection {
 
  private:
   enum class After { kContinue, kClose };
-  enum class Woke { kRead, kMessages, kShutdown, kIdle };
+  enum class Woke { kRead, kMessages, kOverflow, kShutdown, kIdle };
 
   // Parses and runs every complete command buffered, appending the replies to out_.
   After run_buffered();

@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <exception>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client.hpp"
@@ -191,6 +193,34 @@ TEST(MiniRedisServer, PublishReachesEverySubscriberOfTheChannel) {
     EXPECT_EQ(print(co_await ask(sub, "UNSUBSCRIBE")), "unsubscribe\nnews\n0\n");
     EXPECT_EQ(print(co_await ask(sub, "GET k")), "\n");  // out of subscriber mode
     EXPECT_EQ(print(co_await ask(pub, "PUBLISH news again")), "0\n");
+  });
+}
+
+TEST(MiniRedisServer, ASubscriberMoreThan32MBBehindIsDisconnectedAtOnce) {
+  auto config = local_config();
+  config.idle_timeout = std::chrono::seconds(0);  // never: only the overflow may close it
+  with_server(config, [](mini_redis::Server& server) -> spool::Task<void> {
+    // A raw subscriber, which stops reading once subscribed.
+    auto sub = co_await spool::net::TcpStream::connect(server.local_addr());
+    co_await sub.write_all(std::string_view("*2\r\n$9\r\nSUBSCRIBE\r\n$4\r\nnews\r\n"));
+    const std::string_view confirmation = "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n";
+    std::string got(confirmation.size(), '\0');
+    co_await sub.read_exact(got);
+    EXPECT_EQ(got, confirmation);
+    // Messages of 1 MB, far fewer than the mailbox's 1,024: past 32 MB (and what the
+    // socket buffers take) the subscriber is disconnected while its connection waits for it
+    // to read, and leaves the channel; PUBLISH counts it until then.
+    constexpr int kMostMessages = 200;
+    auto pub = co_await Client::connect(server.local_addr());
+    const std::vector<std::string> publish{"PUBLISH", "news", std::string(1 << 20, 'x')};
+    int counted = 0;
+    while (counted < kMostMessages && print(co_await pub.command(publish)) == "1\n") ++counted;
+    EXPECT_LT(counted, kMostMessages) << "the subscriber was never disconnected";
+    EXPECT_GE(counted, 32);
+    // What the socket buffers held, then the end of the stream.
+    std::vector<char> buf(1 << 16);
+    while (co_await sub.read(std::span(buf)) != 0) {
+    }
   });
 }
 
