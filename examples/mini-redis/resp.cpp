@@ -1,6 +1,7 @@
 #include "resp.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <utility>
 
@@ -42,8 +43,107 @@ void assign_args(Parsed& out, std::size_t n, At at) {
   out.args.resize(n);
 }
 
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+int hex_value(char c) {
+  return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;  // after is_hex
+}
+
+// What `\c` stands for inside double quotes.
+char unescape(char c) {
+  switch (c) {
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'b':
+      return '\b';
+    case 'a':
+      return '\a';
+    default:
+      return c;  // \\, \" and any other character: itself
+  }
+}
+
+// The character after a closing quote must end the argument (a blank, the end of the line,
+// or a NUL byte, which ends it too).
+void expect_end_of_argument(std::string_view line, std::size_t after_quote) {
+  if (after_quote < line.size() && line[after_quote] != '\0' &&
+      std::isspace(static_cast<unsigned char>(line[after_quote])) == 0) {
+    throw ProtocolError("unbalanced quotes in request");
+  }
+}
+
+// Takes the next character of a quoted argument, line[i], or the escape it starts, into
+// `arg` and moves `i` past it; true if it was the closing `quote`. Double quotes know every
+// escape, single quotes only \'. Throws ProtocolError at the end of the line (or a NUL).
+bool take_quoted(std::string_view line, std::size_t& i, char quote, std::string& arg) {
+  if (i == line.size() || line[i] == '\0') throw ProtocolError("unbalanced quotes in request");
+  const char c = line[i];
+  if (c == quote) {
+    expect_end_of_argument(line, i + 1);
+    ++i;
+    return true;
+  }
+  if (c == '\\' && i + 1 < line.size()) {
+    const char next = line[i + 1];
+    if (quote == '"' && next == 'x' && i + 3 < line.size() && is_hex(line[i + 2]) &&
+        is_hex(line[i + 3])) {
+      arg += static_cast<char>(hex_value(line[i + 2]) * 16 + hex_value(line[i + 3]));
+      i += 4;
+      return false;
+    }
+    if (quote == '"' || next == '\'') {
+      arg += quote == '"' ? unescape(next) : next;
+      i += 2;
+      return false;
+    }
+  }
+  arg += c;
+  ++i;
+  return false;
+}
+
+// Splits an inline line into `out.args` (reusing its strings) as redis-server does
+// (sdssplitargs): arguments separated by blanks; "double quotes" with the escapes \n \r \t
+// \b \a \xHH and \<any> (that character), 'single quotes' with \' only; a quote may open
+// in the middle of a word (a"b c" is "ab c") and must close at the end of one. A NUL byte
+// ends the arguments, as the end of sdssplitargs' C string does (redis-server itself never
+// answers a line with a NUL in it: it looks for the line's end as a C string). Throws
+// ProtocolError for unbalanced quotes.
+void split_inline(std::string_view line, const Limits& limits, Parsed& out) {
+  std::size_t n = 0;
+  std::size_t i = 0;
+  for (;;) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])) != 0) ++i;
+    if (i == line.size() || line[i] == '\0') break;
+    if (n == limits.max_args) throw ProtocolError("too many arguments");
+    if (out.args.size() == n) out.args.emplace_back();
+    std::string& arg = out.args[n++];
+    arg.clear();
+    char quote = 0;  // the quote the argument is inside, if any
+    for (;;) {
+      if (quote != 0) {
+        if (take_quoted(line, i, quote, arg)) break;
+        continue;
+      }
+      const char c = i < line.size() ? line[i] : '\0';
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0') break;  // (skipped next)
+      if (c == '"' || c == '\'') {
+        quote = c;
+      } else {
+        arg += c;
+      }
+      ++i;
+    }
+  }
+  out.args.resize(n);
+}
+
 // An inline command, as redis-server reads one: a line ended by "\n" (a "\r" before it is
-// dropped: telnet and nc users send either), its arguments separated by spaces or tabs.
+// dropped: telnet and nc users send either), split by split_inline.
 void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) {
   const std::size_t stop = std::min(buf.size(), limits.max_inline + 2);
   const auto lf = std::find(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(stop), '\n');
@@ -55,21 +155,9 @@ void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) 
   std::string_view line(buf.data(), end);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.size() > limits.max_inline) throw ProtocolError("line too long");
-  static constexpr std::string_view kBlanks = " \t";
-  out.spans.clear();
-  std::size_t offset = 0;
-  while (offset < line.size()) {
-    const std::size_t start = line.find_first_not_of(kBlanks, offset);
-    if (start == std::string_view::npos) break;
-    const std::size_t stop_at = std::min(line.find_first_of(kBlanks, start), line.size());
-    if (out.spans.size() == limits.max_args) throw ProtocolError("too many arguments");
-    out.spans.emplace_back(start, stop_at - start);
-    offset = stop_at;
-  }
+  split_inline(line, limits, out);
   out.complete = true;
   out.consumed = end + 1;
-  assign_args(out, out.spans.size(),
-              [&](std::size_t i) { return line.substr(out.spans[i].first, out.spans[i].second); });
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ struct Parsed {
 
 /// Parses the command at the front of `buf`: an array of bulk strings
 /// ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", what redis-cli and redis-benchmark send) or an inline
-/// command ("PING\r\n" or "PING\n", words separated by spaces or tabs; no quoting). Throws
+/// command ("PING\r\n" or "PING\n", words separated by blanks, quoted as redis-server quotes
+/// them: "a \"b\"\x41" or 'it\'s'). Throws
 /// ProtocolError for malformed input and for input beyond `limits` (checked before anything is
 /// allocated).
 Parsed parse_command(std::span<const char> buf, const Limits& limits);

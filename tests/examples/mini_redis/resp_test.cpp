@@ -96,6 +96,35 @@ TEST(Resp, AnInlineLineMayEndWithABareLineFeedAndUseTabs) {
   EXPECT_FALSE(parse("PING\r").complete);  // the line feed has not come yet
 }
 
+// Each case as redis-server 7 splits it (checked against it over a socket with ECHO).
+TEST(Resp, InlineArgumentsAreQuotedAsRedisServerQuotesThem) {
+  const auto args = [](const char* line) { return parse(line).args; };
+  using mini_redis::Command;
+  EXPECT_EQ(args("ECHO \"a b\"\r\n"), (Command{"ECHO", "a b"}));
+  EXPECT_EQ(args("ECHO \"x\\x41\\n\\\"y\"\r\n"), (Command{"ECHO", "xA\n\"y"}));
+  EXPECT_EQ(args("ECHO \"\\q\\\\\"\r\n"), (Command{"ECHO", "q\\"}));  // \<any>: itself
+  EXPECT_EQ(args("ECHO \"\\x4g\"\r\n"), (Command{"ECHO", "x4g"}));    // not a hex escape
+  EXPECT_EQ(args("ECHO 'it\\'s'\r\n"), (Command{"ECHO", "it's"}));
+  EXPECT_EQ(args("ECHO 'a\\nb'\r\n"), (Command{"ECHO", "a\\nb"}));  // no escapes but \'
+  EXPECT_EQ(args("ECHO \"\" ''\r\n"), (Command{"ECHO", "", ""}));
+  EXPECT_EQ(args("ECHO a\"b c\"\r\n"), (Command{"ECHO", "ab c"}));       // opened mid-word
+  EXPECT_EQ(args("ECHO \vx a\vb\r\n"), (Command{"ECHO", "x", "a\vb"}));  // \v: only between
+  EXPECT_EQ(parse(std::string_view("ECHO a\0b c\r\n", 13)).args, (Command{"ECHO", "a"}));
+  EXPECT_EQ(parse("ECHO \"a b\"\r\n").consumed, 12u);
+}
+
+TEST(Resp, UnbalancedInlineQuotesThrow) {
+  for (const char* line : {"ECHO \"abc\r\n", "ECHO 'abc\r\n", "ECHO \"ab\"c\r\n", "ECHO 'ab'c\r\n",
+                           "ECHO a\"b c\"d\r\n", "ECHO \"a\\\"\r\n"}) {
+    try {
+      (void)parse(line);
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const ProtocolError& e) {
+      EXPECT_STREQ(e.what(), "unbalanced quotes in request") << line;
+    }
+  }
+}
+
 TEST(Resp, AnInlineLineLongerThanTheLimitThrows) {
   Limits small;
   small.max_inline = 4;
