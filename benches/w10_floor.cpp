@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -153,6 +154,7 @@ void run_uring(const std::vector<Connection>& conns, int t) {
   std::array<std::array<char, 4096>, kConnections> server_bufs{};
   std::array<std::size_t, kConnections> got{};
   std::array<int, kConnections> done_trips{};
+  std::array<int, kConnections> echoed{};  // bytes of each server end's send in flight
   auto queue = [&](Op op, int i, const void* data, std::size_t n) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     if (sqe == nullptr) fail("io_uring_get_sqe", EBUSY);
@@ -199,9 +201,13 @@ void run_uring(const std::vector<Connection>& conns, int t) {
           }
           break;
         case kServerRecv:  // the server end: echo what came
-          if (res > 0) queue(kServerSend, i, server_bufs[i].data(), static_cast<std::size_t>(res));
+          if (res > 0) {
+            queue(kServerSend, i, server_bufs[i].data(), static_cast<std::size_t>(res));
+            echoed[i] = res;
+          }
           break;
         case kServerSend:
+          if (res != echoed[i]) fail("a short send (not expected of 64 bytes)", EMSGSIZE);
           queue(kServerRecv, i, server_bufs[i].data(), server_bufs[i].size());
           break;
       }
@@ -217,16 +223,24 @@ double run_once(std::string_view backend) {
   const std::vector<Connection> conns = connect_all();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  std::array<std::exception_ptr, kThreads> failures{};
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&conns, t, backend] {
+    threads.emplace_back([&conns, &failures, t, backend] {
+      try {
 #ifdef SPOOL_HAVE_LIBURING
-      if (backend == "io_uring") return run_uring(conns, t);
+        if (backend == "io_uring") return run_uring(conns, t);
 #endif
-      (void)backend;
-      run_epoll(conns, t);
+        (void)backend;  // (only io_uring's branch reads it)
+        run_epoll(conns, t);
+      } catch (...) {
+        failures[t] = std::current_exception();  // rethrown by the caller, after the join
+      }
     });
   }
   for (auto& th : threads) th.join();
+  for (const auto& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
   const auto elapsed = std::chrono::steady_clock::now() - t0;
   for (const Connection& c : conns) {
     ::close(c.client);

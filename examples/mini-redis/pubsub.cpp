@@ -34,6 +34,7 @@ void Mailbox::deliver(std::string& out, const std::string& message) {
 }
 
 void Mailbox::written() {
+  if (in_output_ == 0) return;  // the output held no message: the shared count stays untouched
   backlog->bytes.fetch_sub(in_output_, std::memory_order_relaxed);  // see Backlog::bytes
   in_output_ = 0;
 }

@@ -32,9 +32,8 @@ struct Backlog {
   /// (in the mailbox, or taken out and waiting in the connection's output, as redis-server's
   /// output buffer): added (fetch_add, relaxed) by PubSub::publish before it queues one,
   /// subtracted (fetch_sub, relaxed) by the connection once it wrote them
-  /// (Mailbox::written). Relaxed: a count that publishes no data; each publisher checks the
-  /// bound against its own addition, so publishers on several threads at once may pass it
-  /// by a message each.
+  /// (Mailbox::written). Relaxed: a count that publishes no data. Publishers add under
+  /// PubSub's lock, one at a time, so the bound holds exactly.
   std::atomic<std::size_t> bytes{0};
 };
 

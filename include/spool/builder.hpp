@@ -122,7 +122,7 @@ class Builder {
   /// at the price of a CPU kept busy up to `budget` each time the runtime goes idle. Only
   /// once the runtime has opened a socket (a runtime without I/O parks at once), and only by
   /// one thread at a time (the one that holds the driver; the others park); a task that
-  /// becomes runnable, a spawn from another thread and a shutdown all end it at once.
+  /// becomes runnable anywhere in the runtime and a shutdown end it at once.
   /// build() rejects a negative budget. docs/io.md has the figures.
   Builder& busy_poll(std::chrono::nanoseconds budget) {
     config_.busy_poll = budget;

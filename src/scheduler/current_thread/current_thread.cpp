@@ -241,6 +241,8 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
       if (ran || root) driver_->maintain();
       if (root) break;
       if (!ran && !requeued) {
+        // root_woken: a relaxed peek, a hint only; the exchange (acquire) at the top of the
+        // loop is what pairs with the root waker's store.
         if (driver_->busy_poll(config_.busy_poll, [&] {
               return has_runnable() || root_woken.load(std::memory_order_relaxed) || is_shutdown();
             })) {

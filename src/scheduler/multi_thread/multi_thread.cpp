@@ -482,10 +482,6 @@ bool MultiThread::work_pending() const noexcept {
   for (const auto& w : workers_) {
     if (has_local_work(*w) || !w->forks.is_empty()) return true;
   }
-  return shared_work_pending();
-}
-
-bool MultiThread::shared_work_pending() const noexcept {
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     if (!injects_[ch].queue.is_empty()) return true;
     if (is_edf(ch) && !edf_[ch].is_empty()) return true;
@@ -494,13 +490,19 @@ bool MultiThread::shared_work_pending() const noexcept {
 }
 
 bool MultiThread::busy_poll(Core& core) {
-  // Still counted unparked: a task pushed to the shared queues meanwhile may have woken
-  // nobody, so those are watched too (the park that follows a fruitless poll re-checks them
-  // all). Other workers' queues are theirs to run.
-  const WorkerShared& w = *workers_[core.index];
-  return driver_->busy_poll(config_.busy_poll, [&] {
-    return core.lifo != nullptr || has_local_work(w) || shared_work_pending() || is_shutdown();
-  });
+  // The poll watches every queue, not only this worker's: it is still counted unparked, and
+  // usually as a searcher, so a task pushed meanwhile on another worker or into the inject
+  // queue may have woken nobody (pushers skip their wake-up while someone searches, and a
+  // polling worker is not in the sleeper list). A worker that could not become a searcher
+  // may see another's task it cannot steal yet; it polls again until the task is gone, as
+  // the searcher that will take it does. The park after a fruitless poll re-checks as usual.
+  const bool found = driver_->busy_poll(
+      config_.busy_poll, [&] { return core.lifo != nullptr || work_pending() || is_shutdown(); });
+  // Leaving the driver for work while timers wait or sockets are open: hand it over, as a
+  // worker leaving a park in the driver does (the others parked on their own parkers while
+  // this one held it, and would not see a timer come due or a socket wake meanwhile).
+  if (found && (driver_->time().has_timers() || driver_->io().active())) hand_driver_over();
+  return found;
 }
 
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {

@@ -188,10 +188,8 @@ class MultiThread final : public Scheduler {
   bool requeue_deferred(Core& core, DeferredWakes& deferred);
   // True if a task waits in some local queue or inject queue, or a child in a fork deque.
   bool work_pending() const noexcept;
-  // The inject queues and the earliest-deadline-first channels hold a task.
-  bool shared_work_pending() const noexcept;
-  // Builder::busy_poll before parking: true if work came (a task of this worker's, a shared
-  // one, or the shutdown).
+  // Builder::busy_poll before parking: true if work came (a task in any queue, or the
+  // shutdown).
   bool busy_poll(Core& core);
   // True if a task waits in one of w's local queues.
   bool has_local_work(const WorkerShared& w) const noexcept;

@@ -14,7 +14,9 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
+#include "spool/core/poll_fn.hpp"
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
 
@@ -111,21 +113,28 @@ TEST(BusyPollOff, AWorkerOutOfTasksParksToWaitForTheSockets) {
 }
 
 // Holds a socket open, forever, with nothing else to do: the runtime's thread polls.
-Task<void> listen_forever(std::latch& listening) {
+// `waiting` counts down as the accept first returns pending (its task is about to go idle).
+Task<void> listen_forever(std::latch& waiting) {
   auto listener = TcpListener::bind("127.0.0.1:0");
-  listening.count_down();
-  (void)co_await listener.accept();
+  auto accept = listener.accept();
+  bool told = false;
+  co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+    if (accept.poll(cx).is_ready()) return true;  // (nobody connects)
+    if (!std::exchange(told, true)) waiting.count_down();
+    return spool::pending;
+  });
 }
 
 TEST_P(BusyPoll, ATaskSpawnedFromAnotherThreadEndsThePoll) {
   auto rt = builder(1).busy_poll(kForever).build();
-  std::latch listening(1);
-  (void)rt.spawn(listen_forever(listening));
+  std::latch waiting(1);
+  (void)rt.spawn(listen_forever(waiting));
   auto [tx, rx] = spool::oneshot::channel<int>();
-  // Spawned once the runtime's thread has a socket open (it polls, or is about to): the
-  // spawn wakes no thread, since none is parked; the polling thread must see the task itself.
-  std::thread other([&rt, &listening, tx = std::move(tx)]() mutable {
-    listening.wait();
+  // Spawned once the runtime's thread has a socket open and nothing to run (it polls, or is
+  // about to): the spawn wakes no thread, since none is parked; the polling thread must see
+  // the task itself.
+  std::thread other([&rt, &waiting, tx = std::move(tx)]() mutable {
+    waiting.wait();
     (void)rt.handle().spawn([](spool::oneshot::Sender<int> out) -> Task<void> {
       out.send(7);
       co_return;
@@ -137,10 +146,40 @@ TEST_P(BusyPoll, ATaskSpawnedFromAnotherThreadEndsThePoll) {
 
 TEST(BusyPollShutdown, TheShutdownEndsAWorkersPoll) {
   auto rt = spool::Builder::multi_thread().worker_threads(1).busy_poll(kForever).build();
-  std::latch listening(1);
-  (void)rt.spawn(listen_forever(listening));
-  listening.wait();
+  std::latch waiting(1);
+  (void)rt.spawn(listen_forever(waiting));
+  waiting.wait();
   // The worker polls with a socket open; the destructor's shutdown must end that: no hang.
+}
+
+// A worker that polls watches the other workers' queues too: a task pushed there wakes
+// nobody (no worker is parked, and the poller counts as searching).
+TEST(BusyPollWorkers, ATaskQueuedOnABlockedWorkerIsStolenByThePollingOne) {
+  // Without the LIFO slot a spawned task goes to its spawner's queue, where it can be stolen.
+  auto rt =
+      spool::Builder::multi_thread().worker_threads(2).lifo_slot(false).busy_poll(kForever).build();
+  // One worker runs `blocker`, which waits for `go` (blocking its worker, on purpose), then
+  // spawns `child` onto its own queue and blocks until `child` ran.
+  std::latch blocking(1);
+  std::latch go(1);
+  std::latch child_ran(1);
+  auto blocker = rt.spawn([](std::latch& blocking, std::latch& go, std::latch& ran) -> Task<void> {
+    blocking.count_down();
+    go.wait();
+    (void)spool::spawn([](std::latch& r) -> Task<void> {
+      r.count_down();
+      co_return;
+    }(ran));
+    ran.wait();
+    co_return;
+  }(blocking, go, child_ran));
+  blocking.wait();
+  // The other worker opens a socket and goes idle: with the driver free, it polls.
+  std::latch waiting(1);
+  (void)rt.spawn(listen_forever(waiting));
+  waiting.wait();
+  go.count_down();  // `child` now waits in the blocked worker's queue: only the poller can run it
+  spool::block_on(std::move(blocker));
 }
 
 TEST(BusyPollMisuse, ANegativeBudgetIsRefused) {
