@@ -1,8 +1,11 @@
 // mini-redis-cli: sends one command to a RESP2 server and prints the reply as redis-cli does
-// when its output is not a terminal. `mini-redis-cli [-h IP] [-p PORT] COMMAND [ARG...]`;
-// exits 1 on an error reply, 2 on bad usage or a connection that fails.
+// when its output is not a terminal. `mini-redis-cli [-h HOST] [-p PORT] COMMAND [ARG...]`
+// (HOST: a name or an address, resolved with spool::net::lookup_host; the first address
+// is used); exits 1 on an error reply, 2 on bad usage or a connection that fails.
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,15 +15,32 @@
 
 namespace {
 
-spool::Task<mini_redis::Reply> ask(spool::net::SocketAddr addr, std::vector<std::string> args) {
-  auto client = co_await mini_redis::Client::connect(addr);
+spool::Task<mini_redis::Reply> ask(std::string host, std::uint16_t port,
+                                   std::vector<std::string> args) {
+  const auto addrs = co_await spool::net::lookup_host(host, port);
+  if (addrs.empty()) throw std::invalid_argument("'" + host + "' has no address");
+  auto client = co_await mini_redis::Client::connect(addrs.front());
   co_return co_await client.command(std::move(args));
+}
+
+std::uint16_t parse_port(const std::string& text) {
+  std::size_t end = 0;
+  unsigned long v = 0;
+  try {
+    v = std::stoul(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (end == 0 || end != text.size() || text[0] == '-' || v > 65535) {
+    throw std::invalid_argument("-p takes a port from 0 to 65535, not '" + text + "'");
+  }
+  return static_cast<std::uint16_t>(v);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string ip = "127.0.0.1";
+  std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
   std::vector<std::string> args;
   try {
@@ -28,24 +48,23 @@ int main(int argc, char** argv) {
       const std::string_view a = argv[i];
       if (args.empty() && (a == "-h" || a == "-p") && i + 1 < argc) {
         if (a == "-h") {
-          ip = argv[++i];
+          host = argv[++i];
         } else {
-          port = static_cast<std::uint16_t>(std::stoul(argv[++i]));
+          port = parse_port(argv[++i]);
         }
       } else {
         args.emplace_back(a);
       }
     }
     if (args.empty()) throw std::invalid_argument("no command given");
-    const mini_redis::Reply reply =
-        spool::block_on(ask(spool::net::SocketAddr(ip, port), std::move(args)));
+    const mini_redis::Reply reply = spool::block_on(ask(host, port, std::move(args)));
     std::string out;
     mini_redis::print_reply(out, reply);
     std::fputs(out.c_str(), stdout);
     return reply.kind == mini_redis::Reply::Kind::kError ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr,
-                 "mini-redis-cli: %s\nusage: mini-redis-cli [-h IP] [-p PORT] COMMAND [ARG...]\n",
+                 "mini-redis-cli: %s\nusage: mini-redis-cli [-h HOST] [-p PORT] COMMAND [ARG...]\n",
                  e.what());
     return 2;
   }
