@@ -7,10 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "runtime/current_driver.hpp"
+#include "spool/net/lookup.hpp"
 
 namespace spool::net {
 
@@ -45,6 +48,23 @@ ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
   return ConnectFuture<TcpStream>(
       detail::Connecting(detail::current_driver(), ss, addr.size(),
                          "spool::net::TcpStream::connect to " + addr.to_string()));
+}
+
+Task<TcpStream> TcpStream::connect(std::string host_and_port) {
+  const std::vector<SocketAddr> addrs = co_await lookup_host(host_and_port);
+  std::exception_ptr last;
+  for (const SocketAddr& addr : addrs) {
+    try {
+      co_return co_await connect(addr);
+    } catch (const std::system_error&) {
+      last = std::current_exception();  // the next address may accept
+    }
+  }
+  if (!last) {  // lookup_host gives at least one address or throws: not expected
+    throw std::system_error(EADDRNOTAVAIL, std::generic_category(),
+                            "spool::net::TcpStream::connect to " + host_and_port + ": no address");
+  }
+  std::rethrow_exception(last);
 }
 
 SocketAddr TcpStream::peer_of(const detail::Accepted& a) {

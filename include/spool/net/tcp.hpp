@@ -2,11 +2,13 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/core/task.hpp"
 #include "spool/detail/io_source.hpp"
 #include "spool/net/connect_accept.hpp"
 #include "spool/net/halves.hpp"
@@ -29,6 +31,11 @@ class TcpStream : public StreamSocket<TcpStream> {
   /// Connects to `addr`: `auto s = co_await TcpStream::connect(addr);`. The socket belongs
   /// to the current runtime's driver (the process-wide one outside every runtime).
   static ConnectFuture<TcpStream> connect(const SocketAddr& addr);
+  /// Resolves `host_and_port` ("localhost:6379", "example.org:80", "[::1]:6379") with
+  /// lookup_host, off the workers, and connects to its addresses in turn, as tokio's
+  /// TcpStream::connect does: the stream of the first that accepts. Throws what lookup_host
+  /// throws, or, when no address accepts, the last connect's std::system_error.
+  static Task<TcpStream> connect(std::string host_and_port);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the
   /// peer reads the end of the stream.

@@ -78,6 +78,35 @@ TEST(BufReader, ReadExactAndReadUntilShareTheBuffer) {
   }());
 }
 
+TEST(BufReader, ReadGivesTheBufferFirstAndReadsLargeBuffersStraightThrough) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    BufReader<UnixStream> r(std::move(b), 16);
+    co_await a.write_all(std::string_view("line\nrest"));
+    std::string line;
+    co_await r.read_line(line);
+    EXPECT_EQ(line, "line\n");
+    std::array<char, 3> small{};
+    EXPECT_EQ(co_await r.read(small), 3u);  // from the buffer, no system call
+    EXPECT_EQ(std::string_view(small.data(), 3), "res");
+    EXPECT_EQ(r.buffered().size(), 1u);
+    std::array<char, 32> large{};
+    EXPECT_EQ(co_await r.read(large), 1u);  // what was buffered, even if more could come
+    EXPECT_EQ(large[0], 't');
+    // Empty buffer, a destination larger than it: straight from the stream, all 20 bytes at
+    // once (through the buffer, at most its 16 would come).
+    co_await a.write_all(std::string_view("0123456789abcdefghij"));
+    EXPECT_EQ(co_await r.read(large), 20u);
+    EXPECT_EQ(std::string_view(large.data(), 20), "0123456789abcdefghij");
+    EXPECT_EQ(r.buffered().size(), 0u);
+    EXPECT_EQ(co_await r.read(std::span<char>()), 0u);
+    UnixStream closing = std::move(a);
+    { UnixStream gone = std::move(closing); }  // the writer closes: the end of the stream
+    EXPECT_EQ(co_await r.read(small), 0u);
+  }());
+}
+
 TEST(BufReader, ALineLongerThanTheLimitThrowsLengthError) {
   auto rt = spool::Builder::current_thread().build();
   rt.block_on([]() -> Task<void> {

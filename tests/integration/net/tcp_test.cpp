@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -46,6 +47,36 @@ TEST_P(Tcp, EchoRoundTripAndAddresses) {
       EXPECT_EQ(in, out);
     }
     co_await server;
+  }());
+}
+
+TEST_P(Tcp, ConnectByHostNameResolvesAndTriesEachAddress) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    const SocketAddr addr = listener.local_addr();
+    auto server = spool::spawn(serve_echo(listener, 1));
+    // "localhost" may resolve to ::1 first, where nothing listens: the next address accepts.
+    TcpStream s = co_await TcpStream::connect("localhost:" + std::to_string(addr.port()));
+    EXPECT_EQ(s.peer_addr(), addr);
+    std::array<char, 5> in{};
+    co_await s.write_all(std::string_view("hello"));
+    co_await s.read_exact(in);
+    EXPECT_EQ(std::string_view(in.data(), in.size()), "hello");
+    co_await server;
+  }());
+}
+
+TEST_P(Tcp, ConnectByTextWhereNothingListensThrowsTheConnectError) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const auto port = spool_net_test::closed_port(SOCK_STREAM).port();
+    try {
+      (void)co_await TcpStream::connect("127.0.0.1:" + std::to_string(port));
+      ADD_FAILURE() << "connected where nothing listens";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+    }
   }());
 }
 
