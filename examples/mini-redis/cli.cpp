@@ -1,7 +1,7 @@
 // mini-redis-cli: sends one command to a RESP2 server and prints the reply as redis-cli does
 // when its output is not a terminal. `mini-redis-cli [-h HOST] [-p PORT] COMMAND [ARG...]`
-// (HOST: a name or an address, resolved with spool::net::lookup_host; the first address
-// is used); exits 1 on an error reply, 2 on bad usage or a connection that fails.
+// (HOST: a name or an address; each address it resolves to is tried in turn); exits 1 on an
+// error reply, 2 on bad usage or a connection that fails.
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -15,24 +15,17 @@
 
 namespace {
 
-spool::Task<mini_redis::Reply> ask(std::string host, std::uint16_t port,
-                                   std::vector<std::string> args) {
-  const auto addrs = co_await spool::net::lookup_host(host, port);
-  if (addrs.empty()) throw std::invalid_argument("'" + host + "' has no address");
-  auto client = co_await mini_redis::Client::connect(addrs.front());
+spool::Task<mini_redis::Reply> ask(std::string host_and_port, std::vector<std::string> args) {
+  auto client = co_await mini_redis::Client::connect(std::move(host_and_port));
   co_return co_await client.command(std::move(args));
 }
 
 std::uint16_t parse_port(const std::string& text) {
-  std::size_t end = 0;
-  unsigned long v = 0;
-  try {
-    v = std::stoul(text, &end);
-  } catch (const std::exception&) {
-    end = 0;
-  }
-  if (end == 0 || end != text.size() || text[0] == '-' || v > 65535) {
-    throw std::invalid_argument("-p takes a port from 0 to 65535, not '" + text + "'");
+  const bool digits = !text.empty() && text.size() <= 5 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long v = digits ? std::stoul(text) : 0;
+  if (v == 0 || v > 65535) {
+    throw std::invalid_argument("-p takes a port from 1 to 65535, not '" + text + "'");
   }
   return static_cast<std::uint16_t>(v);
 }
@@ -57,7 +50,10 @@ int main(int argc, char** argv) {
       }
     }
     if (args.empty()) throw std::invalid_argument("no command given");
-    const mini_redis::Reply reply = spool::block_on(ask(host, port, std::move(args)));
+    // "[::1]:6379" for an IPv6 address, "host:6379" otherwise.
+    const std::string target = (host.find(':') == std::string::npos ? host : "[" + host + "]") +
+                               ":" + std::to_string(port);
+    const mini_redis::Reply reply = spool::block_on(ask(target, std::move(args)));
     std::string out;
     mini_redis::print_reply(out, reply);
     std::fputs(out.c_str(), stdout);

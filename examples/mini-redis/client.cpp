@@ -55,6 +55,10 @@ spool::Task<Client> Client::connect(spool::net::SocketAddr addr) {
   co_return Client(co_await spool::net::TcpStream::connect(addr));
 }
 
+spool::Task<Client> Client::connect(std::string host_and_port) {
+  co_return Client(co_await spool::net::TcpStream::connect(host_and_port));
+}
+
 spool::Task<void> Client::send(std::vector<std::string> args) {
   std::string out;
   encode(out, args);

@@ -29,6 +29,9 @@ class Client {
  public:
   /// Connects to `addr`. Throws std::system_error when it cannot.
   static spool::Task<Client> connect(spool::net::SocketAddr addr);
+  /// Connects to `host_and_port` ("localhost:6379"), trying each address it resolves to
+  /// (spool::net::TcpStream::connect). Throws std::system_error when none accepts.
+  static spool::Task<Client> connect(std::string host_and_port);
 
   /// Sends `args` as one command and reads its reply. Throws std::runtime_error on a reply
   /// that is not RESP2, UnexpectedEof when the server closes the connection first.

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <exception>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -40,6 +40,13 @@ SocketAddr address_of(int fd, int (*get)(int, sockaddr*, socklen_t*), const char
   return SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len);
 }
 
+// "a, b, c": the addresses a connect tried, for its error message.
+std::string joined(const std::vector<SocketAddr>& addrs) {
+  std::string out;
+  for (const SocketAddr& a : addrs) out += (out.empty() ? "" : ", ") + a.to_string();
+  return out;
+}
+
 }  // namespace
 
 ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
@@ -50,21 +57,30 @@ ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
                          "spool::net::TcpStream::connect to " + addr.to_string()));
 }
 
-Task<TcpStream> TcpStream::connect(std::string host_and_port) {
-  const std::vector<SocketAddr> addrs = co_await lookup_host(host_and_port);
-  std::exception_ptr last;
+Task<TcpStream> TcpStream::connect(std::vector<SocketAddr> addrs) {
+  if (addrs.empty()) {
+    throw std::invalid_argument("spool::net::TcpStream::connect: no address to connect to");
+  }
+  std::error_code last;
   for (const SocketAddr& addr : addrs) {
     try {
       co_return co_await connect(addr);
-    } catch (const std::system_error&) {
-      last = std::current_exception();  // the next address may accept
+    } catch (const std::system_error& e) {
+      last = e.code();  // the next address may accept
     }
   }
-  if (!last) {  // lookup_host gives at least one address or throws: not expected
-    throw std::system_error(EADDRNOTAVAIL, std::generic_category(),
-                            "spool::net::TcpStream::connect to " + host_and_port + ": no address");
+  throw std::system_error(last,
+                          "spool::net::TcpStream::connect to " + joined(addrs) + " (each in turn)");
+}
+
+Task<TcpStream> TcpStream::connect_to_host(std::string host_and_port) {
+  const std::vector<SocketAddr> addrs = co_await lookup_host(host_and_port);
+  try {
+    co_return co_await connect(addrs);
+  } catch (const std::system_error& e) {
+    throw std::system_error(e.code(), "spool::net::TcpStream::connect to " + host_and_port + " (" +
+                                          joined(addrs) + ", each in turn)");
   }
-  std::rethrow_exception(last);
 }
 
 SocketAddr TcpStream::peer_of(const detail::Accepted& a) {

@@ -54,20 +54,14 @@ class BufReader {
   Task<std::size_t> read_line(std::string& out, std::size_t limit = static_cast<std::size_t>(-1)) {
     return read_until('\n', out, limit);
   }
-  /// Reads into `dst` what is buffered or, with the buffer empty, what one read of the
-  /// stream gives (straight into `dst` when it is at least as large as the buffer): the
-  /// count, 0 at the end of the stream or for an empty `dst`. A BufReader can so stand in
-  /// for its stream.
-  Task<std::size_t> read(std::span<char> dst) {
-    if (dst.empty()) co_return 0;
-    if (begin_ == end_) {
-      if (dst.size() >= buf_.size()) co_return co_await inner_.read(dst);
-      if (co_await refill() == 0) co_return 0;
-    }
-    const std::size_t n = std::min(dst.size(), end_ - begin_);
-    std::memcpy(dst.data(), buf_.data() + begin_, n);
-    begin_ += n;
-    co_return n;
+  /// Reads into `dst` (any buffer the stream's read takes) what is buffered or, with the
+  /// buffer empty, what one read of the stream gives (straight into `dst` when it is at
+  /// least as large as the buffer): the count, 0 at the end of the stream or for an empty
+  /// `dst`. A BufReader can so stand in for its stream. `dst` must outlive the Task.
+  template <MutableByteBuffer B>
+  Task<std::size_t> read(B&& dst) {
+    return read_into(
+        std::span<char>(reinterpret_cast<char*>(std::ranges::data(dst)), std::ranges::size(dst)));
   }
   /// Fills `dst` entirely, from the buffer first; throws UnexpectedEof if the stream ends.
   Task<void> read_exact(std::span<char> dst) {
@@ -95,6 +89,17 @@ class BufReader {
   R& get() noexcept { return inner_; }
 
  private:
+  Task<std::size_t> read_into(std::span<char> dst) {
+    if (dst.empty()) co_return 0;
+    if (begin_ == end_) {
+      if (dst.size() >= buf_.size()) co_return co_await inner_.read(dst);
+      if (co_await refill() == 0) co_return 0;
+    }
+    const std::size_t n = std::min(dst.size(), end_ - begin_);
+    std::memcpy(dst.data(), buf_.data() + begin_, n);
+    begin_ += n;
+    co_return n;
+  }
   Task<std::size_t> refill() {
     if (begin_ > 0) {
       std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);

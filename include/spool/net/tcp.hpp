@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -31,11 +32,17 @@ class TcpStream : public StreamSocket<TcpStream> {
   /// Connects to `addr`: `auto s = co_await TcpStream::connect(addr);`. The socket belongs
   /// to the current runtime's driver (the process-wide one outside every runtime).
   static ConnectFuture<TcpStream> connect(const SocketAddr& addr);
+  /// Connects to each of `addrs` in turn: the stream of the first that accepts. Throws
+  /// std::invalid_argument for an empty list and, when none accepts, a std::system_error
+  /// with the last one's error, naming every address tried.
+  static Task<TcpStream> connect(std::vector<SocketAddr> addrs);
   /// Resolves `host_and_port` ("localhost:6379", "example.org:80", "[::1]:6379") with
-  /// lookup_host, off the workers, and connects to its addresses in turn, as tokio's
-  /// TcpStream::connect does: the stream of the first that accepts. Throws what lookup_host
-  /// throws, or, when no address accepts, the last connect's std::system_error.
-  static Task<TcpStream> connect(std::string host_and_port);
+  /// lookup_host, off the workers, then connects to its addresses in turn, as tokio's
+  /// TcpStream::connect does. Throws what lookup_host throws, or the std::system_error of
+  /// the addresses' connects, naming `host_and_port` and them.
+  static Task<TcpStream> connect(std::string_view host_and_port) {
+    return connect_to_host(std::string(host_and_port));  // (the coroutine owns its copy)
+  }
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the
   /// peer reads the end of the stream.
@@ -58,6 +65,7 @@ class TcpStream : public StreamSocket<TcpStream> {
   friend class ConnectFuture<TcpStream>;
   friend class AcceptFuture<TcpStream>;
   explicit TcpStream(detail::IoSource source) noexcept : StreamSocket(std::move(source)) {}
+  static Task<TcpStream> connect_to_host(std::string host_and_port);
   static SocketAddr peer_of(const detail::Accepted& a);
 };
 

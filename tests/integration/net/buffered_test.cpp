@@ -101,8 +101,17 @@ TEST(BufReader, ReadGivesTheBufferFirstAndReadsLargeBuffersStraightThrough) {
     EXPECT_EQ(std::string_view(large.data(), 20), "0123456789abcdefghij");
     EXPECT_EQ(r.buffered().size(), 0u);
     EXPECT_EQ(co_await r.read(std::span<char>()), 0u);
-    UnixStream closing = std::move(a);
-    { UnixStream gone = std::move(closing); }  // the writer closes: the end of the stream
+    // Any buffer the stream's read takes; with the buffer empty and a small destination,
+    // one read fills the buffer, and what fits is copied out.
+    co_await a.write_all(std::string_view("abcd"));
+    std::vector<std::uint8_t> bytes(2);
+    EXPECT_EQ(co_await r.read(bytes), 2u);
+    EXPECT_EQ(bytes, (std::vector<std::uint8_t>{'a', 'b'}));
+    EXPECT_EQ(r.buffered().size(), 2u);
+    std::string rest(2, '\0');
+    EXPECT_EQ(co_await r.read(rest), 2u);
+    EXPECT_EQ(rest, "cd");
+    { UnixStream gone = std::move(a); }  // the writer closes: the end of the stream
     EXPECT_EQ(co_await r.read(small), 0u);
   }());
 }

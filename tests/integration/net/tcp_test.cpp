@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -56,7 +57,7 @@ TEST_P(Tcp, ConnectByHostNameResolvesAndTriesEachAddress) {
     auto listener = TcpListener::bind("127.0.0.1:0");
     const SocketAddr addr = listener.local_addr();
     auto server = spool::spawn(serve_echo(listener, 1));
-    // "localhost" may resolve to ::1 first, where nothing listens: the next address accepts.
+    // Where "localhost" resolves to ::1 first (nothing listens there), the next one accepts.
     TcpStream s = co_await TcpStream::connect("localhost:" + std::to_string(addr.port()));
     EXPECT_EQ(s.peer_addr(), addr);
     std::array<char, 5> in{};
@@ -67,15 +68,48 @@ TEST_P(Tcp, ConnectByHostNameResolvesAndTriesEachAddress) {
   }());
 }
 
-TEST_P(Tcp, ConnectByTextWhereNothingListensThrowsTheConnectError) {
+TEST_P(Tcp, ConnectToAListTriesEachAddressInTurn) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
-    const auto port = spool_net_test::closed_port(SOCK_STREAM).port();
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    const SocketAddr addr = listener.local_addr();
+    const SocketAddr closed = spool_net_test::closed_port(SOCK_STREAM);
+    auto server = spool::spawn(serve_echo(listener, 1));
+    // Named lists: g++ 12 cannot keep a braced list alive across a co_await.
+    std::vector<SocketAddr> closed_then_open;
+    closed_then_open.push_back(closed);
+    closed_then_open.push_back(addr);
+    const std::vector<SocketAddr> both_closed(2, closed);
+    TcpStream s = co_await TcpStream::connect(closed_then_open);
+    EXPECT_EQ(s.peer_addr(), addr);  // refused by the first, accepted by the second
+    co_await server;
     try {
-      (void)co_await TcpStream::connect("127.0.0.1:" + std::to_string(port));
+      (void)co_await TcpStream::connect(both_closed);
       ADD_FAILURE() << "connected where nothing listens";
     } catch (const std::system_error& e) {
       EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+      EXPECT_NE(std::string(e.what()).find(closed.to_string()), std::string::npos) << e.what();
+    }
+    try {
+      (void)co_await TcpStream::connect(std::vector<SocketAddr>());
+      ADD_FAILURE() << "an empty list was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("no address"), std::string::npos) << e.what();
+    }
+  }());
+}
+
+TEST_P(Tcp, ConnectByTextWhereNothingListensNamesTheText) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const std::string text =
+        "127.0.0.1:" + std::to_string(spool_net_test::closed_port(SOCK_STREAM).port());
+    try {
+      (void)co_await TcpStream::connect(text);
+      ADD_FAILURE() << "connected where nothing listens";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_refused) << e.what();
+      EXPECT_NE(std::string(e.what()).find("connect to " + text), std::string::npos) << e.what();
     }
   }());
 }
