@@ -57,8 +57,10 @@ class RecvDatagramFuture {
 
 /// A UDP socket. send_to / recv_from work unconnected; after connect(), send / recv talk to
 /// that peer only (the kernel filters other senders). One task receives and one task sends
-/// at a time. Errors are std::system_error naming the operation and the addresses (a
-/// connected socket whose peer has no listener reports ECONNREFUSED on a later call).
+/// at a time: a second one waiting at once in the same direction takes over its one wake-up
+/// slot, and the first would wait for ever (docs/io.md, "Registrations"). Errors are
+/// std::system_error naming the operation and the addresses (a connected socket whose peer has no
+/// listener reports ECONNREFUSED on a later call).
 class UdpSocket {
  public:
   /// Binds `addr` (port 0 picks a free port). The socket belongs to the current runtime's
