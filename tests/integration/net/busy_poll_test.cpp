@@ -89,6 +89,10 @@ class BusyPoll : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(BusyPoll);
 
 // One thread runs every task (one worker, or the block_on caller); its parks are counted.
+// `parks` protocol: incremented (seq_cst ++) by the on_thread_park hook and loaded (seq_cst)
+// by parks_during_round_trips, both on that one runtime thread (the task runs there), so
+// the counts read are exact; the atomic only keeps the hook's capture free of data races
+// with the test thread, which never reads it.
 spool::Runtime build_counting(spool::Builder builder, std::atomic<int>& parks,
                               std::chrono::nanoseconds busy_poll) {
   return builder.busy_poll(busy_poll).on_thread_park([&parks] { ++parks; }).build();
