@@ -73,7 +73,8 @@ void IoSource::close() noexcept {
   io_ = nullptr;
 }
 
-Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::size_t len) {
+Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
+                             std::size_t len) {
   if (io_ == nullptr) {
     throw std::logic_error(
         "spool::net: an operation on a closed or moved-from socket (after std::move, "
@@ -83,7 +84,7 @@ Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::
   const std::uint32_t mask = read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask;
   const std::uint32_t used = read ? ScheduledIo::kReadable : ScheduledIo::kWritable;
   for (;;) {
-    Poll<ReadyEvent> ready = io_->poll_ready(cx, mask);
+    Poll<ReadyEvent> ready = io_->poll_ready(cx, mask, waiter);
     if (ready.is_pending()) {
       // The executor parks in this driver, or something else must drive it.
       if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
@@ -105,6 +106,7 @@ Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::
       // Edge-triggered: a short transfer drained (or filled) the kernel's buffer, and any
       // later change brings a new edge (which moves the tick, so this clear does nothing).
       if (n > 0 && static_cast<std::size_t>(n) < len) io_->clear_readiness(ev, used);
+      waiter.leave();
       return Poll<long>::ready(n);
     }
     const int err = errno;
@@ -113,10 +115,13 @@ Poll<long> IoSource::poll_io(Context& cx, Direction dir, Op op, void* arg, std::
       // clear its bit too, or every later call would find the socket "ready" and spin.
       io_->clear_readiness(ev, used | ScheduledIo::kError);
     } else if (err != EINTR) {
+      waiter.leave();
       return Poll<long>::ready(-err);
     }
   }
 }
+
+void IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }
 
 void IoSource::throw_error(int err, const char* what) const {
   std::string msg(what);

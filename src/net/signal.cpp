@@ -92,7 +92,8 @@ class Registry {
     for (;;) {
       // Until pending (the waker is registered for the next edge). A pipe whose write end
       // stays open never reads 0, and read fails only with EAGAIN (handled) or EINTR.
-      const Poll<long> r = reader_.poll_io(cx, detail::IoSource::Direction::kRead, read_op, buf);
+      const Poll<long> r =
+          reader_.poll_io(cx, pump_waiter_, detail::IoSource::Direction::kRead, read_op, buf);
       if (r.is_pending() || r.value() <= 0) break;
     }
     std::vector<Waker> to_wake;
@@ -149,7 +150,7 @@ class Registry {
     char buf[64];
     // Registers the pump's waker for the pipe's first edge (nothing to read yet), and starts
     // the driver's background thread (std::system_error if it cannot).
-    (void)reader_.poll_io(cx, detail::IoSource::Direction::kRead, read_op, buf);
+    (void)reader_.poll_io(cx, pump_waiter_, detail::IoSource::Direction::kRead, read_op, buf);
   }
 
   std::mutex mutex_;
@@ -160,7 +161,9 @@ class Registry {
   detail::Atomic<std::uint64_t> generations_[kSignals] = {};
   std::mutex pump_mutex_;
   detail::IoSource reader_;  // the pipe's read end, on the process-wide driver
-  Waker pump_waker_;         // set once under mutex_, before pump_started_
+  detail::IoWaiter
+      pump_waiter_;   // the pump's wait on reader_ (under pump_mutex_, or mutex_ at the start)
+  Waker pump_waker_;  // set once under mutex_, before pump_started_
 };
 
 }  // namespace

@@ -63,7 +63,8 @@ Poll<IoSource> Connecting::poll(Context& cx) {
     // Registered after connect(): an unconnected socket reports a hang-up at once.
     source_ = IoSource(std::move(driver_), fd, what_.c_str());
   }
-  const Poll<long> r = source_.poll_io(cx, IoSource::Direction::kWrite, connected_op, nullptr);
+  const Poll<long> r =
+      source_.poll_io(cx, waiter_, IoSource::Direction::kWrite, connected_op, nullptr);
   if (r.is_pending()) return pending;
   if (r.value() < 0) {
     throw std::system_error(static_cast<int>(-r.value()), std::generic_category(), what_);
@@ -79,7 +80,7 @@ Poll<Accepted> Accepting::poll(Context& cx) {
       backoff_.reset();
     }
     Accepted a;
-    const Poll<long> r = listener_->poll_io(cx, IoSource::Direction::kRead, accept_op, &a);
+    const Poll<long> r = listener_->poll_io(cx, waiter_, IoSource::Direction::kRead, accept_op, &a);
     if (r.is_pending()) return pending;
     const long fd = r.value();
     if (fd >= 0) {

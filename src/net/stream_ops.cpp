@@ -41,8 +41,8 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     Span s{data_ + done_, len_ - done_};
     // A short stream read drained the socket; a short datagram did not.
     const std::size_t drained_below = mode_ == Mode::kDatagram ? 0 : s.len;
-    const Poll<long> r =
-        source_->poll_io(cx, detail::IoSource::Direction::kRead, recv_op, &s, drained_below);
+    const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead, recv_op,
+                                          &s, drained_below);
     if (r.is_pending()) return pending;
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
@@ -61,7 +61,7 @@ Poll<std::size_t> WriteFuture::poll(Context& cx) {
   for (;;) {
     Span s{const_cast<std::byte*>(data_ + done_), len_ - done_};
     const Poll<long> r =
-        source_->poll_io(cx, detail::IoSource::Direction::kWrite, send_op, &s, s.len);
+        source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, send_op, &s, s.len);
     if (r.is_pending()) return pending;
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
@@ -75,7 +75,8 @@ Poll<std::size_t> WriteVectoredFuture::poll(Context& cx) {
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(bufs_.data());
   msg.msg_iovlen = std::min<std::size_t>(bufs_.size(), IOV_MAX);
-  const Poll<long> r = source_->poll_io(cx, detail::IoSource::Direction::kWrite, sendmsg_op, &msg);
+  const Poll<long> r =
+      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, sendmsg_op, &msg);
   if (r.is_pending()) return pending;
   if (r.value() < 0) source_->throw_error(static_cast<int>(-r.value()), what_);
   return Poll<std::size_t>::ready(static_cast<std::size_t>(r.value()));

@@ -53,7 +53,8 @@ SocketAddr address_of(const detail::IoSource& s, int (*get)(int, sockaddr*, sock
 Poll<std::size_t> SendDatagramFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   SendArgs a{data_, len_, has_to_ ? &to_ : nullptr};
-  const Poll<long> r = source_->poll_io(cx, detail::IoSource::Direction::kWrite, sendto_op, &a);
+  const Poll<long> r =
+      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, sendto_op, &a);
   if (r.is_pending()) return pending;
   if (r.value() < 0) {
     const int err = static_cast<int>(-r.value());
@@ -67,7 +68,8 @@ Poll<std::size_t> SendDatagramFuture::poll(Context& cx) {
 Poll<std::pair<std::size_t, SocketAddr>> RecvDatagramFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   RecvArgs a{data_, len_};
-  const Poll<long> r = source_->poll_io(cx, detail::IoSource::Direction::kRead, recvfrom_op, &a);
+  const Poll<long> r =
+      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead, recvfrom_op, &a);
   if (r.is_pending()) return pending;
   if (r.value() < 0) source_->throw_error(static_cast<int>(-r.value()), what_);
   return Poll<std::pair<std::size_t, SocketAddr>>::ready(

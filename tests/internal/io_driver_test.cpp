@@ -66,13 +66,13 @@ class IoDriverTest : public ::testing::Test {
   }
   // The registration's readiness bits, as a leaf waiting to read sees them (0: it waits).
   std::uint32_t read_bits(ScheduledIo* io) {
-    auto r = io->poll_ready(*cx_, ScheduledIo::kReadMask);
+    auto r = io->poll_ready(*cx_, ScheduledIo::kReadMask, waiter_);
     return r.is_ready() ? r.value().bits : 0;
   }
   // A registration that has waited for reading (its first readiness used up).
   ScheduledIo* waiting_registration() {
     ScheduledIo* io = driver_.add(fds_[0], "test");
-    io->clear_readiness(io->poll_ready(*cx_, ScheduledIo::kReadMask).value(),
+    io->clear_readiness(io->poll_ready(*cx_, ScheduledIo::kReadMask, waiter_).value(),
                         ScheduledIo::kReadable | ScheduledIo::kWritable);
     EXPECT_EQ(read_bits(io), 0u);
     return io;
@@ -83,6 +83,7 @@ class IoDriverTest : public ::testing::Test {
   int fds_[2] = {-1, -1};
   spool::Waker noop_ = spool::Waker::noop();
   std::unique_ptr<spool::Context> cx_ = std::make_unique<spool::Context>(noop_);
+  spool::detail::IoWaiter waiter_;  // the leaf's (after driver_: it leaves first)
 };
 
 TEST_F(IoDriverTest, AWatchTheKernelEndedIsArmedAgainAndWakesBothDirections) {

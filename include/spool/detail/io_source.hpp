@@ -6,6 +6,7 @@
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/io_waiter.hpp"
 
 namespace spool {
 class Sleep;
@@ -17,8 +18,8 @@ class Driver;
 class ScheduledIo;
 
 /// The fd of a socket and its registration (src/driver/io/): every spool socket holds one.
-/// Closing (destruction) unregisters the fd, then closes it. One task reads and one task
-/// writes at a time (each direction keeps the waker of one task).
+/// Closing (destruction) unregisters the fd, then closes it. Any number of tasks may wait on
+/// it at once, each through the IoWaiter of its operation's future.
 class IoSource {
  public:
   /// Which readiness an operation waits for.
@@ -48,13 +49,15 @@ class IoSource {
 
   /// Runs `op(fd, arg)` when the descriptor is ready for `dir`, again after each EAGAIN
   /// (clearing the readiness it used) and EINTR: ready with the result, or with -errno for
-  /// any other failure; pending (the task's waker registered, the driver installed in the
-  /// executor or driven in the background) until the driver reports an edge. `len`, for a
+  /// any other failure (`waiter` then leaves its place); pending (`waiter` waiting with the
+  /// task's waker, the driver installed in the executor or driven in the background) until
+  /// the driver reports an edge. `waiter` belongs to the calling future. `len`, for a
   /// stream read or write of that many bytes: a result of fewer bytes (but some) shows the
   /// kernel's buffer drained or filled, so the readiness is cleared then too, saving the
   /// next call's EAGAIN. Throws std::system_error when the runtime of this socket has shut
   /// down.
-  Poll<long> poll_io(Context& cx, Direction dir, Op op, void* arg, std::size_t len = 0);
+  Poll<long> poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
+                     std::size_t len = 0);
   /// Throws std::system_error(err) whose message names `what` and the socket's addresses.
   [[noreturn]] void throw_error(int err, const char* what) const;
   /// Registers `fd` (non-blocking; an accepted connection) with this socket's driver.

@@ -33,6 +33,7 @@ class Connecting {
   socklen_t len_;
   std::string what_;
   IoSource source_;  // the socket, once connect() said EINPROGRESS
+  IoWaiter waiter_;
 };
 
 /// A connection accept4 gave: its socket (registered) and the peer's address.
@@ -59,6 +60,7 @@ class Accepting {
   const char* what_;
   std::optional<Sleep> backoff_;
   std::chrono::milliseconds next_backoff_{1};
+  IoWaiter waiter_;
 };
 
 }  // namespace spool::detail

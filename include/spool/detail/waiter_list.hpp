@@ -68,15 +68,13 @@ class WaiterList {
   /// stays unlinked).
   void push_back(WaiterNode& n, const Waker& waker) {
     n.waker_.emplace(waker);
-    n.prev_ = tail_;
-    n.next_ = nullptr;
-    if (tail_ != nullptr) {
-      tail_->next_ = &n;
-    } else {
-      head_ = &n;
-    }
-    tail_ = &n;
-    n.linked_ = true;
+    link_back(n);
+  }
+
+  /// Links `n` (not linked) at the back with `waker` itself: never throws.
+  void push_back(WaiterNode& n, Waker&& waker) noexcept {
+    n.waker_.emplace(std::move(waker));
+    link_back(n);
   }
 
   /// Unlinks `n`, which must be linked in this list.
@@ -126,6 +124,18 @@ class WaiterList {
   }
 
  private:
+  void link_back(WaiterNode& n) noexcept {
+    n.prev_ = tail_;
+    n.next_ = nullptr;
+    if (tail_ != nullptr) {
+      tail_->next_ = &n;
+    } else {
+      head_ = &n;
+    }
+    tail_ = &n;
+    n.linked_ = true;
+  }
+
   WaiterNode* head_ = nullptr;
   WaiterNode* tail_ = nullptr;
 };

@@ -54,6 +54,7 @@ class ReadFuture {
   std::size_t done_ = 0;
   Mode mode_;
   const char* what_;
+  detail::IoWaiter waiter_;
 };
 
 /// The future of write / write_all: ready with the number of bytes written. write gives
@@ -76,6 +77,7 @@ class WriteFuture {
   std::size_t done_ = 0;
   bool all_;
   const char* what_;
+  detail::IoWaiter waiter_;
 };
 
 /// The future of write_vectored: one sendmsg of up to IOV_MAX buffers, in order; ready with
@@ -94,6 +96,7 @@ class WriteVectoredFuture {
   detail::IoSource* source_;
   std::span<const iovec> bufs_;
   const char* what_;
+  detail::IoWaiter waiter_;
 };
 
 /// Makes an iovec of a byte buffer, for write_vectored.

@@ -79,8 +79,8 @@ class TcpListener {
   /// bind(SocketAddr::parse(addr)).
   static TcpListener bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
   /// Waits for the next connection: `auto [stream, peer] = co_await listener.accept();`.
-  /// One task accepts at a time: a second accept waiting at once takes over the listener's
-  /// one wake-up slot, and the first would wait for ever (docs/io.md, "Registrations").
+  /// Any number of tasks may accept on one listener at once (an accept loop per worker):
+  /// each new connection wakes every waiting accept, and one of them takes it.
   AcceptFuture<TcpStream> accept() noexcept { return {source_, "spool::net::TcpListener::accept"}; }
   /// The bound address (with the port the system chose for port 0).
   SocketAddr local_addr() const;

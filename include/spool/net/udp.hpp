@@ -34,6 +34,7 @@ class SendDatagramFuture {
   SocketAddr to_;
   bool has_to_;
   const char* what_;
+  detail::IoWaiter waiter_;
 };
 
 /// The future of UdpSocket::recv_from: ready with the size of the datagram received (bytes
@@ -53,12 +54,13 @@ class RecvDatagramFuture {
   std::byte* data_;
   std::size_t len_;
   const char* what_;
+  detail::IoWaiter waiter_;
 };
 
 /// A UDP socket. send_to / recv_from work unconnected; after connect(), send / recv talk to
-/// that peer only (the kernel filters other senders). One task receives and one task sends
-/// at a time: a second one waiting at once in the same direction takes over its one wake-up
-/// slot, and the first would wait for ever (docs/io.md, "Registrations"). Errors are
+/// that peer only (the kernel filters other senders). Any number of tasks may send and
+/// receive on one socket at once (each waiting one is woken when the socket becomes
+/// ready, and those that find nothing wait again). Errors are
 /// std::system_error naming the operation and the addresses (a connected socket whose peer has no
 /// listener reports ECONNREFUSED on a later call).
 class UdpSocket {

@@ -54,8 +54,8 @@ class UnixListener {
   /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.
   static UnixListener bind(std::string_view path);
   /// Waits for the next connection: `auto [stream, peer_path] = co_await l.accept();`.
-  /// One task accepts at a time: a second accept waiting at once takes over the listener's
-  /// one wake-up slot, and the first would wait for ever (docs/io.md, "Registrations").
+  /// Any number of tasks may accept on one listener at once (an accept loop per worker):
+  /// each new connection wakes every waiting accept, and one of them takes it.
   AcceptFuture<UnixStream> accept() noexcept {
     return {source_, "spool::net::UnixListener::accept"};
   }

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/atomic.hpp"
+#include "spool/detail/io_waiter.hpp"
+#include "spool/detail/waiter_list.hpp"
+#include "spool/detail/wake_list.hpp"
 
 namespace spool::detail {
 
@@ -22,8 +26,19 @@ struct ReadyEvent {
 // One registration (one per file descriptor, made by the I/O driver, freed by its holder).
 // The driver sets readiness bits and wakes; a leaf future reads the bits, tries its syscall,
 // and on EAGAIN clears the bit it used and waits (edge-triggered: the driver reports each
-// new edge once). One task reads and one task writes at a time: each direction has one
-// AtomicWaker, as a TcpStream's halves have.
+// new edge once).
+//
+// The waiters of a direction (IoWaiter, one per waiting future). The first to wait owns the
+// direction's AtomicWaker (`owner`, claimed by CAS, given back when its operation completes
+// or is dropped): one task per direction — a stream's reader, its writer — waits lock-free.
+// Any other waiter, while the owner waits, links itself in the `waiting` list under the
+// direction's lock and sets the direction's kQueued bit in the readiness word, by an RMW
+// that also reads the readiness. The driver's add_bits is an RMW of the same word, so one
+// of the two comes first: either the waiter sees the new bits (it is ready), or the driver
+// sees kQueued and wakes the whole list. A woken waiter moves to the `woken` list, and back
+// to `waiting` at its next poll: every waiter with a place stays reachable from here, so a
+// close can detach them all before the registration is freed. Every event wakes every
+// waiter of its direction; those that lose the race for the data see EAGAIN and wait again.
 class ScheduledIo {
  public:
   static constexpr std::uint32_t kReadable = 1;
@@ -46,19 +61,53 @@ class ScheduledIo {
 
   // The driver (its holder): adds `bits`, moves the tick on, wakes the directions they end.
   void set_readiness(std::uint32_t bits) {
-    add_bits(bits);
-    if ((bits & kReadMask) != 0) reader_.wake();
-    if ((bits & kWriteMask) != 0) writer_.wake();
+    const std::uint32_t before = add_bits(bits);
+    if ((bits & kReadMask) != 0) wake(reader_, before);
+    if ((bits & kWriteMask) != 0) wake(writer_, before);
   }
 
-  // The leaf: ready with the snapshot when any bit of `mask` (kReadMask or kWriteMask) is
-  // set; else registers the task's waker for that direction and checks again (a wake
-  // between the two finds the waker, or the second load sees its bits).
-  Poll<ReadyEvent> poll_ready(Context& cx, std::uint32_t mask) {
+  // The leaf whose future `w` is: ready with the snapshot when any bit of `mask` (kReadMask
+  // or kWriteMask) is set; else `w` waits for that direction (as its owner, or queued) and
+  // the readiness is checked again in the same step. `w` keeps its place until it leaves.
+  Poll<ReadyEvent> poll_ready(Context& cx, std::uint32_t mask, IoWaiter& w) {
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
-    (mask == kReadMask ? reader_ : writer_).register_waker(cx.waker());
+    Waiters& d = mask == kReadMask ? reader_ : writer_;
+    if (w.role_ == IoWaiter::Role::kNone) {
+      IoWaiter* none = nullptr;
+      // AcqRel: acquire pairs with the previous owner's release in leave(), so its last
+      // register_waker or take happened before this owner's first register_waker (the
+      // AtomicWaker's one-registering-task rule); release pairs with drop_wakers' exchange.
+      if (d.owner.compare_exchange_strong(none, &w, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed)) {
+        w.role_ = IoWaiter::Role::kOwner;
+        w.io_ = this;
+        w.read_ = mask == kReadMask;
+      }
+    }
+    if (w.role_ != IoWaiter::Role::kOwner) return wait_queued(cx, d, mask, w);
+    d.waker.register_waker(cx.waker());
+    // A wake between the first load and the registration found the waker, or this load
+    // sees its bits.
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
     return pending;
+  }
+
+  // `w`'s future completed or is dropped: gives up its place (the owner's AtomicWaker, or
+  // its queue link). `cancel`: the future is dropped, so its task's waker goes too.
+  void leave(IoWaiter& w, bool cancel) noexcept {
+    Waiters& d = w.read_ ? reader_ : writer_;
+    if (w.role_ == IoWaiter::Role::kOwner) {
+      if (cancel) (void)d.waker.take();
+      // Release: pairs with the next claim's acquire (see poll_ready).
+      d.owner.store(nullptr, std::memory_order_release);
+    } else {
+      Waker dropped;  // declared before the guard: dropped after the unlock
+      std::lock_guard lock(d.lock);
+      unlink_locked(d, w);
+      dropped = w.take_waker();
+    }
+    w.role_ = IoWaiter::Role::kNone;
+    w.io_ = nullptr;
   }
 
   // The driver (its holder), when the kernel refused to go on watching the fd (io_uring: a
@@ -87,16 +136,43 @@ class ScheduledIo {
   // woken once the caller has released its lock.
   void shut_down(std::vector<Waker>& out) {
     add_bits(kShutdown);
-    if (auto w = reader_.take()) out.push_back(std::move(*w));
-    if (auto w = writer_.take()) out.push_back(std::move(*w));
+    for (Waiters* d : {&reader_, &writer_}) {
+      if (auto w = d->waker.take()) out.push_back(std::move(*w));
+      std::lock_guard lock(d->lock);
+      while (WaiterNode* n = d->waiting.front()) {
+        d->waiting.remove(*n);
+        out.push_back(n->take_waker());
+        d->woken.push_back(*n, Waker());
+        static_cast<IoWaiter*>(n)->woken_ = true;
+      }
+    }
   }
 
   // The socket is closing: drops the wakers now rather than when the holder frees the
   // registration (a waker holds its task, and through it the runtime that owns the driver:
-  // kept in the release queue of a driver nobody parks in any more, it would never go).
+  // kept in the release queue of a driver nobody parks in any more, it would never go), and
+  // detaches every waiter, whose future may outlive the registration.
   void drop_wakers() noexcept {
-    (void)reader_.take();
-    (void)writer_.take();
+    for (Waiters* d : {&reader_, &writer_}) {
+      // AcqRel: acquire pairs with the owner's claim; release orders the detach before the
+      // closing thread's later use of the registration's memory.
+      if (IoWaiter* owner = d->owner.exchange(nullptr, std::memory_order_acq_rel)) {
+        owner->role_ = IoWaiter::Role::kNone;
+        owner->io_ = nullptr;
+      }
+      (void)d->waker.take();
+      for (;;) {
+        Waker dropped;  // declared before the guard: dropped after the unlock
+        std::lock_guard lock(d->lock);
+        WaiterNode* n = d->waiting.empty() ? d->woken.front() : d->waiting.front();
+        if (n == nullptr) break;
+        auto* w = static_cast<IoWaiter*>(n);
+        unlink_locked(*d, *w);
+        dropped = w->take_waker();
+        w->role_ = IoWaiter::Role::kNone;
+        w->io_ = nullptr;
+      }
+    }
   }
 
   // Registry links, guarded by the driver's registry mutex.
@@ -106,14 +182,96 @@ class ScheduledIo {
   bool released = false;
 
  private:
-  void add_bits(std::uint32_t bits) noexcept {
+  // In the readiness word, not readiness: a direction's `waiting` list is not empty. Set
+  // and cleared only under that direction's lock.
+  static constexpr std::uint32_t kReadQueued = 128;
+  static constexpr std::uint32_t kWriteQueued = 256;
+
+  // The waiters of one direction (see the class comment).
+  struct Waiters {
+    explicit Waiters(std::uint32_t bit) noexcept : queued_bit(bit) {}
+    // The IoWaiter that owns `waker`, or null. Claimed by CAS from null (acq_rel) in
+    // poll_ready; given back by its owner's store of null (release) in leave(); exchanged
+    // for null (acq_rel) by drop_wakers at the close.
+    Atomic<IoWaiter*> owner{nullptr};
+    AtomicWaker waker;  // registered by the owner only; taken by the driver's wake
+    Mutex lock;
+    WaiterList waiting;  // guarded by `lock`: queued waiters whose wakers no wake took yet
+    WaiterList woken;    // guarded by `lock`: queued waiters woken, not polled since
+    const std::uint32_t queued_bit;  // kReadQueued or kWriteQueued
+  };
+
+  // The driver: wakes the owner, and the queue if add_bits saw it (`before`) not empty.
+  void wake(Waiters& d, std::uint32_t before) {
+    d.waker.wake();
+    if ((before & d.queued_bit) == 0) return;
+    WakeList wakes;  // declared before the lock: woken after the unlock
+    std::unique_lock lock(d.lock);
+    while (WaiterNode* n = d.waiting.front()) {
+      d.waiting.remove(*n);
+      wakes.push(n->take_waker());
+      d.woken.push_back(*n, Waker());
+      static_cast<IoWaiter*>(n)->woken_ = true;
+      wakes.flush_if_full(lock);
+    }
+    clear_queued_locked(d);
+  }
+
+  // The leaf, for a waiter that does not own the direction: queues `w` (with cx's waker),
+  // then sets kQueued, reading the readiness in the same RMW.
+  Poll<ReadyEvent> wait_queued(Context& cx, Waiters& d, std::uint32_t mask, IoWaiter& w) {
+    Waker fresh = cx.waker();  // cloned before the lock, so that linking cannot throw
+    Waker replaced;            // declared before the guard: dropped after the unlock
+    std::lock_guard lock(d.lock);
+    if (w.linked() && !w.woken_) {
+      // Still queued since its last poll, so no event came since (it would have moved it to
+      // `woken`): only the waker may have changed.
+      WaiterList::refresh_locked(w, fresh, replaced);
+      return pending;
+    }
+    if (w.linked()) {
+      d.woken.remove(w);
+      w.woken_ = false;
+    }
+    d.waiting.push_back(w, std::move(fresh));
+    w.role_ = IoWaiter::Role::kQueued;
+    w.io_ = this;
+    w.read_ = mask == kReadMask;
+    // AcqRel: the RMW is ordered against add_bits's CAS on this word. If it comes after,
+    // it sees (acquire) the bits that CAS published; if before, that CAS sees kQueued and
+    // the driver's wake takes this lock after us and finds `w` in `waiting`.
+    const std::uint64_t before = readiness_.fetch_or(d.queued_bit, std::memory_order_acq_rel);
+    if ((bits_of(before) & mask) == 0) return pending;
+    unlink_locked(d, w);  // ready already: the waker stays unused until the next wait
+    return Poll<ReadyEvent>::ready(ReadyEvent{tick_of(before), bits_of(before)});
+  }
+
+  // Unlinks the queued `w` (if linked) from whichever list holds it; clears kQueued when
+  // `waiting` is left empty. Under d.lock.
+  void unlink_locked(Waiters& d, IoWaiter& w) noexcept {
+    if (w.linked()) (w.woken_ ? d.woken : d.waiting).remove(w);
+    w.woken_ = false;
+    if (d.waiting.empty()) clear_queued_locked(d);
+  }
+
+  void clear_queued_locked(Waiters& d) noexcept {
+    // Relaxed: under d.lock, which orders it against every set of the bit (wait_queued);
+    // the RMW keeps the driver's and the leaves' concurrent changes of the other bits.
+    readiness_.fetch_and(~std::uint64_t{d.queued_bit}, std::memory_order_relaxed);
+  }
+
+  // Adds `bits`; returns the bits before.
+  std::uint32_t add_bits(std::uint32_t bits) noexcept {
     std::uint64_t cur = readiness_.load(std::memory_order_relaxed);
     // AcqRel: release publishes the bits (and what the kernel made ready) to the leaf's
-    // acquire load in poll_ready; the CAS loop keeps a concurrent clear from losing them.
+    // acquire load in poll_ready (and to wait_queued's RMW); acquire makes a waiter queued
+    // before it (kQueued seen here) visible to wake(). The CAS loop keeps a concurrent
+    // clear from losing the bits.
     while (!readiness_.compare_exchange_weak(cur, pack(tick_of(cur) + 1, bits_of(cur) | bits),
                                              std::memory_order_acq_rel,
                                              std::memory_order_relaxed)) {
     }
+    return bits_of(cur);
   }
   static constexpr std::uint64_t pack(std::uint32_t tick, std::uint32_t bits) noexcept {
     return (std::uint64_t{tick} << 32) | bits;
@@ -133,12 +291,14 @@ class ScheduledIo {
 
   const int fd_;
   int failure_ = 0;  // see fail()
-  // (tick << 32) | bits. Written by the driver's holder (set_readiness: CAS, acq_rel) and by
-  // the leaves (clear_readiness: CAS, relaxed, only if the tick is the one they saw); read
-  // with acquire by poll_ready. Starts readable and writable (see the constructor).
+  // (tick << 32) | bits. Written by the driver's holder (set_readiness: CAS, acq_rel), by
+  // the leaves (clear_readiness: CAS, relaxed, only if the tick is the one they saw) and,
+  // for the kQueued bits only, under a direction's lock (wait_queued: fetch_or, acq_rel;
+  // clear_queued_locked: fetch_and, relaxed); read with acquire by poll_ready. Starts
+  // readable and writable (see the constructor).
   Atomic<std::uint64_t> readiness_{pack(0, kReadable | kWritable)};
-  AtomicWaker reader_;
-  AtomicWaker writer_;
+  Waiters reader_{kReadQueued};
+  Waiters writer_{kWriteQueued};
 };
 
 }  // namespace spool::detail

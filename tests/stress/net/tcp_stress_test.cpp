@@ -1,10 +1,13 @@
 // Races of the I/O driver, for ThreadSanitizer: many connections whose halves are read and
 // written by tasks on different workers while the driver's holder dispatches their edges,
-// and sockets opened and closed while events for them may be in flight (the release queue).
-// Bounded by counts, not time.
+// sockets opened and closed while events for them may be in flight (the release queue), and
+// several tasks waiting on one direction of one socket at once (the owner of its waker and
+// the queued waiters). Bounded by counts, not time.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -87,6 +90,69 @@ TEST(TcpStress, OpenAndCloseWhileEventsFlow) {
   // Every socket is closed once the detached echo tasks have seen their ends (a leaked
   // registration hangs here, and the test's timeout reports it).
   spool_test::spin_until([&] { return rt.metrics().io_registrations == 0; });
+}
+
+// Four accept loops on one listener, on four workers: each connection wakes every waiting
+// accept while accepts complete, give up their places and wait again.
+TEST(TcpStress, FourAcceptLoopsOnOneListener) {
+  constexpr int kLoops = 4;
+  constexpr int kPerLoop = 100;
+  auto rt = spool::Builder::multi_thread().worker_threads(4).build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    std::vector<spool::JoinHandle<void>> tasks;
+    for (int l = 0; l < kLoops; ++l) {
+      tasks.push_back(spool::spawn([](TcpListener& lis) -> Task<void> {
+        for (int i = 0; i < kPerLoop; ++i) {
+          auto [s, peer] = co_await lis.accept();
+          co_await s.write_all(std::string("x"));
+        }
+      }(listener)));
+      tasks.push_back(spool::spawn([](spool::net::SocketAddr addr) -> Task<void> {
+        for (int i = 0; i < kPerLoop; ++i) {
+          TcpStream s = co_await TcpStream::connect(addr);
+          std::string in(1, '\0');
+          co_await s.read_exact(in);
+          EXPECT_EQ(in, "x");
+        }
+      }(listener.local_addr())));
+    }
+    for (auto& h : tasks) co_await h;
+  }());
+}
+
+// Four readers of one stream, on four workers, each taking single bytes until together they
+// took all: every byte goes to exactly one of them, and none waits for ever.
+TEST(TcpStress, FourReadersOfOneStream) {
+  constexpr int kReaders = 4;
+  constexpr std::size_t kPerReader = 4000;
+  auto rt = spool::Builder::multi_thread().worker_threads(4).build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    TcpStream writer = co_await TcpStream::connect(listener.local_addr());
+    auto [reader, peer] = co_await listener.accept();
+    std::vector<spool::JoinHandle<std::size_t>> readers;
+    for (int r = 0; r < kReaders; ++r) {
+      readers.push_back(spool::spawn([](TcpStream& s) -> Task<std::size_t> {
+        std::size_t sum = 0;
+        for (std::size_t i = 0; i < kPerReader; ++i) {
+          std::array<std::uint8_t, 1> b{};
+          co_await s.read_exact(b);
+          sum += b[0];
+        }
+        co_return sum;
+      }(reader)));
+    }
+    const std::vector<std::uint8_t> bytes = pattern(kReaders * kPerReader, 7);
+    for (std::size_t off = 0; off < bytes.size(); off += 1000) {  // in bursts
+      co_await writer.write_all(std::span(bytes).subspan(off, 1000));
+    }
+    std::size_t got = 0;
+    for (auto& h : readers) got += co_await h;
+    std::size_t want = 0;
+    for (std::uint8_t b : bytes) want += b;
+    EXPECT_EQ(got, want);
+  }());
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// Model of a ScheduledIo's waiters (src/driver/io/scheduled_io.hpp): the owner of a
+// direction's AtomicWaker and a queued waiter against the driver's set_readiness.
+//
+// Two tasks wait to read one registration whose readiness was used up; a third thread is
+// the driver, which reports one edge. Whichever task claims the owner slot, and wherever the
+// edge falls (before, between or after a waiter's first look and its queueing RMW), suite
+// `both_wait` checks:
+//  - no lost wake-up: each task either sees the readiness or is woken after its last pending
+//    poll (park_until_woken asserts it), then leaves its place;
+//  - no waker leaked or used after its drop: once the registration is gone each task's
+//    reference count is back to zero (the counted wakers' liveness flags are Relacy vars).
+// Suite `one_dropped`: task 0 waits once and is dropped (its future's IoWaiter destroyed)
+// while task 1 waits; task 1 is still woken, and task 0's waker is dropped, not woken later.
+#include <optional>
+
+#include "driver/io/scheduled_io.hpp"
+#include "model/sync_model.hpp"
+
+// The one out-of-line member of IoWaiter (src/net/io_source.cpp holds it in the library).
+void spool::detail::IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }
+
+namespace {
+
+using spool::detail::IoWaiter;
+using spool::detail::ScheduledIo;
+using spool::model::Pool;
+using spool::model::Task;
+
+template <bool kDropFirst>
+struct WaitersModel : rl::test_suite<WaitersModel<kDropFirst>, 3> {
+  Pool pool;
+  Task tasks[2];
+  std::optional<ScheduledIo> io;
+  // The driver's thread is done (1, release, after its wake): see park_until_woken.
+  spool::detail::Atomic<int> done{0};
+
+  void before() {
+    io.emplace(-1);
+    io->clear_readiness({0, 0}, ScheduledIo::kReadable | ScheduledIo::kWritable);
+  }
+
+  void thread(unsigned index) {
+    if (index == 2) {
+      io->set_readiness(ScheduledIo::kReadable);
+      done.fetch_add(1, std::memory_order_release);  // Release: see `done`.
+      return;
+    }
+    Task& task = tasks[index];
+    spool::Waker w = spool::Waker::from_raw(pool.make(task));
+    spool::Context cx(w);
+    IoWaiter waiter;
+    if (kDropFirst && index == 0) {
+      (void)io->poll_ready(cx, ScheduledIo::kReadMask, waiter);
+      return;  // dropped: ~IoWaiter gives up its place, pending or not
+    }
+    for (;;) {
+      // Relaxed: only tells that a wake came (see park_until_woken).
+      const int seen = task.wakes.load(std::memory_order_relaxed);
+      if (io->poll_ready(cx, ScheduledIo::kReadMask, waiter).is_ready()) {
+        waiter.leave();  // as IoSource::poll_io does once its syscall is done
+        return;
+      }
+      spool::model::park_until_woken(task, seen, done, 1);
+    }
+  }
+
+  void after() {
+    io.reset();  // drops the AtomicWaker's clone, if any
+    for (Task& t : tasks) RL_ASSERT(t.refs.load(std::memory_order_relaxed) == 0);
+  }
+};
+
+}  // namespace
+
+int main() {
+  if (int rc = spool::model::run_model<WaitersModel<false>>("scheduled_io both_wait", 200000)) {
+    return rc;
+  }
+  return spool::model::run_model<WaitersModel<true>>("scheduled_io one_dropped", 200000);
+}
