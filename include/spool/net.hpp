@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spool/net/buffered.hpp"
+#include "spool/net/copy.hpp"
 #include "spool/net/io_error.hpp"
 #include "spool/net/lookup.hpp"
 #include "spool/net/socket_addr.hpp"

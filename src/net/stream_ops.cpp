@@ -17,11 +17,12 @@ namespace {
 struct Span {
   void* data;
   std::size_t len;
+  int flags;  // recv's (send_op always sends with MSG_NOSIGNAL)
 };
 
 long recv_op(int fd, void* arg) {
   const auto* s = static_cast<Span*>(arg);
-  return ::recv(fd, s->data, s->len, 0);
+  return ::recv(fd, s->data, s->len, s->flags);
 }
 
 long send_op(int fd, void* arg) {
@@ -38,9 +39,10 @@ long sendmsg_op(int fd, void* arg) {
 Poll<std::size_t> ReadFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   for (;;) {
-    Span s{data_ + done_, len_ - done_};
-    // A short stream read drained the socket; a short datagram did not.
-    const std::size_t drained_below = mode_ == Mode::kDatagram ? 0 : s.len;
+    const bool peek = mode_ == Mode::kPeek;
+    Span s{data_ + done_, len_ - done_, peek ? MSG_PEEK : 0};
+    // A short stream read drained the socket; a short datagram or a peek did not.
+    const std::size_t drained_below = mode_ == Mode::kDatagram || peek ? 0 : s.len;
     const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead, recv_op,
                                           &s, drained_below);
     if (r.is_pending()) return pending;
@@ -59,7 +61,7 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
 Poll<std::size_t> WriteFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   for (;;) {
-    Span s{const_cast<std::byte*>(data_ + done_), len_ - done_};
+    Span s{const_cast<std::byte*>(data_ + done_), len_ - done_, 0};
     const Poll<long> r =
         source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, send_op, &s, s.len);
     if (r.is_pending()) return pending;

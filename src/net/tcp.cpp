@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "net/ip_ttl.hpp"
 #include "runtime/current_driver.hpp"
 #include "spool/net/lookup.hpp"
 
@@ -110,20 +111,41 @@ void TcpStream::shutdown(int how) {
     source_.throw_error(errno, "spool::net::TcpStream::shutdown");
 }
 
+TcpStream TcpStream::from_fd(int fd) {
+  return TcpStream(
+      detail::IoSource::from_fd(fd, {false, SOCK_STREAM, false}, "spool::net::TcpStream::from_fd"));
+}
+
+TcpListener TcpListener::from_fd(int fd) {
+  return TcpListener(detail::IoSource::from_fd(fd, {false, SOCK_STREAM, true},
+                                               "spool::net::TcpListener::from_fd"));
+}
+
 void TcpStream::set_nodelay(bool on) {
-  const int v = on ? 1 : 0;
-  if (::setsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) != 0) {
-    source_.throw_error(errno, "spool::net::TcpStream::set_nodelay");
-  }
+  source_.set_option(IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0, "spool::net::TcpStream::set_nodelay");
 }
 
 bool TcpStream::nodelay() const {
-  int v = 0;
-  socklen_t len = sizeof v;
-  if (::getsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &v, &len) != 0) {
-    source_.throw_error(errno, "spool::net::TcpStream::nodelay");
-  }
-  return v != 0;
+  return source_.option<int>(IPPROTO_TCP, TCP_NODELAY, "spool::net::TcpStream::nodelay") != 0;
+}
+
+void TcpStream::set_ttl(int ttl) {
+  detail::set_ip_ttl(source_, ttl, "spool::net::TcpStream::set_ttl");
+}
+
+int TcpStream::ttl() const { return detail::ip_ttl(source_, "spool::net::TcpStream::ttl"); }
+
+void TcpStream::set_linger(std::optional<std::chrono::seconds> linger) {
+  ::linger l{};
+  l.l_onoff = linger.has_value() ? 1 : 0;
+  l.l_linger = linger.has_value() ? static_cast<int>(linger->count()) : 0;
+  source_.set_option(SOL_SOCKET, SO_LINGER, l, "spool::net::TcpStream::set_linger");
+}
+
+std::optional<std::chrono::seconds> TcpStream::linger() const {
+  const auto l = source_.option<::linger>(SOL_SOCKET, SO_LINGER, "spool::net::TcpStream::linger");
+  if (l.l_onoff == 0) return std::nullopt;
+  return std::chrono::seconds(l.l_linger);
 }
 
 SocketAddr TcpStream::peer_addr() const {

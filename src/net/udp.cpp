@@ -8,6 +8,7 @@
 #include <string>
 #include <system_error>
 
+#include "net/ip_ttl.hpp"
 #include "runtime/current_driver.hpp"
 #include "spool/coop.hpp"
 
@@ -95,6 +96,25 @@ void UdpSocket::connect(const SocketAddr& addr) {
     throw std::system_error(errno, std::generic_category(),
                             "spool::net::UdpSocket::connect to " + addr.to_string());
   }
+}
+
+UdpSocket UdpSocket::from_fd(int fd) {
+  return UdpSocket(
+      detail::IoSource::from_fd(fd, {false, SOCK_DGRAM, false}, "spool::net::UdpSocket::from_fd"));
+}
+
+void UdpSocket::set_ttl(int ttl) {
+  detail::set_ip_ttl(source_, ttl, "spool::net::UdpSocket::set_ttl");
+}
+
+int UdpSocket::ttl() const { return detail::ip_ttl(source_, "spool::net::UdpSocket::ttl"); }
+
+void UdpSocket::set_broadcast(bool on) {
+  source_.set_option(SOL_SOCKET, SO_BROADCAST, on ? 1 : 0, "spool::net::UdpSocket::set_broadcast");
+}
+
+bool UdpSocket::broadcast() const {
+  return source_.option<int>(SOL_SOCKET, SO_BROADCAST, "spool::net::UdpSocket::broadcast") != 0;
 }
 
 SocketAddr UdpSocket::local_addr() const {

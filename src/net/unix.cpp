@@ -50,6 +50,22 @@ ConnectFuture<UnixStream> UnixStream::connect(std::string_view path) {
                          "spool::net::UnixStream::connect to " + std::string(path)));
 }
 
+UnixStream UnixStream::from_fd(int fd) {
+  return UnixStream(
+      detail::IoSource::from_fd(fd, {true, SOCK_STREAM, false}, "spool::net::UnixStream::from_fd"));
+}
+
+UnixListener UnixListener::from_fd(int fd) {
+  detail::IoSource source =
+      detail::IoSource::from_fd(fd, {true, SOCK_STREAM, true}, "spool::net::UnixListener::from_fd");
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(source.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    source.throw_error(errno, "spool::net::UnixListener::from_fd: getsockname");
+  }
+  return UnixListener(std::move(source), path_of(ss, len));
+}
+
 std::pair<UnixStream, UnixStream> UnixStream::pair() {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {

@@ -60,6 +60,32 @@ class IoSource {
                      std::size_t len = 0);
   /// Throws std::system_error(err) whose message names `what` and the socket's addresses.
   [[noreturn]] void throw_error(int err, const char* what) const;
+  /// What a socket handed over by fd (from_fd) must be.
+  struct SocketKind {
+    bool unix_domain;  ///< AF_UNIX, else AF_INET or AF_INET6
+    int type;          ///< SOCK_STREAM or SOCK_DGRAM
+    bool listening;    ///< a listener (SO_ACCEPTCONN), else not
+  };
+  /// Takes `fd`, an open socket of `kind` in blocking or non-blocking mode (a socket made by
+  /// other code, or inherited), makes it non-blocking and registers it with the current
+  /// runtime's driver. Throws std::invalid_argument, naming `what` and saying what the fd
+  /// is, when it is not a socket of `kind` (and std::system_error when it cannot be set up);
+  /// `fd` is closed then too, as it would be had it been taken.
+  static IoSource from_fd(int fd, SocketKind kind, const char* what);
+
+  /// setsockopt(level, name, value); throws std::system_error naming `what`.
+  template <class T>
+  void set_option(int level, int name, const T& value, const char* what) const {
+    set_option_bytes(level, name, &value, sizeof value, what);
+  }
+  /// getsockopt(level, name) as a `T`; throws std::system_error naming `what`.
+  template <class T>
+  T option(int level, int name, const char* what) const {
+    T value{};
+    option_bytes(level, name, &value, sizeof value, what);
+    return value;
+  }
+
   /// Registers `fd` (non-blocking; an accepted connection) with this socket's driver.
   IoSource adopt(int fd, const char* what) const { return IoSource(driver_, fd, what); }
   /// A Sleep on the clock of this socket's driver (the accept back-off).
@@ -70,6 +96,9 @@ class IoSource {
   void close() noexcept;
 
  private:
+  void set_option_bytes(int level, int name, const void* v, unsigned len, const char* what) const;
+  void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
+
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;
   int fd_ = -1;

@@ -36,9 +36,10 @@ class ReadFuture {
  public:
   /// What the read waits for.
   enum class Mode {
-    kSome,     ///< read: what one recv gives
-    kExact,    ///< read_exact: the whole buffer
-    kDatagram  ///< a datagram socket's recv: one datagram (a short one drains nothing)
+    kSome,      ///< read: what one recv gives
+    kExact,     ///< read_exact: the whole buffer
+    kDatagram,  ///< a datagram socket's recv: one datagram (a short one drains nothing)
+    kPeek       ///< peek: what one recv would give, left in the socket (MSG_PEEK)
   };
   /// Reads into [data, data + len) from `source` (see TcpStream::read).
   ReadFuture(detail::IoSource& source, std::byte* data, std::size_t len, Mode mode,
@@ -120,6 +121,13 @@ class AsyncRead {
   template <MutableByteBuffer B>
   ReadFuture read_exact(B&& buf) {
     return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kExact, S::kReadWhat};
+  }
+  /// Copies what is available into `buf` (waiting until something is) without taking it
+  /// from the stream: the next read gives the same bytes. The count, 0 at the end of the
+  /// stream.
+  template <MutableByteBuffer B>
+  ReadFuture peek(B&& buf) {
+    return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kReadWhat};
   }
 
  private:

@@ -1,7 +1,9 @@
 // spool::net::TcpListener and spool::net::TcpStream: TCP over the runtime's I/O driver.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +46,12 @@ class TcpStream : public StreamSocket<TcpStream> {
     return connect_to_host(std::string(host_and_port));  // (the coroutine owns its copy)
   }
 
+  /// Takes a connected TCP socket made elsewhere (inherited, or made by a C library), in
+  /// blocking or non-blocking mode, and registers it with the current runtime's driver, as
+  /// tokio's TcpStream::from_std does. Throws std::invalid_argument when `fd` is not a
+  /// non-listening SOCK_STREAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  static TcpStream from_fd(int fd);
+
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the
   /// peer reads the end of the stream.
   void shutdown(int how = SHUT_WR);
@@ -51,6 +59,17 @@ class TcpStream : public StreamSocket<TcpStream> {
   void set_nodelay(bool on);
   /// Whether TCP_NODELAY is set.
   bool nodelay() const;
+  /// Sets the time to live of outgoing packets (IP_TTL; the hop limit, IPV6_UNICAST_HOPS,
+  /// on an IPv6 socket). Throws std::system_error (EINVAL) outside 1 to 255.
+  void set_ttl(int ttl);
+  /// The time to live of outgoing packets (see set_ttl).
+  int ttl() const;
+  /// Sets SO_LINGER: with a duration, the close blocks up to that long (whole seconds) while
+  /// unsent data goes out, and a duration of 0 makes the close reset the connection;
+  /// std::nullopt (the default) closes at once and sends the data in the background.
+  void set_linger(std::optional<std::chrono::seconds> linger);
+  /// The SO_LINGER setting (see set_linger).
+  std::optional<std::chrono::seconds> linger() const;
   /// The remote address.
   SocketAddr peer_addr() const;
   /// The local address.
@@ -78,6 +97,10 @@ class TcpListener {
   static TcpListener bind(const SocketAddr& addr);
   /// bind(SocketAddr::parse(addr)).
   static TcpListener bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
+  /// Takes a listening TCP socket made elsewhere (e.g. passed by systemd), in blocking or
+  /// non-blocking mode. Throws std::invalid_argument when `fd` is not a listening
+  /// SOCK_STREAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  static TcpListener from_fd(int fd);
   /// Waits for the next connection: `auto [stream, peer] = co_await listener.accept();`.
   /// Any number of tasks may accept on one listener at once (an accept loop per worker):
   /// each new connection wakes every waiting accept, and one of them takes it.

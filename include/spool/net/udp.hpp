@@ -70,6 +70,10 @@ class UdpSocket {
   static UdpSocket bind(const SocketAddr& addr);
   /// bind(SocketAddr::parse(addr)).
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
+  /// Takes a UDP socket made elsewhere, in blocking or non-blocking mode, and registers it
+  /// with the current runtime's driver. Throws std::invalid_argument when `fd` is not a
+  /// SOCK_DGRAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  static UdpSocket from_fd(int fd);
 
   /// Sets the default peer of send / recv (no packet is sent). Throws std::system_error.
   void connect(const SocketAddr& addr);
@@ -100,6 +104,15 @@ class UdpSocket {
   SocketAddr local_addr() const;
   /// The connected peer (throws std::system_error ENOTCONN when not connected).
   SocketAddr peer_addr() const;
+  /// Sets the time to live of outgoing datagrams (IP_TTL; IPV6_UNICAST_HOPS on an IPv6
+  /// socket). Throws std::system_error (EINVAL) outside 1 to 255.
+  void set_ttl(int ttl);
+  /// The time to live of outgoing datagrams (see set_ttl).
+  int ttl() const;
+  /// Sets SO_BROADCAST: whether datagrams may be sent to a broadcast address.
+  void set_broadcast(bool on);
+  /// Whether SO_BROADCAST is set.
+  bool broadcast() const;
 
  private:
   explicit UdpSocket(detail::IoSource source) noexcept : source_(std::move(source)) {}

@@ -27,6 +27,10 @@ class UnixStream : public StreamSocket<UnixStream> {
   static ConnectFuture<UnixStream> connect(std::string_view path);
   /// A connected pair (socketpair), both registered with the current runtime's driver.
   static std::pair<UnixStream, UnixStream> pair();
+  /// Takes a connected Unix stream socket made elsewhere (inherited, or half of a
+  /// socketpair), in blocking or non-blocking mode. Throws std::invalid_argument when `fd`
+  /// is not a non-listening SOCK_STREAM socket of family AF_UNIX; `fd` is closed then.
+  static UnixStream from_fd(int fd);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
   void shutdown(int how = SHUT_WR);
@@ -53,6 +57,10 @@ class UnixListener {
   /// Binds `path` and listens (backlog 1024). Throws std::system_error naming the path
   /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.
   static UnixListener bind(std::string_view path);
+  /// Takes a listening Unix stream socket made elsewhere (e.g. passed by systemd). Throws
+  /// std::invalid_argument when `fd` is not a listening SOCK_STREAM socket of family
+  /// AF_UNIX; `fd` is closed then.
+  static UnixListener from_fd(int fd);
   /// Waits for the next connection: `auto [stream, peer_path] = co_await l.accept();`.
   /// Any number of tasks may accept on one listener at once (an accept loop per worker):
   /// each new connection wakes every waiting accept, and one of them takes it.

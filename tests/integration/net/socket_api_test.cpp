@@ -1,0 +1,259 @@
+// The smaller parts of the socket API tokio users reach for, on both flavours: peek, sockets
+// made elsewhere (from_fd), socket options (TTL, linger, broadcast), copy and
+// copy_bidirectional.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/net.hpp"
+#include "support/rt_flavor.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::net::SocketAddr;
+using spool::net::TcpListener;
+using spool::net::TcpStream;
+using spool::net::UdpSocket;
+using spool::net::UnixStream;
+using spool_net_test::pattern;
+
+class SocketApi : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(SocketApi);
+
+// A connected pair of TCP streams on the loopback.
+Task<std::pair<TcpStream, TcpStream>> tcp_pair() {
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  TcpStream client = co_await TcpStream::connect(listener.local_addr());
+  auto [server, peer] = co_await listener.accept();
+  co_return std::pair{std::move(client), std::move(server)};
+}
+
+// Reads `s` until the end of its stream.
+template <class S>
+Task<std::vector<std::uint8_t>> read_to_end(S& s) {
+  std::vector<std::uint8_t> all;
+  std::array<std::uint8_t, 4096> buf{};
+  for (;;) {
+    const std::size_t n = co_await s.read(buf);
+    if (n == 0) co_return all;
+    all.insert(all.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+bool is_closed(int fd) { return ::fcntl(fd, F_GETFD) == -1 && errno == EBADF; }
+
+// A blocking TCP listener on the loopback, made as other code would make it.
+int raw_listener() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+  EXPECT_EQ(::listen(fd, 8), 0);
+  return fd;
+}
+
+TEST_P(SocketApi, PeekWaitsForDataAndLeavesItForTheNextRead) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = co_await tcp_pair();
+    auto peeker = spool::spawn([](TcpStream& s) -> Task<std::string> {
+      std::array<char, 16> buf{};
+      const std::size_t n = co_await s.peek(buf);  // waits: nothing sent yet
+      co_return std::string(buf.data(), n);
+    }(b));
+    co_await a.write_all(std::string_view("hello"));
+    EXPECT_EQ(co_await peeker, "hello");
+    std::array<char, 16> again{};
+    EXPECT_EQ(co_await b.peek(again), 5u);  // still there, ready at once
+    std::array<char, 5> in{};
+    co_await b.read_exact(in);
+    EXPECT_EQ(std::string_view(in.data(), in.size()), "hello");
+    a.shutdown(SHUT_WR);
+    EXPECT_EQ(co_await b.peek(again), 0u);  // the end of the stream
+  }());
+}
+
+TEST_P(SocketApi, StreamsAndListenersMadeElsewhereAreTakenOver) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    // A blocking listener made by "other code", then a blocking client of it.
+    const int lfd = raw_listener();
+    TcpListener listener = TcpListener::from_fd(lfd);
+    EXPECT_EQ(::fcntl(lfd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
+    const int cfd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const SocketAddr addr = listener.local_addr();
+    EXPECT_EQ(::connect(cfd, addr.data(), addr.size()), 0);  // the backlog takes it at once
+    TcpStream client = TcpStream::from_fd(cfd);
+    auto [server, peer] = co_await listener.accept();
+    EXPECT_EQ(peer, client.local_addr());
+    co_await client.write_all(std::string_view("ping"));
+    std::array<char, 4> in{};
+    co_await server.read_exact(in);
+    EXPECT_EQ(std::string_view(in.data(), in.size()), "ping");
+  }());
+}
+
+TEST_P(SocketApi, DatagramAndUnixSocketsMadeElsewhereAreTakenOver) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const int ufd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(ufd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+    UdpSocket server = UdpSocket::from_fd(ufd);
+    auto client = UdpSocket::bind("127.0.0.1:0");
+    co_await client.send_to(std::string_view("datagram"), server.local_addr());
+    std::array<char, 16> buf{};
+    auto [n, from] = co_await server.recv_from(buf);
+    EXPECT_EQ(std::string_view(buf.data(), n), "datagram");
+    EXPECT_EQ(from, client.local_addr());
+
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    UnixStream left = UnixStream::from_fd(fds[0]);
+    UnixStream right = UnixStream::from_fd(fds[1]);
+    co_await left.write_all(std::string_view("unix"));
+    std::array<char, 4> in{};
+    co_await right.read_exact(in);
+    EXPECT_EQ(std::string_view(in.data(), in.size()), "unix");
+  }());
+}
+
+TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    int pipe_fds[2];
+    EXPECT_EQ(::pipe(pipe_fds), 0);
+    ::close(pipe_fds[1]);
+    try {
+      (void)TcpStream::from_fd(pipe_fds[0]);
+      ADD_FAILURE() << "a pipe was taken for a TcpStream";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a socket"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("TcpStream::from_fd"), std::string::npos);
+    }
+    EXPECT_TRUE(is_closed(pipe_fds[0]));
+
+    const int lfd = raw_listener();
+    EXPECT_THROW((void)TcpStream::from_fd(lfd), std::invalid_argument);  // a listener
+    EXPECT_TRUE(is_closed(lfd));
+    const int tfd = ::socket(AF_INET, SOCK_STREAM, 0);
+    try {
+      (void)UdpSocket::from_fd(tfd);
+      ADD_FAILURE() << "a TCP socket was taken for a UdpSocket";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("SOCK_STREAM socket of family 2"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(is_closed(tfd));
+    const int ufd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    EXPECT_THROW((void)TcpStream::from_fd(ufd), std::invalid_argument);  // not AF_INET
+    EXPECT_THROW((void)TcpListener::from_fd(-1), std::invalid_argument);
+    co_return;
+  }());
+}
+
+TEST_P(SocketApi, TtlLingerAndBroadcastAreSetAndRead) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = co_await tcp_pair();
+    a.set_ttl(42);
+    EXPECT_EQ(a.ttl(), 42);
+    EXPECT_THROW(a.set_ttl(0), std::system_error);
+    EXPECT_EQ(a.linger(), std::nullopt);
+    a.set_linger(std::chrono::seconds(5));
+    EXPECT_EQ(a.linger(), std::chrono::seconds(5));
+    a.set_linger(std::nullopt);
+    EXPECT_EQ(a.linger(), std::nullopt);
+
+    auto v4 = UdpSocket::bind("127.0.0.1:0");
+    v4.set_ttl(7);
+    EXPECT_EQ(v4.ttl(), 7);
+    EXPECT_FALSE(v4.broadcast());
+    v4.set_broadcast(true);
+    EXPECT_TRUE(v4.broadcast());
+    auto v6 = UdpSocket::bind("[::1]:0");  // the hop limit
+    v6.set_ttl(9);
+    EXPECT_EQ(v6.ttl(), 9);
+  }());
+}
+
+TEST_P(SocketApi, CopyMovesEveryByteUntilTheEnd) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [in_w, in_r] = UnixStream::pair();
+    auto [out_w, out_r] = UnixStream::pair();
+    const std::vector<std::uint8_t> data = pattern(1 << 20);
+    auto writer = spool::spawn([](UnixStream& s, const std::vector<std::uint8_t>& d) -> Task<void> {
+      co_await s.write_all(d);
+      s.shutdown(SHUT_WR);
+    }(in_w, data));
+    auto copier = spool::spawn([](UnixStream& from, UnixStream& to) -> Task<std::uint64_t> {
+      const std::uint64_t n = co_await spool::net::copy(from, to);
+      to.shutdown(SHUT_WR);
+      co_return n;
+    }(in_r, out_w));
+    EXPECT_EQ(co_await read_to_end(out_r), data);
+    EXPECT_EQ(co_await copier, data.size());
+    co_await writer;
+  }());
+}
+
+TEST_P(SocketApi, CopyBidirectionalProxiesBothWaysAndPassesOnEachEnd) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [client, a] = UnixStream::pair();
+    auto [b, backend] = co_await tcp_pair();
+    auto proxy = spool::spawn(spool::net::copy_bidirectional(a, b));
+    const std::vector<std::uint8_t> up = pattern(300000, 1);
+    const std::vector<std::uint8_t> down = pattern(200000, 2);
+    auto sender = spool::spawn([](UnixStream& s, const std::vector<std::uint8_t>& d) -> Task<void> {
+      co_await s.write_all(d);
+      s.shutdown(SHUT_WR);
+    }(client, up));
+    EXPECT_EQ(co_await read_to_end(backend), up);  // the client's end reached the backend
+    co_await backend.write_all(down);
+    backend.shutdown(SHUT_WR);
+    EXPECT_EQ(co_await read_to_end(client), down);
+    co_await sender;
+    const auto [to_b, to_a] = co_await proxy;
+    EXPECT_EQ(to_b, up.size());
+    EXPECT_EQ(to_a, down.size());
+  }());
+}
+
+TEST_P(SocketApi, CopyBidirectionalPropagatesAReset) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [client, a] = co_await tcp_pair();
+    auto [b, backend] = co_await tcp_pair();
+    auto proxy = spool::spawn(spool::net::copy_bidirectional(a, b));
+    client.set_linger(std::chrono::seconds(0));  // its close resets the connection
+    { TcpStream gone = std::move(client); }
+    bool failed = false;
+    try {
+      (void)co_await proxy;
+    } catch (const spool::JoinError& e) {
+      failed = e.is_exception();
+    }
+    EXPECT_TRUE(failed);
+  }());
+}
+
+}  // namespace
