@@ -91,6 +91,7 @@ Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op
       return pending;
     }
     const ReadyEvent ev = ready.value();
+    if ((ev.bits & (ScheduledIo::kShutdown | ScheduledIo::kFailed)) != 0) waiter.leave();
     if ((ev.bits & ScheduledIo::kShutdown) != 0) {
       throw std::system_error(std::make_error_code(std::errc::operation_canceled),
                               "spool::net: the runtime this socket was opened under has shut "

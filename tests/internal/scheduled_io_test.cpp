@@ -104,6 +104,44 @@ TEST_F(ScheduledIoTest, AQueuedWaiterThatRepollsKeepsOnePlaceWithItsLatestWaker)
   EXPECT_EQ(other.counts().total_wakes(), 1);  // once: one place in the queue
 }
 
+// More queued waiters than one batch of wake-ups (WakeList: 32): the wake releases the lock
+// to wake the first batch, and a waiter of that batch that meanwhile found the edge used up
+// (its EAGAIN) and queued again waits for the next edge, woken once by each.
+TEST_F(ScheduledIoTest, AWaiterThatQueuesAgainDuringAWakeWaitsForTheNextEdge) {
+  // Woken: polls at once, as a worker would, finds nothing to read and waits again.
+  struct RepollOnWake {
+    ScheduledIo* io;
+    IoWaiter* waiter;
+    CountingWaker* next;  // the waker of its wait after the wake-up
+    int wakes = 0;
+    void wake() {
+      ++wakes;
+      spool::Waker w = next->waker();
+      spool::Context cx(w);
+      const auto ev = io->poll_ready(cx, ScheduledIo::kReadMask, *waiter);
+      io->clear_readiness(ev.value(), ScheduledIo::kReadable);  // EAGAIN
+      EXPECT_TRUE(io->poll_ready(cx, ScheduledIo::kReadMask, *waiter).is_pending());
+    }
+  };
+  std::array<Party, 40> parties;  // [0] owns the direction, the others queue
+  EXPECT_FALSE(parties[0].poll(*io_));
+  IoWaiter repoller;
+  CountingWaker after;
+  auto target = std::make_shared<RepollOnWake>(RepollOnWake{io_.get(), &repoller, &after});
+  {
+    spool::Waker w = spool::Waker::from(target);
+    spool::Context cx(w);
+    EXPECT_TRUE(io_->poll_ready(cx, ScheduledIo::kReadMask, repoller).is_pending());  // 1st queued
+  }
+  for (std::size_t i = 1; i < parties.size(); ++i) EXPECT_FALSE(parties[i].poll(*io_));
+  io_->set_readiness(ScheduledIo::kReadable);
+  EXPECT_EQ(target->wakes, 1);
+  EXPECT_EQ(after.counts().total_wakes(), 0);  // queued again: not this edge's
+  for (Party& p : parties) EXPECT_EQ(p.wakes(), 1);
+  io_->set_readiness(ScheduledIo::kReadable);
+  EXPECT_EQ(after.counts().total_wakes(), 1);
+}
+
 TEST_F(ScheduledIoTest, EachDirectionWakesOnlyItsOwnWaiters) {
   Crowd c(*io_);
   auto& [reader, reader2, writer, writer2] = c.parties;
@@ -193,6 +231,8 @@ TEST_F(ScheduledIoTest, AShutdownWakesEveryWaiterOfBothDirections) {
     EXPECT_EQ(p->wakes(), 1);
     EXPECT_TRUE(p->poll(*io_, ScheduledIo::kWriteMask));
   }
+  io_->drop_wakers();  // the sockets close after the shutdown
+  io_.reset();         // freed before the waiters (ASan: they must not touch it)
 }
 
 }  // namespace

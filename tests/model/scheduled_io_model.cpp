@@ -11,6 +11,10 @@
 //    reference count is back to zero (the counted wakers' liveness flags are Relacy vars).
 // Suite `one_dropped`: task 0 waits once and is dropped (its future's IoWaiter destroyed)
 // while task 1 waits; task 1 is still woken, and task 0's waker is dropped, not woken later.
+// Suite `two_edges`: the driver makes two items readable, one edge each; a task that is
+// ready takes an item if one is left, else it has met EAGAIN: it clears the readiness it saw
+// (as IoSource::poll_io does) and waits again (the woken waiter queues anew). Each task
+// must get its item.
 #include <optional>
 
 #include "driver/io/scheduled_io.hpp"
@@ -26,13 +30,27 @@ using spool::detail::ScheduledIo;
 using spool::model::Pool;
 using spool::model::Task;
 
-template <bool kDropFirst>
-struct WaitersModel : rl::test_suite<WaitersModel<kDropFirst>, 3> {
+enum class Suite { kBothWait, kOneDropped, kTwoEdges };
+
+template <Suite kSuite>
+struct WaitersModel : rl::test_suite<WaitersModel<kSuite>, 3> {
   Pool pool;
   Task tasks[2];
   std::optional<ScheduledIo> io;
-  // The driver's thread is done (1, release, after its wake): see park_until_woken.
+  // The driver's thread is done (1, release, after its wakes): see park_until_woken.
   spool::detail::Atomic<int> done{0};
+  // kTwoEdges: what the "syscall" reads. Added (release) by the driver before each edge;
+  // taken by CAS (acquire) by a task whose poll was ready.
+  spool::detail::Atomic<int> items{0};
+
+  // A ready task's syscall: takes an item, or fails as EAGAIN would.
+  bool take_item() {
+    int n = items.load(std::memory_order_acquire);
+    while (n > 0) {
+      if (items.compare_exchange_weak(n, n - 1, std::memory_order_acquire)) return true;
+    }
+    return false;
+  }
 
   void before() {
     io.emplace(-1);
@@ -41,7 +59,10 @@ struct WaitersModel : rl::test_suite<WaitersModel<kDropFirst>, 3> {
 
   void thread(unsigned index) {
     if (index == 2) {
-      io->set_readiness(ScheduledIo::kReadable);
+      for (int edge = 0; edge < (kSuite == Suite::kTwoEdges ? 2 : 1); ++edge) {
+        items.fetch_add(1, std::memory_order_release);  // Release: see `items`.
+        io->set_readiness(ScheduledIo::kReadable);
+      }
       done.fetch_add(1, std::memory_order_release);  // Release: see `done`.
       return;
     }
@@ -49,16 +70,22 @@ struct WaitersModel : rl::test_suite<WaitersModel<kDropFirst>, 3> {
     spool::Waker w = spool::Waker::from_raw(pool.make(task));
     spool::Context cx(w);
     IoWaiter waiter;
-    if (kDropFirst && index == 0) {
+    if (kSuite == Suite::kOneDropped && index == 0) {
       (void)io->poll_ready(cx, ScheduledIo::kReadMask, waiter);
       return;  // dropped: ~IoWaiter gives up its place, pending or not
     }
     for (;;) {
       // Relaxed: only tells that a wake came (see park_until_woken).
       const int seen = task.wakes.load(std::memory_order_relaxed);
-      if (io->poll_ready(cx, ScheduledIo::kReadMask, waiter).is_ready()) {
-        waiter.leave();  // as IoSource::poll_io does once its syscall is done
-        return;
+      const spool::Poll<spool::detail::ReadyEvent> r =
+          io->poll_ready(cx, ScheduledIo::kReadMask, waiter);
+      if (r.is_ready()) {
+        if (kSuite != Suite::kTwoEdges || take_item()) {
+          waiter.leave();  // as IoSource::poll_io does once its syscall is done
+          return;
+        }
+        io->clear_readiness(r.value(), ScheduledIo::kReadable);  // EAGAIN
+        continue;
       }
       spool::model::park_until_woken(task, seen, done, 1);
     }
@@ -73,8 +100,12 @@ struct WaitersModel : rl::test_suite<WaitersModel<kDropFirst>, 3> {
 }  // namespace
 
 int main() {
-  if (int rc = spool::model::run_model<WaitersModel<false>>("scheduled_io both_wait", 200000)) {
+  using spool::model::run_model;
+  if (int rc = run_model<WaitersModel<Suite::kBothWait>>("scheduled_io both_wait", 200000)) {
     return rc;
   }
-  return spool::model::run_model<WaitersModel<true>>("scheduled_io one_dropped", 200000);
+  if (int rc = run_model<WaitersModel<Suite::kOneDropped>>("scheduled_io one_dropped", 200000)) {
+    return rc;
+  }
+  return run_model<WaitersModel<Suite::kTwoEdges>>("scheduled_io two_edges", 200000);
 }

@@ -1,6 +1,8 @@
 // IoWaiter: one leaf I/O future's place among the tasks waiting on one direction of a socket.
 #pragma once
 
+#include <cstdint>
+
 #include "spool/detail/waiter_list.hpp"
 
 namespace spool::detail {
@@ -56,6 +58,8 @@ class IoWaiter : public WaiterNode {
   // Guarded by the direction's lock: linked in its `woken` list (its waker was taken by a
   // wake, and its next poll moves it back to `waiting`) rather than in `waiting`.
   bool woken_ = false;
+  // Guarded by the direction's lock: the direction's wake epoch when it last queued.
+  std::uint32_t epoch_ = 0;
 };
 
 }  // namespace spool::detail

@@ -122,6 +122,13 @@ class WaiterList {
     replaced = waker;
     std::swap(replaced, *n.waker_);
   }
+  /// The same with a waker already cloned: never throws (`waker` is stored, or left for the
+  /// caller to drop when the stored one already wakes the same task).
+  static void refresh_locked(WaiterNode& n, Waker&& waker, Waker& replaced) noexcept {
+    if (n.waker_->will_wake(waker)) return;
+    replaced = std::move(waker);
+    std::swap(replaced, *n.waker_);
+  }
 
  private:
   void link_back(WaiterNode& n) noexcept {

@@ -74,10 +74,10 @@ class ScheduledIo {
     Waiters& d = mask == kReadMask ? reader_ : writer_;
     if (w.role_ == IoWaiter::Role::kNone) {
       IoWaiter* none = nullptr;
-      // AcqRel: acquire pairs with the previous owner's release in leave(), so its last
+      // Acquire: pairs with the previous owner's release in leave(), so its last
       // register_waker or take happened before this owner's first register_waker (the
-      // AtomicWaker's one-registering-task rule); release pairs with drop_wakers' exchange.
-      if (d.owner.compare_exchange_strong(none, &w, std::memory_order_acq_rel,
+      // AtomicWaker's one-registering-task rule).
+      if (d.owner.compare_exchange_strong(none, &w, std::memory_order_acquire,
                                           std::memory_order_relaxed)) {
         w.role_ = IoWaiter::Role::kOwner;
         w.io_ = this;
@@ -140,11 +140,11 @@ class ScheduledIo {
       if (auto w = d->waker.take()) out.push_back(std::move(*w));
       std::lock_guard lock(d->lock);
       while (WaiterNode* n = d->waiting.front()) {
-        d->waiting.remove(*n);
-        out.push_back(n->take_waker());
-        d->woken.push_back(*n, Waker());
-        static_cast<IoWaiter*>(n)->woken_ = true;
+        // Moved to `woken` before the push, which may throw: the waiter stays reachable.
+        Waker w = move_to_woken_locked(*d, *static_cast<IoWaiter*>(n));
+        out.push_back(std::move(w));
       }
+      clear_queued_locked(*d);
     }
   }
 
@@ -154,9 +154,10 @@ class ScheduledIo {
   // detaches every waiter, whose future may outlive the registration.
   void drop_wakers() noexcept {
     for (Waiters* d : {&reader_, &writer_}) {
-      // AcqRel: acquire pairs with the owner's claim; release orders the detach before the
-      // closing thread's later use of the registration's memory.
-      if (IoWaiter* owner = d->owner.exchange(nullptr, std::memory_order_acq_rel)) {
+      // Relaxed: a socket closes only after the last poll of every future on it (the user
+      // orders that, as for any use of the socket), which orders the owner's writes to its
+      // IoWaiter before the writes below.
+      if (IoWaiter* owner = d->owner.exchange(nullptr, std::memory_order_relaxed)) {
         owner->role_ = IoWaiter::Role::kNone;
         owner->io_ = nullptr;
       }
@@ -182,22 +183,28 @@ class ScheduledIo {
   bool released = false;
 
  private:
-  // In the readiness word, not readiness: a direction's `waiting` list is not empty. Set
-  // and cleared only under that direction's lock.
+  // In the readiness word, not readiness: a direction's `waiting` list is not empty (or was,
+  // until a moment ago: cleared lazily, never while it holds a waiter). Set and cleared only
+  // under that direction's lock.
   static constexpr std::uint32_t kReadQueued = 128;
   static constexpr std::uint32_t kWriteQueued = 256;
 
   // The waiters of one direction (see the class comment).
   struct Waiters {
     explicit Waiters(std::uint32_t bit) noexcept : queued_bit(bit) {}
-    // The IoWaiter that owns `waker`, or null. Claimed by CAS from null (acq_rel) in
+    // The IoWaiter that owns `waker`, or null. Claimed by CAS from null (acquire) in
     // poll_ready; given back by its owner's store of null (release) in leave(); exchanged
-    // for null (acq_rel) by drop_wakers at the close.
+    // for null (relaxed) by drop_wakers at the close.
     Atomic<IoWaiter*> owner{nullptr};
-    AtomicWaker waker;  // registered by the owner only; taken by the driver's wake
+    // Registered by the owner only; taken by the driver's wake, by shut_down, by the
+    // owner's leave when its future is dropped, and by drop_wakers.
+    AtomicWaker waker;
     Mutex lock;
     WaiterList waiting;  // guarded by `lock`: queued waiters whose wakers no wake took yet
     WaiterList woken;    // guarded by `lock`: queued waiters woken, not polled since
+    // Guarded by `lock`: moved on by each wake of the queue; a waiter queued since (its
+    // IoWaiter's epoch_ is this one) waits for the next edge.
+    std::uint32_t epoch = 0;
     const std::uint32_t queued_bit;  // kReadQueued or kWriteQueued
   };
 
@@ -207,42 +214,60 @@ class ScheduledIo {
     if ((before & d.queued_bit) == 0) return;
     WakeList wakes;  // declared before the lock: woken after the unlock
     std::unique_lock lock(d.lock);
-    while (WaiterNode* n = d.waiting.front()) {
-      d.waiting.remove(*n);
-      wakes.push(n->take_waker());
-      d.woken.push_back(*n, Waker());
-      static_cast<IoWaiter*>(n)->woken_ = true;
+    // A waiter that queues while the lock is released to wake a full batch found this
+    // edge's bits cleared (its EAGAIN): it waits for the next edge, whose add_bits sees
+    // kQueued (still set, its list not being empty). The loop stops at it.
+    const std::uint32_t epoch = ++d.epoch;
+    for (WaiterNode* n = d.waiting.front();
+         n != nullptr && static_cast<IoWaiter*>(n)->epoch_ != epoch; n = d.waiting.front()) {
+      wakes.push(move_to_woken_locked(d, *static_cast<IoWaiter*>(n)));
       wakes.flush_if_full(lock);
     }
-    clear_queued_locked(d);
+    if (d.waiting.empty()) clear_queued_locked(d);
+  }
+
+  // Moves `w` from `waiting` to `woken`: its waker, to be woken after the unlock.
+  Waker move_to_woken_locked(Waiters& d, IoWaiter& w) noexcept {
+    d.waiting.remove(w);
+    Waker taken = w.take_waker();
+    d.woken.push_back(w, Waker());
+    w.woken_ = true;
+    return taken;
   }
 
   // The leaf, for a waiter that does not own the direction: queues `w` (with cx's waker),
   // then sets kQueued, reading the readiness in the same RMW.
   Poll<ReadyEvent> wait_queued(Context& cx, Waiters& d, std::uint32_t mask, IoWaiter& w) {
-    Waker fresh = cx.waker();  // cloned before the lock, so that linking cannot throw
+    Waker fresh = cx.waker();  // cloned before the lock: nothing below throws
     Waker replaced;            // declared before the guard: dropped after the unlock
     std::lock_guard lock(d.lock);
     if (w.linked() && !w.woken_) {
-      // Still queued since its last poll, so no event came since (it would have moved it to
-      // `woken`): only the waker may have changed.
-      WaiterList::refresh_locked(w, fresh, replaced);
+      // Still in `waiting` since its last poll: every edge since then saw kQueued, and its
+      // wake (perhaps about to take this lock) will find `w` here. Only the waker may have
+      // changed.
+      WaiterList::refresh_locked(w, std::move(fresh), replaced);
       return pending;
     }
     if (w.linked()) {
       d.woken.remove(w);
       w.woken_ = false;
+      replaced = w.take_waker();
     }
     d.waiting.push_back(w, std::move(fresh));
     w.role_ = IoWaiter::Role::kQueued;
     w.io_ = this;
     w.read_ = mask == kReadMask;
+    w.epoch_ = d.epoch;
     // AcqRel: the RMW is ordered against add_bits's CAS on this word. If it comes after,
     // it sees (acquire) the bits that CAS published; if before, that CAS sees kQueued and
     // the driver's wake takes this lock after us and finds `w` in `waiting`.
     const std::uint64_t before = readiness_.fetch_or(d.queued_bit, std::memory_order_acq_rel);
     if ((bits_of(before) & mask) == 0) return pending;
-    unlink_locked(d, w);  // ready already: the waker stays unused until the next wait
+    // Ready already: `w` leaves at once (unreachable from here, it must not keep a place).
+    unlink_locked(d, w);
+    replaced = w.take_waker();
+    w.role_ = IoWaiter::Role::kNone;
+    w.io_ = nullptr;
     return Poll<ReadyEvent>::ready(ReadyEvent{tick_of(before), bits_of(before)});
   }
 
