@@ -498,10 +498,10 @@ bool MultiThread::busy_poll(Core& core) {
   // the searcher that will take it does. The park after a fruitless poll re-checks as usual.
   const bool found = driver_->busy_poll(
       config_.busy_poll, [&] { return core.lifo != nullptr || work_pending() || is_shutdown(); });
-  // Leaving the driver for work while timers wait or sockets are open: hand it over, as a
-  // worker leaving a park in the driver does (the others parked on their own parkers while
+  // Leaving the driver for work while sockets are open (a poll needs one): hand it over, as
+  // a worker leaving a park in the driver does (the others parked on their own parkers while
   // this one held it, and would not see a timer come due or a socket wake meanwhile).
-  if (found && (driver_->time().has_timers() || driver_->io().active())) hand_driver_over();
+  if (found) hand_driver_over();
   return found;
 }
 
