@@ -159,10 +159,11 @@ void set(Keyspace& keys, const Command& args, std::string& out) {
     return;
   }
   if (e == nullptr) {
-    shard.keys.emplace(args[1], Entry{args[2], expires_at});
+    e = &shard.keys.emplace(args[1], Entry{args[2], 0}).first->second;
+    shard.set_expiry(args[1], *e, expires_at);
   } else {
     e->value = args[2];
-    if (!keep_ttl) e->expires_at_ms = expires_at;
+    if (!keep_ttl) shard.set_expiry(args[1], *e, expires_at);
   }
   write_simple(out, "OK");
 }
@@ -257,7 +258,7 @@ void expire(Keyspace& keys, const Command& args, std::string& out) {
   if (when <= now) {
     shard.keys.erase(args[1]);
   } else {
-    e->expires_at_ms = when;
+    shard.set_expiry(args[1], *e, when);
   }
   write_integer(out, 1);
 }

@@ -10,9 +10,25 @@ std::size_t Keyspace::purge_expired(std::int64_t now) {
   std::size_t erased = 0;
   for (Shard& shard : shards_) {
     std::lock_guard lock(shard.mutex);
-    erased += std::erase_if(shard.keys, [now](const auto& kv) { return kv.second.expired(now); });
+    std::erase_if(shard.volatile_keys, [&](const std::string& key) {
+      const auto it = shard.keys.find(key);
+      if (it == shard.keys.end() || !it->second.has_ttl()) return true;  // gone, or persisted
+      if (!it->second.expired(now)) return false;
+      shard.keys.erase(it);
+      ++erased;
+      return true;
+    });
   }
   return erased;
+}
+
+std::size_t Keyspace::volatile_count() {
+  std::size_t n = 0;
+  for (Shard& shard : shards_) {
+    std::lock_guard lock(shard.mutex);
+    n += shard.volatile_keys.size();
+  }
+  return n;
 }
 
 Entry* live(Shard& shard, const std::string& key) {

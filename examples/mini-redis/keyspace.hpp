@@ -55,9 +55,20 @@ struct Entry {
 
 /// One shard: a lock and the keys whose hash falls in it. Hold `mutex` for every access.
 struct Shard {
-  std::mutex mutex;                             ///< guards `keys`
+  std::mutex mutex;                             ///< guards `keys` and `volatile_keys`
   std::unordered_map<std::string, Entry> keys;  ///< the shard's keys (expired ones linger
                                                 ///< until touched: see live())
+  /// The keys given an expiry time (redis-server's `expires` dict): the only ones the
+  /// active expiry visits. Kept loosely: a key deleted, or stored again without one, stays
+  /// here until the next purge drops it.
+  std::unordered_set<std::string> volatile_keys;
+
+  /// Sets `e`'s (the entry of `key`) expiry time to `when` (0: none), and tracks the key when
+  /// it has one.
+  void set_expiry(const std::string& key, Entry& e, std::int64_t when) {
+    if (when != 0) volatile_keys.insert(key);
+    e.expires_at_ms = when;
+  }
 };
 
 /// The sharded keyspace. Thread-safe through the shards' locks; a command locks the shard of
@@ -73,8 +84,12 @@ class Keyspace {
     return shards_[std::hash<std::string>{}(key) % shards_.size()];
   }
   /// Erases every key that expired by `now`, one shard (one lock) at a time: the active
-  /// half of expiry, for keys nobody touches again. The count erased.
+  /// half of expiry, for keys nobody touches again. It visits only the keys given an expiry
+  /// time (Shard::volatile_keys), not the whole keyspace. The count erased.
   std::size_t purge_expired(std::int64_t now);
+  /// The keys tracked as having an expiry time, over every shard (a purge leaves only those
+  /// that have one and have not expired).
+  std::size_t volatile_count();
 
  private:
   std::vector<Shard> shards_;
