@@ -8,5 +8,6 @@
 #include "spool/net/socket_addr.hpp"
 #include "spool/net/stream_ops.hpp"
 #include "spool/net/tcp.hpp"
+#include "spool/net/tcp_socket.hpp"
 #include "spool/net/udp.hpp"
 #include "spool/net/unix.hpp"

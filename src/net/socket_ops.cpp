@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 #include "spool/coop.hpp"
 
@@ -48,10 +49,16 @@ bool resource_exhausted(int err) noexcept {
 
 }  // namespace
 
+Connecting::~Connecting() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 Poll<IoSource> Connecting::poll(Context& cx) {
   if (!coop_poll_proceed(cx)) return pending;
   if (!source_) {
-    const int fd = ::socket(addr_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int fd = fd_ >= 0
+                       ? std::exchange(fd_, -1)
+                       : ::socket(addr_.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::system_error(errno, std::generic_category(), what_ + ": socket");
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr_), len_) != 0 &&
         errno != EINPROGRESS) {

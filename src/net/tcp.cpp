@@ -50,11 +50,13 @@ std::string joined(const std::vector<SocketAddr>& addrs) {
 
 }  // namespace
 
-ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
+ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) { return connect_fd(-1, addr); }
+
+ConnectFuture<TcpStream> TcpStream::connect_fd(int fd, const SocketAddr& addr) {
   sockaddr_storage ss{};
   std::memcpy(&ss, addr.data(), addr.size());
   return ConnectFuture<TcpStream>(
-      detail::Connecting(detail::current_driver(), ss, addr.size(),
+      detail::Connecting(detail::current_driver(), fd, ss, addr.size(),
                          "spool::net::TcpStream::connect to " + addr.to_string()));
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -24,6 +25,24 @@ class Connecting {
   Connecting(std::shared_ptr<Driver> driver, const sockaddr_storage& addr, socklen_t len,
              std::string what) noexcept
       : driver_(std::move(driver)), addr_(addr), len_(len), what_(std::move(what)) {}
+  /// Connects `fd` (a non-blocking SOCK_STREAM socket, set up by the caller: TcpSocket),
+  /// which it owns from now on (closed if the future is dropped before its first poll).
+  Connecting(std::shared_ptr<Driver> driver, int fd, const sockaddr_storage& addr, socklen_t len,
+             std::string what) noexcept
+      : Connecting(std::move(driver), addr, len, std::move(what)) {
+    fd_ = fd;
+  }
+  /// Takes over `other`'s connect (before its first poll; see ConnectFuture).
+  Connecting(Connecting&& other) noexcept
+      : driver_(std::move(other.driver_)),
+        addr_(other.addr_),
+        len_(other.len_),
+        what_(std::move(other.what_)),
+        source_(std::move(other.source_)),
+        fd_(std::exchange(other.fd_, -1)) {}
+  Connecting& operator=(Connecting&&) = delete;
+  /// Closes the socket it was given, if its first poll never came.
+  ~Connecting();
   /// Ready with the connected socket.
   Poll<IoSource> poll(Context& cx);
 
@@ -34,6 +53,7 @@ class Connecting {
   std::string what_;
   IoSource source_;  // the socket, once connect() said EINPROGRESS
   IoWaiter waiter_;
+  int fd_ = -1;  // the socket to connect, until the first poll (-1: it makes one)
 };
 
 /// A connection accept4 gave: its socket (registered) and the peer's address.

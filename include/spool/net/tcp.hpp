@@ -22,6 +22,8 @@
 
 namespace spool::net {
 
+class TcpSocket;
+
 /// A connected TCP socket. Reads and writes are futures (stream_ops.hpp); one task may read
 /// while another writes (split / into_split give each its half). Errors are
 /// std::system_error with the errno and a message naming the operation and the addresses.
@@ -83,8 +85,11 @@ class TcpStream : public StreamSocket<TcpStream> {
  private:
   friend class ConnectFuture<TcpStream>;
   friend class AcceptFuture<TcpStream>;
+  friend class TcpSocket;
   explicit TcpStream(detail::IoSource source) noexcept : StreamSocket(std::move(source)) {}
   static Task<TcpStream> connect_to_host(std::string host_and_port);
+  // Connects the non-blocking socket `fd` (or a new one, for -1) to `addr`.
+  static ConnectFuture<TcpStream> connect_fd(int fd, const SocketAddr& addr);
   static SocketAddr peer_of(const detail::Accepted& a);
 };
 
@@ -109,6 +114,7 @@ class TcpListener {
   SocketAddr local_addr() const;
 
  private:
+  friend class TcpSocket;
   explicit TcpListener(detail::IoSource source) noexcept : source_(std::move(source)) {}
   detail::IoSource source_;
 };

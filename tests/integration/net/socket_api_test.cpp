@@ -256,4 +256,75 @@ TEST_P(SocketApi, CopyBidirectionalPropagatesAReset) {
   }());
 }
 
+TEST_P(SocketApi, ATcpSocketIsSetUpThenListensOrConnects) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto ls = spool::net::TcpSocket::new_v4();
+    ls.set_reuseaddr(true);
+    EXPECT_TRUE(ls.reuseaddr());
+    ls.set_recv_buffer_size(64 * 1024);
+    EXPECT_GE(ls.recv_buffer_size(), 64u * 1024);  // the kernel doubles it
+    ls.bind(SocketAddr::parse("127.0.0.1:0"));
+    const SocketAddr addr = ls.local_addr();
+    EXPECT_NE(addr.port(), 0);
+    TcpListener listener = std::move(ls).listen(16);
+    EXPECT_EQ(listener.local_addr(), addr);
+    EXPECT_THROW((void)ls.local_addr(), std::logic_error);  // listening now: moved from
+
+    auto cs = spool::net::TcpSocket::for_address(addr);
+    cs.set_send_buffer_size(32 * 1024);
+    EXPECT_GE(cs.send_buffer_size(), 32u * 1024);
+    cs.set_nodelay(true);
+    cs.bind(SocketAddr::parse("127.0.0.1:0"));  // the outgoing connection's own address
+    const SocketAddr from = cs.local_addr();
+    TcpStream client = co_await std::move(cs).connect(addr);
+    EXPECT_EQ(client.local_addr(), from);
+    EXPECT_TRUE(client.nodelay());
+    auto [server, peer] = co_await listener.accept();
+    EXPECT_EQ(peer, from);
+  }());
+}
+
+TEST_P(SocketApi, TwoTcpSocketsWithReuseportListenOnOnePort) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto a = spool::net::TcpSocket::new_v4();
+    a.set_reuseport(true);
+    EXPECT_TRUE(a.reuseport());
+    a.bind(SocketAddr::parse("127.0.0.1:0"));
+    const SocketAddr addr = a.local_addr();
+    auto b = spool::net::TcpSocket::new_v4();
+    b.set_reuseport(true);
+    b.bind(addr);  // without SO_REUSEPORT: EADDRINUSE
+    TcpListener la = std::move(a).listen(16);
+    TcpListener lb = std::move(b).listen(16);
+    auto c = spool::net::TcpSocket::new_v4();
+    try {
+      c.bind(addr);
+      ADD_FAILURE() << "a third socket without SO_REUSEPORT bound a taken port";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), EADDRINUSE);
+      EXPECT_NE(std::string(e.what()).find(addr.to_string()), std::string::npos) << e.what();
+    }
+    TcpStream client = co_await TcpStream::connect(addr);  // reaches one of the two
+    EXPECT_EQ(la.local_addr(), lb.local_addr());
+  }());
+}
+
+TEST_P(SocketApi, ATcpSocketConnectRefusedNamesTheAddress) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const SocketAddr nobody = spool_net_test::closed_port(SOCK_STREAM);
+    auto s = spool::net::TcpSocket::new_v4();
+    try {
+      (void)co_await std::move(s).connect(nobody);
+      ADD_FAILURE() << "connected to a closed port";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), ECONNREFUSED);
+      EXPECT_NE(std::string(e.what()).find(nobody.to_string()), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(s.set_nodelay(true), std::logic_error);  // moved from by the connect
+  }());
+}
+
 }  // namespace
