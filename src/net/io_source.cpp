@@ -75,11 +75,7 @@ void IoSource::close() noexcept {
 
 Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
                              std::size_t len) {
-  if (io_ == nullptr) {
-    throw std::logic_error(
-        "spool::net: an operation on a closed or moved-from socket (after std::move, "
-        "into_split or close); use the object the socket was moved to");
-  }
+  if (io_ == nullptr) throw_closed();
   const bool read = dir == Direction::kRead;
   const std::uint32_t mask = read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask;
   const std::uint32_t used = read ? ScheduledIo::kReadable : ScheduledIo::kWritable;
@@ -120,6 +116,12 @@ Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op
       return Poll<long>::ready(-err);
     }
   }
+}
+
+void IoSource::throw_closed() {
+  throw std::logic_error(
+      "spool::net: an operation on a closed or moved-from socket (after std::move, "
+      "into_split or close); use the object the socket was moved to");
 }
 
 void IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }

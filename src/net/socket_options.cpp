@@ -1,9 +1,11 @@
 // IoSource's socket options and its adoption of a socket made elsewhere (from_fd).
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -15,54 +17,104 @@ namespace spool::detail {
 
 namespace {
 
-// What `fd` is, for the error message: "a SOCK_DGRAM socket of family 2", "not a socket".
-std::string describe(int fd) {
+// What a descriptor is, as from_fd needs to know it.
+struct Probe {
+  int error = 0;  // why it is not a socket (ENOTSOCK, EBADF...); 0 when it is one
   int type = 0;
   int domain = 0;
-  socklen_t len = sizeof type;
-  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) {
-    return errno == ENOTSOCK ? "not a socket" : "not an open descriptor";
+  int protocol = 0;
+  bool listening = false;
+  bool connected = false;
+};
+
+Probe probe(int fd) {
+  Probe p;
+  auto get = [fd](int name, int& value) {
+    socklen_t len = sizeof value;
+    return ::getsockopt(fd, SOL_SOCKET, name, &value, &len) == 0;
+  };
+  if (!get(SO_TYPE, p.type)) {
+    p.error = errno;
+    return p;
   }
-  len = sizeof domain;
-  (void)::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len);
   int listening = 0;
-  len = sizeof listening;
-  (void)::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len);
-  return std::string(listening != 0 ? "a listening " : "a ") +
-         (type == SOCK_STREAM  ? "SOCK_STREAM"
-          : type == SOCK_DGRAM ? "SOCK_DGRAM"
-                               : "type " + std::to_string(type)) +
-         " socket of family " + std::to_string(domain);
+  (void)get(SO_DOMAIN, p.domain);
+  (void)get(SO_PROTOCOL, p.protocol);
+  (void)get(SO_ACCEPTCONN, listening);
+  p.listening = listening != 0;
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  p.connected = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0;
+  return p;
 }
 
-bool is_kind(int fd, IoSource::SocketKind kind) {
-  int type = 0;
-  int domain = 0;
-  int listening = 0;
-  socklen_t len = sizeof type;
-  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0) return false;
-  len = sizeof domain;
-  if (::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) return false;
-  len = sizeof listening;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0) return false;
-  const bool family_ok =
-      kind.unix_domain ? domain == AF_UNIX : (domain == AF_INET || domain == AF_INET6);
-  return family_ok && type == kind.type && (listening != 0) == kind.listening;
+bool is_inet(int domain) noexcept { return domain == AF_INET || domain == AF_INET6; }
+
+// The protocol an IP socket of `type` must have: TCP for streams, UDP for datagrams.
+int inet_protocol(int type) noexcept { return type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP; }
+
+bool matches(const Probe& p, IoSource::SocketKind kind) noexcept {
+  if (p.error != 0 || p.type != kind.type || p.listening != kind.listening) return false;
+  if (kind.unix_domain ? p.domain != AF_UNIX
+                       : !is_inet(p.domain) || p.protocol != inet_protocol(p.type)) {
+    return false;
+  }
+  return kind.type != SOCK_STREAM || kind.listening || p.connected;
+}
+
+std::string family_name(int domain) {
+  switch (domain) {
+    case AF_INET:
+      return "AF_INET";
+    case AF_INET6:
+      return "AF_INET6";
+    case AF_UNIX:
+      return "AF_UNIX";
+    default:
+      return "family " + std::to_string(domain);
+  }
+}
+
+std::string type_name(int type) {
+  return type == SOCK_STREAM  ? "SOCK_STREAM"
+         : type == SOCK_DGRAM ? "SOCK_DGRAM"
+                              : "type " + std::to_string(type);
+}
+
+// "not a socket", "a listening SOCK_STREAM socket of AF_INET (protocol 6)"...
+std::string describe(const Probe& p) {
+  if (p.error == ENOTSOCK) return "not a socket";
+  if (p.error != 0) return "not an open descriptor (" + std::string(std::strerror(p.error)) + ")";
+  std::string state = p.listening             ? "a listening "
+                      : p.type != SOCK_STREAM ? "a "
+                      : p.connected           ? "a connected "
+                                              : "an unconnected ";
+  std::string out = state + type_name(p.type) + " socket of " + family_name(p.domain);
+  if (is_inet(p.domain)) out += " (protocol " + std::to_string(p.protocol) + ")";
+  return out;
+}
+
+// What from_fd takes, for its error message.
+std::string wanted(IoSource::SocketKind kind) {
+  const bool stream = kind.type == SOCK_STREAM;
+  return std::string(kind.listening ? "a listening "
+                     : stream       ? "a connected "
+                                    : "a ") +
+         type_name(kind.type) + " socket of " +
+         (kind.unix_domain ? "AF_UNIX"
+          : stream         ? "AF_INET or AF_INET6 (TCP)"
+                           : "AF_INET or AF_INET6 (UDP)");
 }
 
 }  // namespace
 
 IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
-  if (!is_kind(fd, kind)) {
-    const std::string is = describe(fd);
-    if (fd >= 0) ::close(fd);
-    throw std::invalid_argument(
-        std::string(what) + ": descriptor " + std::to_string(fd) + " is " + is + "; it takes " +
-        (kind.listening             ? "a listening "
-         : kind.type == SOCK_STREAM ? "a connected "
-                                    : "a ") +
-        (kind.type == SOCK_STREAM ? "SOCK_STREAM" : "SOCK_DGRAM") + " socket of family " +
-        (kind.unix_domain ? "AF_UNIX" : "AF_INET or AF_INET6"));
+  const Probe p = probe(fd);
+  if (!matches(p, kind)) {
+    const std::string is = describe(p);
+    if (p.error != EBADF) ::close(fd);  // (not one that is not open: it may be another's now)
+    throw std::invalid_argument(std::string(what) + ": descriptor " + std::to_string(fd) + " is " +
+                                is + "; it takes " + wanted(kind));
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
@@ -77,10 +129,12 @@ IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
 
 void IoSource::set_option_bytes(int level, int name, const void* v, unsigned len,
                                 const char* what) const {
+  if (fd_ < 0) throw_closed();
   if (::setsockopt(fd_, level, name, v, len) != 0) throw_error(errno, what);
 }
 
 void IoSource::option_bytes(int level, int name, void* v, unsigned len, const char* what) const {
+  if (fd_ < 0) throw_closed();
   socklen_t got = len;
   if (::getsockopt(fd_, level, name, v, &got) != 0) throw_error(errno, what);
 }

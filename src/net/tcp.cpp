@@ -138,6 +138,12 @@ void TcpStream::set_ttl(int ttl) {
 int TcpStream::ttl() const { return detail::ip_ttl(source_, "spool::net::TcpStream::ttl"); }
 
 void TcpStream::set_linger(std::optional<std::chrono::seconds> linger) {
+  if (linger.has_value() && linger->count() != 0) {
+    throw std::invalid_argument(
+        "spool::net::TcpStream::set_linger(" + std::to_string(linger->count()) +
+        " s): only 0 (reset on close) or std::nullopt (close in the background) are allowed; "
+        "a longer linger would block the runtime's thread in close() for that long");
+  }
   ::linger l{};
   l.l_onoff = linger.has_value() ? 1 : 0;
   l.l_linger = linger.has_value() ? static_cast<int>(linger->count()) : 0;

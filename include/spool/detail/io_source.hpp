@@ -96,6 +96,8 @@ class IoSource {
   void close() noexcept;
 
  private:
+  // Throws the std::logic_error of an operation on a closed or moved-from socket.
+  [[noreturn]] static void throw_closed();
   void set_option_bytes(int level, int name, const void* v, unsigned len, const char* what) const;
   void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
 

@@ -4,9 +4,11 @@
 
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -20,28 +22,32 @@ namespace spool::net {
 inline constexpr std::size_t kCopyBufferSize = 8 * 1024;
 
 /// Reads `reader` (a stream or its read half: anything with read(buffer)) until the end of
-/// its stream and writes every byte to `writer` (anything with write_all(buffer)), through
-/// a buffer of `buffer_size` bytes: the number of bytes copied. Errors of either side
-/// propagate (std::system_error); the bytes copied before are then lost to the caller.
-/// Both must outlive the Task.
+/// its stream and writes every byte to `writer` (anything with write_all(span of const
+/// char): a stream, a write half, a BufWriter), through a buffer of `buffer_size` bytes;
+/// then flushes `writer` if it has flush(), as tokio's io::copy does. The number of bytes
+/// copied. Errors of either side propagate (std::system_error); the bytes copied before are
+/// then lost to the caller. Both must outlive the Task.
 template <class Reader, class Writer>
 Task<std::uint64_t> copy(Reader& reader, Writer& writer,
                          std::size_t buffer_size = kCopyBufferSize) {
-  std::vector<std::byte> buffer(buffer_size == 0 ? 1 : buffer_size);
+  std::vector<char> buffer(buffer_size == 0 ? 1 : buffer_size);
   std::uint64_t copied = 0;
   for (;;) {
     const std::size_t n = co_await reader.read(buffer);
-    if (n == 0) co_return copied;
-    co_await writer.write_all(std::span<const std::byte>(buffer.data(), n));
+    if (n == 0) break;
+    co_await writer.write_all(std::span<const char>(buffer.data(), n));
     copied += n;
   }
+  if constexpr (requires { writer.flush(); }) co_await writer.flush();
+  co_return copied;
 }
 
 /// Copies `a`'s bytes to `b` and `b`'s to `a` at once, each way until its reader's stream
 /// ends, then shuts down the writing side of the other stream (SHUT_WR: its peer reads the
-/// end). Ready with (bytes from a to b, bytes from b to a) once both ways ended. `a` and `b`
-/// are connected streams (TcpStream, UnixStream, in any pairing) and must outlive the
-/// Task. An error in either way (a reset) cancels the other and propagates.
+/// end; a peer already gone is skipped). Ready with (bytes from a to b, bytes from b to a)
+/// once both ways ended. `a` and `b` are connected streams (TcpStream, UnixStream, in any
+/// pairing) and must outlive the Task. An error in either way (a reset) cancels the other
+/// and propagates, as in tokio.
 template <class A, class B>
 Task<std::pair<std::uint64_t, std::uint64_t>> copy_bidirectional(A& a, B& b) {
   auto [a_read, a_write] = a.split();
@@ -49,7 +55,13 @@ Task<std::pair<std::uint64_t, std::uint64_t>> copy_bidirectional(A& a, B& b) {
   // One way: `from` into `to_half`, then the end of the stream to `to`'s peer.
   auto one_way = [](auto& from, auto& to_half, auto& to) -> Task<std::uint64_t> {
     const std::uint64_t n = co_await copy(from, to_half);
-    to.shutdown(SHUT_WR);
+    try {
+      to.shutdown(SHUT_WR);
+    } catch (const std::system_error& e) {
+      // A peer already gone (ENOTCONN after a reset) has nothing to be told; the other way
+      // may still be delivering what it sent before.
+      if (e.code().value() != ENOTCONN) throw;
+    }
     co_return n;
   };
   auto [a_to_b, b_to_a] =

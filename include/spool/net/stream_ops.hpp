@@ -124,7 +124,8 @@ class AsyncRead {
   }
   /// Copies what is available into `buf` (waiting until something is) without taking it
   /// from the stream: the next read gives the same bytes. The count, 0 at the end of the
-  /// stream.
+  /// stream. A second peek returns at once with the same bytes (it does not wait for more,
+  /// as in tokio): to wait for more, read.
   template <MutableByteBuffer B>
   ReadFuture peek(B&& buf) {
     return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kReadWhat};

@@ -48,10 +48,11 @@ class TcpStream : public StreamSocket<TcpStream> {
     return connect_to_host(std::string(host_and_port));  // (the coroutine owns its copy)
   }
 
-  /// Takes a connected TCP socket made elsewhere (inherited, or made by a C library), in
-  /// blocking or non-blocking mode, and registers it with the current runtime's driver, as
-  /// tokio's TcpStream::from_std does. Throws std::invalid_argument when `fd` is not a
-  /// non-listening SOCK_STREAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  /// Takes a connected TCP socket made elsewhere (inherited, or made by a C library), as
+  /// tokio's TcpStream::from_std does: it is made non-blocking and close-on-exec (which other
+  /// holders of the same open socket see too) and registered with the current runtime's
+  /// driver. Throws std::invalid_argument, saying what `fd` is, when it is not a connected
+  /// TCP socket of family AF_INET or AF_INET6; `fd` is closed then (unless it was not open).
   static TcpStream from_fd(int fd);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the
@@ -61,14 +62,17 @@ class TcpStream : public StreamSocket<TcpStream> {
   void set_nodelay(bool on);
   /// Whether TCP_NODELAY is set.
   bool nodelay() const;
-  /// Sets the time to live of outgoing packets (IP_TTL; the hop limit, IPV6_UNICAST_HOPS,
-  /// on an IPv6 socket). Throws std::system_error (EINVAL) outside 1 to 255.
+  /// Sets the time to live of outgoing packets (IP_TTL; on an IPv6 socket the hop limit,
+  /// IPV6_UNICAST_HOPS, and IP_TTL too, for IPv4 peers reached through IPv4-mapped
+  /// addresses). Throws std::invalid_argument outside 1 to 255.
   void set_ttl(int ttl);
   /// The time to live of outgoing packets (see set_ttl).
   int ttl() const;
-  /// Sets SO_LINGER: with a duration, the close blocks up to that long (whole seconds) while
-  /// unsent data goes out, and a duration of 0 makes the close reset the connection;
-  /// std::nullopt (the default) closes at once and sends the data in the background.
+  /// Sets SO_LINGER: a duration of 0 makes the close reset the connection (RST, unsent data
+  /// dropped); std::nullopt (the default) closes at once and sends the data in the
+  /// background. Any other duration throws std::invalid_argument: it would make the close
+  /// block its thread, a runtime thread, for up to that long (tokio deprecated set_linger for
+  /// that, in favour of a zero linger).
   void set_linger(std::optional<std::chrono::seconds> linger);
   /// The SO_LINGER setting (see set_linger).
   std::optional<std::chrono::seconds> linger() const;
@@ -102,9 +106,10 @@ class TcpListener {
   static TcpListener bind(const SocketAddr& addr);
   /// bind(SocketAddr::parse(addr)).
   static TcpListener bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
-  /// Takes a listening TCP socket made elsewhere (e.g. passed by systemd), in blocking or
-  /// non-blocking mode. Throws std::invalid_argument when `fd` is not a listening
-  /// SOCK_STREAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  /// Takes a listening TCP socket made elsewhere (e.g. passed by systemd): it is made
+  /// non-blocking and close-on-exec (which other holders of the same open socket see too).
+  /// Throws std::invalid_argument, saying what `fd` is, when it is not a listening TCP
+  /// socket of family AF_INET or AF_INET6; `fd` is closed then (unless it was not open).
   static TcpListener from_fd(int fd);
   /// Waits for the next connection: `auto [stream, peer] = co_await listener.accept();`.
   /// Any number of tasks may accept on one listener at once (an accept loop per worker):

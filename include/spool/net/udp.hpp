@@ -70,9 +70,10 @@ class UdpSocket {
   static UdpSocket bind(const SocketAddr& addr);
   /// bind(SocketAddr::parse(addr)).
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
-  /// Takes a UDP socket made elsewhere, in blocking or non-blocking mode, and registers it
-  /// with the current runtime's driver. Throws std::invalid_argument when `fd` is not a
-  /// SOCK_DGRAM socket of family AF_INET or AF_INET6; `fd` is closed then.
+  /// Takes a UDP socket made elsewhere: it is made non-blocking and close-on-exec (which
+  /// other holders of the same open socket see too) and registered with the current
+  /// runtime's driver. Throws std::invalid_argument, saying what `fd` is, when it is not a
+  /// UDP socket of family AF_INET or AF_INET6; `fd` is closed then (unless it was not open).
   static UdpSocket from_fd(int fd);
 
   /// Sets the default peer of send / recv (no packet is sent). Throws std::system_error.
@@ -104,8 +105,9 @@ class UdpSocket {
   SocketAddr local_addr() const;
   /// The connected peer (throws std::system_error ENOTCONN when not connected).
   SocketAddr peer_addr() const;
-  /// Sets the time to live of outgoing datagrams (IP_TTL; IPV6_UNICAST_HOPS on an IPv6
-  /// socket). Throws std::system_error (EINVAL) outside 1 to 255.
+  /// Sets the time to live of outgoing datagrams (IP_TTL; on an IPv6 socket the hop limit,
+  /// IPV6_UNICAST_HOPS, and IP_TTL too, for IPv4 peers reached through IPv4-mapped
+  /// addresses). Throws std::invalid_argument outside 1 to 255.
   void set_ttl(int ttl);
   /// The time to live of outgoing datagrams (see set_ttl).
   int ttl() const;

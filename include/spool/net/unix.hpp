@@ -28,8 +28,10 @@ class UnixStream : public StreamSocket<UnixStream> {
   /// A connected pair (socketpair), both registered with the current runtime's driver.
   static std::pair<UnixStream, UnixStream> pair();
   /// Takes a connected Unix stream socket made elsewhere (inherited, or half of a
-  /// socketpair), in blocking or non-blocking mode. Throws std::invalid_argument when `fd`
-  /// is not a non-listening SOCK_STREAM socket of family AF_UNIX; `fd` is closed then.
+  /// socketpair): it is made non-blocking and close-on-exec (which other holders of the same
+  /// open socket see too). Throws std::invalid_argument, saying what `fd` is, when it is not
+  /// a connected SOCK_STREAM socket of family AF_UNIX; `fd` is closed then (unless it was
+  /// not open).
   static UnixStream from_fd(int fd);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR).
@@ -57,9 +59,10 @@ class UnixListener {
   /// Binds `path` and listens (backlog 1024). Throws std::system_error naming the path
   /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.
   static UnixListener bind(std::string_view path);
-  /// Takes a listening Unix stream socket made elsewhere (e.g. passed by systemd). Throws
-  /// std::invalid_argument when `fd` is not a listening SOCK_STREAM socket of family
-  /// AF_UNIX; `fd` is closed then.
+  /// Takes a listening Unix stream socket made elsewhere (e.g. passed by systemd): it is made
+  /// non-blocking and close-on-exec. Throws std::invalid_argument, saying what `fd` is, when
+  /// it is not a listening SOCK_STREAM socket of family AF_UNIX; `fd` is closed then (unless
+  /// it was not open).
   static UnixListener from_fd(int fd);
   /// Waits for the next connection: `auto [stream, peer_path] = co_await l.accept();`.
   /// Any number of tasks may accept on one listener at once (an accept loop per worker):

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/announce_wait.hpp"
 #include "support/rt_flavor.hpp"
 
 namespace {
@@ -28,26 +29,7 @@ using spool::net::UnixStream;
 class SharedWaiters : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SharedWaiters);
 
-// Polls `inner`; after its first pending poll adds a permit to `waiting`, so that a test can
-// wait (without sleeping) until every task of a group waits on its socket.
-template <class F>
-class AnnounceWait {
- public:
-  AnnounceWait(F inner, spool::Semaphore& waiting) : inner_(std::move(inner)), waiting_(&waiting) {}
-  auto poll(spool::Context& cx) {
-    auto r = inner_.poll(cx);
-    if (r.is_pending() && !announced_) {
-      announced_ = true;
-      waiting_->add_permits(1);
-    }
-    return r;
-  }
-
- private:
-  F inner_;
-  spool::Semaphore* waiting_;
-  bool announced_ = false;
-};
+using spool_test::AnnounceWait;
 
 Task<SocketAddr> accept_one(TcpListener& listener, spool::Semaphore& waiting) {
   auto [stream, peer] = co_await AnnounceWait(listener.accept(), waiting);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/announce_wait.hpp"
 #include "support/net.hpp"
 #include "support/rt_flavor.hpp"
 
@@ -71,11 +72,13 @@ TEST_P(SocketApi, PeekWaitsForDataAndLeavesItForTheNextRead) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
     auto [a, b] = co_await tcp_pair();
-    auto peeker = spool::spawn([](TcpStream& s) -> Task<std::string> {
+    spool::Semaphore waiting(0);
+    auto peeker = spool::spawn([](TcpStream& s, spool::Semaphore& w) -> Task<std::string> {
       std::array<char, 16> buf{};
-      const std::size_t n = co_await s.peek(buf);  // waits: nothing sent yet
+      const std::size_t n = co_await spool_test::AnnounceWait(s.peek(buf), w);
       co_return std::string(buf.data(), n);
-    }(b));
+    }(b, waiting));
+    (void)co_await waiting.acquire(1);  // the peek waits: nothing was sent yet
     co_await a.write_all(std::string_view("hello"));
     EXPECT_EQ(co_await peeker, "hello");
     std::array<char, 16> again{};
@@ -99,6 +102,7 @@ TEST_P(SocketApi, StreamsAndListenersMadeElsewhereAreTakenOver) {
     const SocketAddr addr = listener.local_addr();
     EXPECT_EQ(::connect(cfd, addr.data(), addr.size()), 0);  // the backlog takes it at once
     TcpStream client = TcpStream::from_fd(cfd);
+    EXPECT_EQ(::fcntl(cfd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
     auto [server, peer] = co_await listener.accept();
     EXPECT_EQ(peer, client.local_addr());
     co_await client.write_all(std::string_view("ping"));
@@ -158,13 +162,24 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
       (void)UdpSocket::from_fd(tfd);
       ADD_FAILURE() << "a TCP socket was taken for a UdpSocket";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("SOCK_STREAM socket of family 2"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("SOCK_STREAM socket of AF_INET (protocol 6)"),
+                std::string::npos)
           << e.what();
     }
     EXPECT_TRUE(is_closed(tfd));
     const int ufd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     EXPECT_THROW((void)TcpStream::from_fd(ufd), std::invalid_argument);  // not AF_INET
-    EXPECT_THROW((void)TcpListener::from_fd(-1), std::invalid_argument);
+    EXPECT_TRUE(is_closed(ufd));
+    const int unconnected = ::socket(AF_INET, SOCK_STREAM, 0);
+    try {
+      (void)TcpStream::from_fd(unconnected);
+      ADD_FAILURE() << "an unconnected socket was taken for a TcpStream";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("an unconnected SOCK_STREAM socket of AF_INET"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW((void)TcpListener::from_fd(-1), std::invalid_argument);  // not open
     co_return;
   }());
 }
@@ -175,12 +190,20 @@ TEST_P(SocketApi, TtlLingerAndBroadcastAreSetAndRead) {
     auto [a, b] = co_await tcp_pair();
     a.set_ttl(42);
     EXPECT_EQ(a.ttl(), 42);
-    EXPECT_THROW(a.set_ttl(0), std::system_error);
+    EXPECT_THROW(a.set_ttl(0), std::invalid_argument);
+    EXPECT_THROW(a.set_ttl(256), std::invalid_argument);
     EXPECT_EQ(a.linger(), std::nullopt);
-    a.set_linger(std::chrono::seconds(5));
-    EXPECT_EQ(a.linger(), std::chrono::seconds(5));
+    a.set_linger(std::chrono::seconds(0));
+    EXPECT_EQ(a.linger(), std::chrono::seconds(0));
     a.set_linger(std::nullopt);
     EXPECT_EQ(a.linger(), std::nullopt);
+    // A longer linger would block the closing (runtime) thread.
+    EXPECT_THROW(a.set_linger(std::chrono::seconds(5)), std::invalid_argument);
+    EXPECT_EQ(a.linger(), std::nullopt);
+    auto listener6 = TcpListener::bind("[::1]:0");
+    TcpStream tcp6 = co_await TcpStream::connect(listener6.local_addr());
+    tcp6.set_ttl(17);  // the hop limit (and IP_TTL)
+    EXPECT_EQ(tcp6.ttl(), 17);
 
     auto v4 = UdpSocket::bind("127.0.0.1:0");
     v4.set_ttl(7);
@@ -215,6 +238,21 @@ TEST_P(SocketApi, CopyMovesEveryByteUntilTheEnd) {
   }());
 }
 
+TEST_P(SocketApi, CopyIntoABufWriterFlushesIt) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [in_w, in_r] = UnixStream::pair();
+    auto [out_w, out_r] = UnixStream::pair();
+    co_await in_w.write_all(std::string_view("small"));
+    in_w.shutdown(SHUT_WR);
+    spool::net::BufWriter writer(std::move(out_w));
+    EXPECT_EQ(co_await spool::net::copy(in_r, writer), 5u);
+    std::array<char, 5> got{};
+    co_await out_r.read_exact(got);  // flushed by copy, not held in the BufWriter
+    EXPECT_EQ(std::string_view(got.data(), got.size()), "small");
+  }());
+}
+
 TEST_P(SocketApi, CopyBidirectionalProxiesBothWaysAndPassesOnEachEnd) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
@@ -246,13 +284,17 @@ TEST_P(SocketApi, CopyBidirectionalPropagatesAReset) {
     auto proxy = spool::spawn(spool::net::copy_bidirectional(a, b));
     client.set_linger(std::chrono::seconds(0));  // its close resets the connection
     { TcpStream gone = std::move(client); }
-    bool failed = false;
+    int error = 0;
     try {
       (void)co_await proxy;
     } catch (const spool::JoinError& e) {
-      failed = e.is_exception();
+      try {
+        std::rethrow_exception(e.exception());
+      } catch (const std::system_error& inner) {
+        error = inner.code().value();
+      }
     }
-    EXPECT_TRUE(failed);
+    EXPECT_EQ(error, ECONNRESET);
   }());
 }
 
