@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -54,7 +55,13 @@ Connecting::~Connecting() {
 }
 
 Poll<IoSource> Connecting::poll(Context& cx) {
+  if (done_) {
+    throw std::logic_error(what_ +
+                           ": the connect was polled again after it completed or failed; a "
+                           "connect future gives its stream once");
+  }
   if (!coop_poll_proceed(cx)) return pending;
+  done_ = true;  // until it returns pending below
   if (!source_) {
     const int fd = fd_ >= 0
                        ? std::exchange(fd_, -1)
@@ -72,7 +79,10 @@ Poll<IoSource> Connecting::poll(Context& cx) {
   }
   const Poll<long> r =
       source_.poll_io(cx, waiter_, IoSource::Direction::kWrite, connected_op, nullptr);
-  if (r.is_pending()) return pending;
+  if (r.is_pending()) {
+    done_ = false;
+    return pending;
+  }
   if (r.value() < 0) {
     throw std::system_error(static_cast<int>(-r.value()), std::generic_category(), what_);
   }

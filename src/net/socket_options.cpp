@@ -50,13 +50,20 @@ Probe probe(int fd) {
 
 bool is_inet(int domain) noexcept { return domain == AF_INET || domain == AF_INET6; }
 
-// The protocol an IP socket of `type` must have: TCP for streams, UDP for datagrams.
-int inet_protocol(int type) noexcept { return type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP; }
+// Linux's IPPROTO_MPTCP (multipath TCP: a TCP stream to the program), where the headers lack it.
+constexpr int kMptcp = 262;
+
+// Whether an IP socket of `type` has the protocol it must: TCP (or MPTCP) for a stream, UDP
+// for datagrams.
+bool inet_protocol_ok(int type, int protocol) noexcept {
+  return type == SOCK_STREAM ? protocol == IPPROTO_TCP || protocol == kMptcp
+                             : protocol == IPPROTO_UDP;
+}
 
 bool matches(const Probe& p, IoSource::SocketKind kind) noexcept {
   if (p.error != 0 || p.type != kind.type || p.listening != kind.listening) return false;
   if (kind.unix_domain ? p.domain != AF_UNIX
-                       : !is_inet(p.domain) || p.protocol != inet_protocol(p.type)) {
+                       : !is_inet(p.domain) || !inet_protocol_ok(p.type, p.protocol)) {
     return false;
   }
   return kind.type != SOCK_STREAM || kind.listening || p.connected;

@@ -50,14 +50,17 @@ std::string joined(const std::vector<SocketAddr>& addrs) {
 
 }  // namespace
 
-ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) { return connect_fd(-1, addr); }
+ConnectFuture<TcpStream> TcpStream::connect(const SocketAddr& addr) {
+  return connect_fd(-1, addr, "spool::net::TcpStream::connect");
+}
 
-ConnectFuture<TcpStream> TcpStream::connect_fd(int fd, const SocketAddr& addr) {
+ConnectFuture<TcpStream> TcpStream::connect_fd(int fd, const SocketAddr& addr, const char* what) {
   sockaddr_storage ss{};
   std::memcpy(&ss, addr.data(), addr.size());
+  std::string message = std::string(what) + " to " + addr.to_string();
+  std::shared_ptr<detail::Driver> driver = detail::current_driver();
   return ConnectFuture<TcpStream>(
-      detail::Connecting(detail::current_driver(), fd, ss, addr.size(),
-                         "spool::net::TcpStream::connect to " + addr.to_string()));
+      detail::Connecting(std::move(driver), fd, ss, addr.size(), std::move(message)));
 }
 
 Task<TcpStream> TcpStream::connect(std::vector<SocketAddr> addrs) {

@@ -114,8 +114,19 @@ void TcpSocket::set_nodelay(bool on) {
   set_int(IPPROTO_TCP, TCP_NODELAY, on ? 1 : 0, "spool::net::TcpSocket::set_nodelay");
 }
 
+void TcpSocket::check_family(const SocketAddr& addr, const char* what) const {
+  const bool v6 = get_int(SOL_SOCKET, SO_DOMAIN, what) == AF_INET6;
+  if (v6 != addr.is_ipv6()) {
+    throw std::invalid_argument(std::string(what) + ": " + addr.to_string() + " is an " +
+                                (addr.is_ipv6() ? "IPv6" : "IPv4") + " address and the socket is " +
+                                (v6 ? "IPv6" : "IPv4") +
+                                "; make it with TcpSocket::for_address(addr)");
+  }
+}
+
 void TcpSocket::bind(const SocketAddr& addr) {
   const std::string what = "spool::net::TcpSocket::bind to " + addr.to_string();
+  check_family(addr, what.c_str());
   if (::bind(fd(what.c_str()), addr.data(), addr.size()) != 0) {
     throw std::system_error(errno, std::generic_category(), what);
   }
@@ -132,8 +143,11 @@ SocketAddr TcpSocket::local_addr() const {
 }
 
 ConnectFuture<TcpStream> TcpSocket::connect(const SocketAddr& addr) && {
-  (void)fd("spool::net::TcpSocket::connect");
-  return TcpStream::connect_fd(std::exchange(fd_, -1), addr);
+  const char* what = "spool::net::TcpSocket::connect";
+  check_family(addr, what);
+  ConnectFuture<TcpStream> f = TcpStream::connect_fd(fd(what), addr, what);
+  fd_ = -1;  // the future owns it now
+  return f;
 }
 
 TcpListener TcpSocket::listen(std::uint32_t backlog) && {

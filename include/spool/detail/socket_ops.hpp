@@ -39,11 +39,13 @@ class Connecting {
         len_(other.len_),
         what_(std::move(other.what_)),
         source_(std::move(other.source_)),
-        fd_(std::exchange(other.fd_, -1)) {}
+        fd_(std::exchange(other.fd_, -1)),
+        done_(other.done_) {}
   Connecting& operator=(Connecting&&) = delete;
   /// Closes the socket it was given, if its first poll never came.
   ~Connecting();
-  /// Ready with the connected socket.
+  /// Ready with the connected socket. Throws std::logic_error when polled again after it
+  /// completed or failed.
   Poll<IoSource> poll(Context& cx);
 
  private:
@@ -53,7 +55,8 @@ class Connecting {
   std::string what_;
   IoSource source_;  // the socket, once connect() said EINPROGRESS
   IoWaiter waiter_;
-  int fd_ = -1;  // the socket to connect, until the first poll (-1: it makes one)
+  int fd_ = -1;        // the socket to connect, until the first poll (-1: it makes one)
+  bool done_ = false;  // ready or failed: a later poll is a misuse
 };
 
 /// A connection accept4 gave: its socket (registered) and the peer's address.

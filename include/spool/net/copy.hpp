@@ -23,10 +23,12 @@ inline constexpr std::size_t kCopyBufferSize = 8 * 1024;
 
 /// Reads `reader` (a stream or its read half: anything with read(buffer)) until the end of
 /// its stream and writes every byte to `writer` (anything with write_all(span of const
-/// char): a stream, a write half, a BufWriter), through a buffer of `buffer_size` bytes;
-/// then flushes `writer` if it has flush(), as tokio's io::copy does. The number of bytes
-/// copied. Errors of either side propagate (std::system_error); the bytes copied before are
-/// then lost to the caller. Both must outlive the Task.
+/// char): a stream, a write half, a BufWriter), through a buffer of `buffer_size` bytes. A
+/// writer that has flush() is flushed after each chunk, so that nothing read waits in its
+/// buffer while the next read waits (a request through a BufWriter must reach the peer
+/// before its reply can come). The number of bytes copied. Errors of either side propagate
+/// (std::system_error); the bytes copied before are then lost to the caller. Both must outlive the
+/// Task.
 template <class Reader, class Writer>
 Task<std::uint64_t> copy(Reader& reader, Writer& writer,
                          std::size_t buffer_size = kCopyBufferSize) {
@@ -36,9 +38,9 @@ Task<std::uint64_t> copy(Reader& reader, Writer& writer,
     const std::size_t n = co_await reader.read(buffer);
     if (n == 0) break;
     co_await writer.write_all(std::span<const char>(buffer.data(), n));
+    if constexpr (requires { writer.flush(); }) co_await writer.flush();
     copied += n;
   }
-  if constexpr (requires { writer.flush(); }) co_await writer.flush();
   co_return copied;
 }
 

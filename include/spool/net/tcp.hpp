@@ -92,8 +92,9 @@ class TcpStream : public StreamSocket<TcpStream> {
   friend class TcpSocket;
   explicit TcpStream(detail::IoSource source) noexcept : StreamSocket(std::move(source)) {}
   static Task<TcpStream> connect_to_host(std::string host_and_port);
-  // Connects the non-blocking socket `fd` (or a new one, for -1) to `addr`.
-  static ConnectFuture<TcpStream> connect_fd(int fd, const SocketAddr& addr);
+  // Connects the non-blocking socket `fd` (or a new one, for -1) to `addr`; `what` names the
+  // operation in errors. The future owns `fd` once made (nothing before it throws).
+  static ConnectFuture<TcpStream> connect_fd(int fd, const SocketAddr& addr, const char* what);
   static SocketAddr peer_of(const detail::Accepted& a);
 };
 

@@ -16,7 +16,8 @@ namespace spool::net {
 /// TcpStream, `std::move(socket).listen(backlog)` a TcpListener, both registered with the
 /// current runtime's driver. Errors are std::system_error naming the operation; a
 /// moved-from (connected or listening) TcpSocket throws std::logic_error. Move-only; the
-/// destructor closes a socket that was neither connected nor listening.
+/// destructor closes a socket that was neither connected nor listening. Not (yet) there of
+/// tokio's: keepalive, linger, TOS, bind_device, take_error.
 class TcpSocket {
  public:
   /// A new IPv4 socket (non-blocking, close-on-exec).
@@ -58,7 +59,8 @@ class TcpSocket {
   void set_nodelay(bool on);
 
   /// Binds the socket to `addr` (port 0: one the system picks): the local address of a
-  /// listener, or of an outgoing connection.
+  /// listener, or of an outgoing connection. An address of the other family (IPv6 for a
+  /// new_v4 socket...) throws std::invalid_argument, as connect's does.
   void bind(const SocketAddr& addr);
   /// The bound address.
   SocketAddr local_addr() const;
@@ -73,6 +75,8 @@ class TcpSocket {
   explicit TcpSocket(int fd) noexcept : fd_(fd) {}
   // The socket; throws std::logic_error, naming `what`, when there is none (moved from).
   int fd(const char* what) const;
+  // Throws std::invalid_argument when `addr`'s family is not the socket's.
+  void check_family(const SocketAddr& addr, const char* what) const;
   void set_int(int level, int name, int value, const char* what);
   int get_int(int level, int name, const char* what) const;
 

@@ -3,6 +3,7 @@
 // stored again without one. Times are passed in, so no test waits for a clock.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "commands.hpp"
@@ -25,12 +26,13 @@ std::int64_t later() { return mini_redis::now_ms() + 1'000'000; }
 
 TEST(KeyspacePurge, ErasesExpiredKeysAndVisitsOnlyThoseWithAnExpiryTime) {
   Keyspace keys(4);
+  const std::int64_t before = mini_redis::now_ms();  // before every expiry time set below
   for (int i = 0; i < 1000; ++i) run(keys, {"SET", "plain" + std::to_string(i), "v"});
   for (int i = 0; i < 10; ++i) run(keys, {"SET", "short" + std::to_string(i), "v", "PX", "100"});
   run(keys, {"SET", "expired-later", "v"});
   run(keys, {"EXPIRE", "expired-later", "100"});
-  EXPECT_EQ(keys.volatile_count(), 11u);  // what a purge visits: not the 1000 others
-  EXPECT_EQ(keys.purge_expired(mini_redis::now_ms() - 1), 0u);  // none due yet
+  EXPECT_EQ(keys.volatile_count(), 11u);      // what a purge visits: not the 1000 others
+  EXPECT_EQ(keys.purge_expired(before), 0u);  // none due yet
   EXPECT_EQ(keys.purge_expired(later()), 11u);
   EXPECT_EQ(keys.volatile_count(), 0u);
   EXPECT_EQ(run(keys, {"EXISTS", "plain0", "plain999", "short0", "expired-later"}), ":2\r\n");
@@ -38,6 +40,7 @@ TEST(KeyspacePurge, ErasesExpiredKeysAndVisitsOnlyThoseWithAnExpiryTime) {
 
 TEST(KeyspacePurge, AKeyDeletedOrStoredAgainWithoutExpiryIsDroppedNotErased) {
   Keyspace keys(2);
+  const std::int64_t before = mini_redis::now_ms();
   run(keys, {"SET", "deleted", "v", "EX", "100"});
   run(keys, {"SET", "persisted", "v", "EX", "100"});
   run(keys, {"SET", "msetted", "v", "EX", "100"});
@@ -47,8 +50,8 @@ TEST(KeyspacePurge, AKeyDeletedOrStoredAgainWithoutExpiryIsDroppedNotErased) {
   run(keys, {"MSET", "msetted", "w"});
   run(keys, {"SET", "kept", "w", "KEEPTTL"});
   EXPECT_EQ(keys.volatile_count(), 4u);
-  EXPECT_EQ(keys.purge_expired(mini_redis::now_ms()), 0u);  // `kept` is not due yet
-  EXPECT_EQ(keys.volatile_count(), 1u);                     // only `kept` is left
+  EXPECT_EQ(keys.purge_expired(before), 0u);  // `kept` is not due yet
+  EXPECT_EQ(keys.volatile_count(), 1u);       // only `kept` is left
   EXPECT_EQ(keys.purge_expired(later()), 1u);
   EXPECT_EQ(run(keys, {"EXISTS", "persisted", "msetted", "kept"}), ":2\r\n");
 }

@@ -202,8 +202,12 @@ TEST_P(SocketApi, TtlLingerAndBroadcastAreSetAndRead) {
     EXPECT_EQ(a.linger(), std::nullopt);
     auto listener6 = TcpListener::bind("[::1]:0");
     TcpStream tcp6 = co_await TcpStream::connect(listener6.local_addr());
-    tcp6.set_ttl(17);  // the hop limit (and IP_TTL)
+    tcp6.set_ttl(17);  // the hop limit, and IP_TTL for IPv4-mapped peers
     EXPECT_EQ(tcp6.ttl(), 17);
+    int ip_ttl = 0;
+    socklen_t len = sizeof ip_ttl;
+    EXPECT_EQ(::getsockopt(tcp6.source().fd(), IPPROTO_IP, IP_TTL, &ip_ttl, &len), 0);
+    EXPECT_EQ(ip_ttl, 17);
 
     auto v4 = UdpSocket::bind("127.0.0.1:0");
     v4.set_ttl(7);
@@ -366,6 +370,33 @@ TEST_P(SocketApi, ATcpSocketConnectRefusedNamesTheAddress) {
       EXPECT_NE(std::string(e.what()).find(nobody.to_string()), std::string::npos) << e.what();
     }
     EXPECT_THROW(s.set_nodelay(true), std::logic_error);  // moved from by the connect
+    auto v4 = spool::net::TcpSocket::new_v4();
+    try {
+      v4.bind(SocketAddr::parse("[::1]:0"));
+      ADD_FAILURE() << "an IPv4 socket took an IPv6 address";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("for_address"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)std::move(v4).connect(SocketAddr::parse("[::1]:1")), std::invalid_argument);
+  }());
+}
+
+TEST_P(SocketApi, AConnectFuturePolledAgainAfterItGaveItsStreamThrows) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    auto connect = TcpStream::connect(listener.local_addr());
+    TcpStream first = co_await spool::poll_fn([&](spool::Context& cx) { return connect.poll(cx); });
+    bool refused = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      try {
+        (void)connect.poll(cx);
+      } catch (const std::logic_error& e) {
+        refused = std::string(e.what()).find("polled again") != std::string::npos;
+      }
+      return true;
+    });
+    EXPECT_TRUE(refused);
   }());
 }
 
