@@ -1,14 +1,18 @@
 // IoSource's socket options and its adoption of a socket made elsewhere (from_fd).
 #include <fcntl.h>
+#include <linux/tcp.h>  // struct tcp_info with tcpi_segs_in (glibc's netinet/tcp.h lacks it)
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "runtime/current_driver.hpp"
 #include "spool/detail/io_source.hpp"
@@ -24,8 +28,24 @@ struct Probe {
   int domain = 0;
   int protocol = 0;
   bool listening = false;
-  bool connected = false;
+  bool connected = false;  // connected, connecting, or connected once (reset since)
 };
+
+// Whether the TCP socket `fd`, which has no peer address, is still a connection: one that
+// is connecting (SYN_SENT), or was connected and has been reset or closed since (CLOSE,
+// having received segments), as an accepted socket handed over after its client reset
+// is. Only a socket that never connected (CLOSE, nothing received) is not; a kernel too
+// old to say (tcp_info without tcpi_segs_in, before 4.2) gets the benefit of the doubt.
+bool tcp_was_connected(int fd) {
+  constexpr int kTcpClose = 7;  // the kernel's TCP_CLOSE state (glibc's netinet/tcp.h has it,
+                                // but not tcpi_segs_in; linux/tcp.h the reverse)
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
+  if (info.tcpi_state != kTcpClose) return true;
+  const socklen_t needed = offsetof(tcp_info, tcpi_segs_in) + sizeof info.tcpi_segs_in;
+  return len < needed || info.tcpi_segs_in > 0;
+}
 
 Probe probe(int fd) {
   Probe p;
@@ -44,7 +64,9 @@ Probe probe(int fd) {
   p.listening = listening != 0;
   sockaddr_storage peer{};
   socklen_t len = sizeof peer;
-  p.connected = ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0;
+  p.connected =
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 ||
+      (p.type == SOCK_STREAM && p.protocol == IPPROTO_TCP && !p.listening && tcp_was_connected(fd));
   return p;
 }
 
@@ -116,6 +138,13 @@ std::string wanted(IoSource::SocketKind kind) {
 }  // namespace
 
 IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
+  std::shared_ptr<Driver> driver;
+  try {
+    driver = current_driver();  // (it may throw: a bad SPOOL_IO_BACKEND, no memory)
+  } catch (...) {
+    if (::fcntl(fd, F_GETFD) >= 0) ::close(fd);  // the header's promise: closed on a throw
+    throw;
+  }
   const Probe p = probe(fd);
   if (!matches(p, kind)) {
     const std::string is = describe(p);
@@ -131,7 +160,7 @@ IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
     throw std::system_error(err, std::generic_category(),
                             std::string(what) + ": making the descriptor non-blocking");
   }
-  return IoSource(current_driver(), fd, what);
+  return IoSource(std::move(driver), fd, what);
 }
 
 void IoSource::set_option_bytes(int level, int name, const void* v, unsigned len,

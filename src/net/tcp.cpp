@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "net/ip_ttl.hpp"
@@ -95,6 +97,7 @@ SocketAddr TcpStream::peer_of(const detail::Accepted& a) {
 
 TcpListener TcpListener::bind(const SocketAddr& addr) {
   const std::string what = "spool::net::TcpListener::bind to " + addr.to_string();
+  std::shared_ptr<detail::Driver> driver = detail::current_driver();  // before the socket
   const int fd = tcp_socket(addr, what);
   const int one = 1;
   if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
@@ -103,8 +106,7 @@ TcpListener TcpListener::bind(const SocketAddr& addr) {
     ::close(fd);
     throw_errno(err, what);
   }
-  return TcpListener(
-      detail::IoSource(detail::current_driver(), fd, "spool::net::TcpListener::bind"));
+  return TcpListener(detail::IoSource(std::move(driver), fd, "spool::net::TcpListener::bind"));
 }
 
 SocketAddr TcpListener::local_addr() const {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -155,7 +156,9 @@ TcpListener TcpSocket::listen(std::uint32_t backlog) && {
   const int backlog_int = static_cast<int>(std::min<std::uint32_t>(backlog, INT32_MAX));
   if (::listen(fd(what), backlog_int) != 0)
     throw std::system_error(errno, std::generic_category(), what);
-  return TcpListener(detail::IoSource(detail::current_driver(), std::exchange(fd_, -1), what));
+  // The driver first: if getting it throws, the descriptor stays with this TcpSocket.
+  std::shared_ptr<detail::Driver> driver = detail::current_driver();
+  return TcpListener(detail::IoSource(std::move(driver), std::exchange(fd_, -1), what));
 }
 
 }  // namespace spool::net

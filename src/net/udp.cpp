@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "net/ip_ttl.hpp"
 #include "runtime/current_driver.hpp"
@@ -80,6 +82,7 @@ Poll<std::pair<std::size_t, SocketAddr>> RecvDatagramFuture::poll(Context& cx) {
 
 UdpSocket UdpSocket::bind(const SocketAddr& addr) {
   const std::string what = "spool::net::UdpSocket::bind to " + addr.to_string();
+  std::shared_ptr<detail::Driver> driver = detail::current_driver();  // before the socket
   const int fd =
       ::socket(addr.is_ipv6() ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), what + ": socket");
@@ -88,7 +91,7 @@ UdpSocket UdpSocket::bind(const SocketAddr& addr) {
     ::close(fd);
     throw std::system_error(err, std::generic_category(), what);
   }
-  return UdpSocket(detail::IoSource(detail::current_driver(), fd, what.c_str()));
+  return UdpSocket(detail::IoSource(std::move(driver), fd, what.c_str()));
 }
 
 void UdpSocket::connect(const SocketAddr& addr) {

@@ -7,8 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 #include "runtime/current_driver.hpp"
 
@@ -67,11 +69,11 @@ UnixListener UnixListener::from_fd(int fd) {
 }
 
 std::pair<UnixStream, UnixStream> UnixStream::pair() {
+  const auto& driver = detail::current_driver();  // before the sockets: it may throw
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::system_error(errno, std::generic_category(), "spool::net::UnixStream::pair");
   }
-  const auto& driver = detail::current_driver();
   constexpr const char* what = "spool::net::UnixStream::pair";
   // A registration that fails closes its own fd; the other one is closed here (before the
   // first exists) or by the first's destructor (after).
@@ -108,6 +110,7 @@ UnixListener UnixListener::bind(std::string_view path) {
   const std::string what = "spool::net::UnixListener::bind to " + std::string(path);
   sockaddr_storage ss{};
   const socklen_t len = unix_address(path, ss, "spool::net::UnixListener::bind");
+  std::shared_ptr<detail::Driver> driver = detail::current_driver();  // before the socket
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), what + ": socket");
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, kBacklog) != 0) {
@@ -115,8 +118,7 @@ UnixListener UnixListener::bind(std::string_view path) {
     ::close(fd);
     throw std::system_error(err, std::generic_category(), what);
   }
-  return UnixListener(detail::IoSource(detail::current_driver(), fd, what.c_str()),
-                      std::string(path));
+  return UnixListener(detail::IoSource(std::move(driver), fd, what.c_str()), std::string(path));
 }
 
 }  // namespace spool::net

@@ -64,7 +64,8 @@ class IoSource {
   struct SocketKind {
     bool unix_domain;  ///< AF_UNIX, else AF_INET or AF_INET6
     int type;          ///< SOCK_STREAM or SOCK_DGRAM
-    bool listening;    ///< a listener (SO_ACCEPTCONN), else not
+    bool listening;    ///< a listener (SO_ACCEPTCONN), else not; a non-listening stream
+                       ///< must also have connected (or be connecting)
   };
   /// Takes `fd`, an open socket of `kind` in blocking or non-blocking mode (a socket made by
   /// other code, or inherited), makes it non-blocking and registers it with the current

@@ -48,11 +48,13 @@ class TcpStream : public StreamSocket<TcpStream> {
     return connect_to_host(std::string(host_and_port));  // (the coroutine owns its copy)
   }
 
-  /// Takes a connected TCP socket made elsewhere (inherited, or made by a C library), as
-  /// tokio's TcpStream::from_std does: it is made non-blocking and close-on-exec (which other
-  /// holders of the same open socket see too) and registered with the current runtime's
-  /// driver. Throws std::invalid_argument, saying what `fd` is, when it is not a connected
-  /// TCP socket of family AF_INET or AF_INET6; `fd` is closed then (unless it was not open).
+  /// Takes a connected TCP socket made elsewhere (inherited, or made by a C library), like
+  /// tokio's TcpStream::from_std; unlike it, it makes the socket non-blocking and
+  /// close-on-exec itself (which other holders of the same open socket see too), then
+  /// registers it with the current runtime's driver. A connecting socket, or one reset since
+  /// it connected (its read reports the reset), is taken too. Throws std::invalid_argument,
+  /// saying what `fd` is, when it is not a TCP socket of family AF_INET or AF_INET6 that has
+  /// connected or is connecting; `fd` is closed then (unless it was not open).
   static TcpStream from_fd(int fd);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <stdexcept>
 #include <vector>
 
 #include "spool/core/atomic_waker.hpp"
@@ -69,7 +70,15 @@ class ScheduledIo {
   // The leaf whose future `w` is: ready with the snapshot when any bit of `mask` (kReadMask
   // or kWriteMask) is set; else `w` waits for that direction (as its owner, or queued) and
   // the readiness is checked again in the same step. `w` keeps its place until it leaves.
+  // Throws std::logic_error when `w` still has a place on another registration: its
+  // socket object was moved or assigned to while the operation waited on it.
   Poll<ReadyEvent> poll_ready(Context& cx, std::uint32_t mask, IoWaiter& w) {
+    if (w.io_ != nullptr && w.io_ != this) [[unlikely]] {
+      throw std::logic_error(
+          "spool::net: a socket operation was polled again after its socket object was moved "
+          "or assigned to while it waited; finish or drop the operation before moving the "
+          "socket");
+    }
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
     Waiters& d = mask == kReadMask ? reader_ : writer_;
     if (w.role_ == IoWaiter::Role::kNone) {
@@ -133,14 +142,17 @@ class ScheduledIo {
   }
 
   // The driver shuts down: marks the registration so and moves its wakers into `out`, to be
-  // woken once the caller has released its lock.
-  void shut_down(std::vector<Waker>& out) {
+  // woken once the caller has released its lock. noexcept: an allocation failure of `out`
+  // ends the process (as Rust's allocator does) rather than unwind, which would drop the
+  // wakers taken so far under the driver's lock and this direction's (a task freed by that
+  // drop may close a socket, taking those locks again).
+  void shut_down(std::vector<Waker>& out) noexcept {
     add_bits(kShutdown);
     for (Waiters* d : {&reader_, &writer_}) {
       if (auto w = d->waker.take()) out.push_back(std::move(*w));
       std::lock_guard lock(d->lock);
       while (WaiterNode* n = d->waiting.front()) {
-        // Moved to `woken` before the push, which may throw: the waiter stays reachable.
+        // Moved to `woken`: still reachable from here, for a close that detaches it.
         Waker w = move_to_woken_locked(*d, *static_cast<IoWaiter*>(n));
         out.push_back(std::move(w));
       }
@@ -317,6 +329,7 @@ class ScheduledIo {
   const int fd_;
   int failure_ = 0;  // see fail()
   // (tick << 32) | bits. Written by the driver's holder (set_readiness: CAS, acq_rel), by
+  // the thread that shuts the driver down (shut_down: the same CAS, adding kShutdown), by
   // the leaves (clear_readiness: CAS, relaxed, only if the tick is the one they saw) and,
   // for the kQueued bits only, under a direction's lock (wait_queued: fetch_or, acq_rel;
   // clear_queued_locked: fetch_and, relaxed); read with acquire by poll_ready. Starts

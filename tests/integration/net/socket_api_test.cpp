@@ -179,8 +179,64 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
                 std::string::npos)
           << e.what();
     }
+    EXPECT_TRUE(is_closed(unconnected));
     EXPECT_THROW((void)TcpListener::from_fd(-1), std::invalid_argument);  // not open
     co_return;
+  }());
+}
+
+TEST_P(SocketApi, FromFdTakesAnAcceptedConnectionThatWasResetSinceAndReportsTheReset) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const int lfd = raw_listener();
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    EXPECT_EQ(::getsockname(lfd, reinterpret_cast<sockaddr*>(&ss), &len), 0);
+    const int cfd = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_EQ(::connect(cfd, reinterpret_cast<sockaddr*>(&ss), len), 0);
+    const int afd = ::accept(lfd, nullptr, nullptr);
+    const ::linger reset{1, 0};
+    EXPECT_EQ(::setsockopt(cfd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+    ::close(cfd);  // the client resets before the accepted socket is handed over
+    ::close(lfd);
+    // No peer address any more (getpeername says ENOTCONN), but a connection all the
+    // same, as tokio's from_std takes it: the reset is the read's error.
+    TcpStream accepted = TcpStream::from_fd(afd);
+    std::array<char, 8> buf{};
+    try {
+      (void)co_await accepted.read(buf);
+      ADD_FAILURE() << "a reset connection read without an error";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), ECONNRESET) << e.what();
+    }
+  }());
+}
+
+TEST_P(SocketApi, AnOperationPolledAfterItsSocketObjectWasReassignedThrows) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, a_peer] = co_await tcp_pair();
+    auto [b, b_peer] = co_await tcp_pair();
+    std::array<char, 8> buf{};
+    auto read = a.read(buf);
+    bool pending = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      pending = read.poll(cx).is_pending();  // waits on a's registration
+      return true;
+    });
+    EXPECT_TRUE(pending);
+    TcpStream moved = std::move(a);  // the registration the read waits on moves away
+    a = std::move(b);                // and `a` is another socket now
+    bool refused = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      try {
+        (void)read.poll(cx);
+      } catch (const std::logic_error& e) {
+        refused = std::string(e.what()).find("moved or assigned") != std::string::npos;
+      }
+      return true;
+    });
+    EXPECT_TRUE(refused);
   }());
 }
 
@@ -242,18 +298,30 @@ TEST_P(SocketApi, CopyMovesEveryByteUntilTheEnd) {
   }());
 }
 
-TEST_P(SocketApi, CopyIntoABufWriterFlushesIt) {
+TEST_P(SocketApi, CopyIntoABufWriterFlushesEachChunkWhileItsReaderStaysOpen) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
     auto [in_w, in_r] = UnixStream::pair();
     auto [out_w, out_r] = UnixStream::pair();
-    co_await in_w.write_all(std::string_view("small"));
-    in_w.shutdown(SHUT_WR);
     spool::net::BufWriter writer(std::move(out_w));
-    EXPECT_EQ(co_await spool::net::copy(in_r, writer), 5u);
-    std::array<char, 5> got{};
-    co_await out_r.read_exact(got);  // flushed by copy, not held in the BufWriter
-    EXPECT_EQ(std::string_view(got.data(), got.size()), "small");
+    co_await in_w.write_all(std::string_view("request"));
+    // The far end must see the request while copy still waits for more (as a proxied
+    // request must reach its server before the reply can come); only then does the
+    // reader's end come. Flushed only at the end, this would never finish: the timeout
+    // makes that a failure, not a hang.
+    auto far_end = [&]() -> Task<std::string> {
+      std::array<char, 7> got{};
+      co_await out_r.read_exact(got);
+      in_w.shutdown(SHUT_WR);
+      co_return std::string(got.data(), got.size());
+    };
+    auto result = co_await spool::timeout(
+        std::chrono::seconds(30), spool::when_all(spool::net::copy(in_r, writer), far_end()));
+    EXPECT_FALSE(result.elapsed()) << "the request waited in the BufWriter";
+    if (result.elapsed()) co_return;
+    auto [copied, got] = std::move(result).value();
+    EXPECT_EQ(copied, 7u);
+    EXPECT_EQ(got, "request");
   }());
 }
 
