@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -56,6 +57,13 @@ Task<std::vector<std::uint8_t>> read_to_end(S& s) {
 }
 
 bool is_closed(int fd) { return ::fcntl(fd, F_GETFD) == -1 && errno == EBADF; }
+
+// Whether the TCP socket `fd` is in the CLOSE state (reset, or never connected).
+bool tcp_closed(int fd) {
+  ::tcp_info info{};
+  socklen_t len = sizeof info;
+  return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && info.tcpi_state == TCP_CLOSE;
+}
 
 // A blocking TCP listener on the loopback, made as other code would make it.
 int raw_listener() {
@@ -370,6 +378,34 @@ TEST_P(SocketApi, CopyBidirectionalPropagatesAReset) {
   }());
 }
 
+TEST_P(SocketApi, CopyBidirectionalEndsWhenTheSideToBeToldOfTheEndWasResetMeanwhile) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [client, a] = co_await tcp_pair();
+    auto [b, backend] = co_await tcp_pair();
+    auto proxy = spool::spawn(spool::net::copy_bidirectional(a, b));
+    co_await backend.write_all(std::string_view("hi"));
+    backend.shutdown(SHUT_WR);  // the backend -> client way ends (the client sees "hi", end)
+    const auto reply = co_await read_to_end(client);
+    EXPECT_EQ(std::string(reply.begin(), reply.end()), "hi");
+    backend.set_linger(std::chrono::seconds(0));
+    { TcpStream gone = std::move(backend); }  // resets b, which nobody reads any more
+    // Until the reset has reached b (CLOSE): then b's shutdown(SHUT_WR) says ENOTCONN.
+    for (int i = 0; i < 100'000 && !tcp_closed(b.source().fd()); ++i) co_await spool::yield_now();
+    EXPECT_TRUE(tcp_closed(b.source().fd()));
+    client.shutdown(SHUT_WR);  // the client -> backend way ends: b cannot be told
+    const auto [to_backend, to_client] = co_await proxy;
+    EXPECT_EQ(to_backend, 0u);
+    EXPECT_EQ(to_client, 2u);
+    try {  // what the proxy's own shutdown of b met, and passed over
+      b.shutdown(SHUT_WR);
+      ADD_FAILURE() << "a reset socket was shut down";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), ENOTCONN) << e.what();
+    }
+  }());
+}
+
 TEST_P(SocketApi, ATcpSocketIsSetUpThenListensOrConnects) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
@@ -420,8 +456,12 @@ TEST_P(SocketApi, TwoTcpSocketsWithReuseportListenOnOnePort) {
       EXPECT_EQ(e.code().value(), EADDRINUSE);
       EXPECT_NE(std::string(e.what()).find(addr.to_string()), std::string::npos) << e.what();
     }
-    TcpStream client = co_await TcpStream::connect(addr);  // reaches one of the two
-    EXPECT_EQ(la.local_addr(), lb.local_addr());
+    TcpStream client = co_await TcpStream::connect(addr);
+    // The kernel gives the connection to one of the two listeners: whichever accepts it.
+    auto won = co_await spool::when_any(la.accept(), lb.accept());
+    const auto& [server, peer] = won.index() == 0 ? std::get<0>(won) : std::get<1>(won);
+    EXPECT_EQ(peer, client.local_addr());
+    EXPECT_EQ(server.local_addr(), addr);
   }());
 }
 
