@@ -133,12 +133,13 @@ class Registry {
   }
 
   void start_pump_locked() {
+    const auto& driver = detail::Driver::global();  // before the pipe: it may throw
     int fds[2];
     if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
       throw std::system_error(errno, std::generic_category(), "spool::signal: pipe2");
     }
     try {
-      reader_ = detail::IoSource(detail::Driver::global(), fds[0], "spool::signal");
+      reader_ = detail::IoSource(driver, fds[0], "spool::signal");
     } catch (...) {
       ::close(fds[1]);  // the failed registration closed fds[0]
       throw;

@@ -31,11 +31,20 @@ struct Probe {
   bool connected = false;  // connected, connecting, or connected once (reset since)
 };
 
-// Whether the TCP socket `fd`, which has no peer address, is still a connection: one that
-// is connecting (SYN_SENT), or was connected and has been reset or closed since (CLOSE,
-// having received segments), as an accepted socket handed over after its client reset
-// is. Only a socket that never connected (CLOSE, nothing received) is not; a kernel too
-// old to say (tcp_info without tcpi_segs_in, before 4.2) gets the benefit of the doubt.
+// Linux's IPPROTO_MPTCP (multipath TCP: a TCP stream to the program), where the headers lack it.
+constexpr int kMptcp = 262;
+
+bool is_tcp(int protocol) noexcept { return protocol == IPPROTO_TCP || protocol == kMptcp; }
+
+// Whether the TCP (or MPTCP) socket `fd`, which has no peer address, is still a
+// connection: one that is connecting (SYN_SENT), or was connected and has been reset or
+// closed since, as an accepted socket handed over after its client reset is. Such a socket
+// is in the CLOSE state having received at least two segments (a connection needs one to
+// be made — the SYN-ACK, or the handshake's ACK — and one more to end: a RST or a FIN). A
+// socket that never connected has received none, or one: the RST that refused its connect.
+// A kernel too old to count (tcp_info without tcpi_segs_in, before 4.2) gets the benefit of
+// the doubt. (This file must not include glibc's netinet/tcp.h: it and linux/tcp.h both
+// define struct tcp_info.)
 bool tcp_was_connected(int fd) {
   constexpr int kTcpClose = 7;  // the kernel's TCP_CLOSE state (glibc's netinet/tcp.h has it,
                                 // but not tcpi_segs_in; linux/tcp.h the reverse)
@@ -44,7 +53,7 @@ bool tcp_was_connected(int fd) {
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return false;
   if (info.tcpi_state != kTcpClose) return true;
   const socklen_t needed = offsetof(tcp_info, tcpi_segs_in) + sizeof info.tcpi_segs_in;
-  return len < needed || info.tcpi_segs_in > 0;
+  return len < needed || info.tcpi_segs_in >= 2;
 }
 
 Probe probe(int fd) {
@@ -66,20 +75,16 @@ Probe probe(int fd) {
   socklen_t len = sizeof peer;
   p.connected =
       ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 ||
-      (p.type == SOCK_STREAM && p.protocol == IPPROTO_TCP && !p.listening && tcp_was_connected(fd));
+      (p.type == SOCK_STREAM && is_tcp(p.protocol) && !p.listening && tcp_was_connected(fd));
   return p;
 }
 
 bool is_inet(int domain) noexcept { return domain == AF_INET || domain == AF_INET6; }
 
-// Linux's IPPROTO_MPTCP (multipath TCP: a TCP stream to the program), where the headers lack it.
-constexpr int kMptcp = 262;
-
 // Whether an IP socket of `type` has the protocol it must: TCP (or MPTCP) for a stream, UDP
 // for datagrams.
 bool inet_protocol_ok(int type, int protocol) noexcept {
-  return type == SOCK_STREAM ? protocol == IPPROTO_TCP || protocol == kMptcp
-                             : protocol == IPPROTO_UDP;
+  return type == SOCK_STREAM ? is_tcp(protocol) : protocol == IPPROTO_UDP;
 }
 
 bool matches(const Probe& p, IoSource::SocketKind kind) noexcept {
@@ -147,10 +152,9 @@ IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
   }
   const Probe p = probe(fd);
   if (!matches(p, kind)) {
-    const std::string is = describe(p);
     if (p.error != EBADF) ::close(fd);  // (not one that is not open: it may be another's now)
     throw std::invalid_argument(std::string(what) + ": descriptor " + std::to_string(fd) + " is " +
-                                is + "; it takes " + wanted(kind));
+                                describe(p) + "; it takes " + wanted(kind));
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||

@@ -52,7 +52,8 @@ class TcpStream : public StreamSocket<TcpStream> {
   /// tokio's TcpStream::from_std; unlike it, it makes the socket non-blocking and
   /// close-on-exec itself (which other holders of the same open socket see too), then
   /// registers it with the current runtime's driver. A connecting socket, or one reset since
-  /// it connected (its read reports the reset), is taken too. Throws std::invalid_argument,
+  /// it connected (its read reports the reset, unless the previous holder saw it already),
+  /// is taken too; a refused connect is not. Throws std::invalid_argument,
   /// saying what `fd` is, when it is not a TCP socket of family AF_INET or AF_INET6 that has
   /// connected or is connecting; `fd` is closed then (unless it was not open).
   static TcpStream from_fd(int fd);

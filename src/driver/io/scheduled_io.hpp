@@ -71,13 +71,13 @@ class ScheduledIo {
   // or kWriteMask) is set; else `w` waits for that direction (as its owner, or queued) and
   // the readiness is checked again in the same step. `w` keeps its place until it leaves.
   // Throws std::logic_error when `w` still has a place on another registration: its
-  // socket object was moved or assigned to while the operation waited on it.
+  // socket object was moved away (its registration lives on elsewhere) while the operation
+  // waited on it. (A socket object closed by an assignment detached its waiters: no throw.)
   Poll<ReadyEvent> poll_ready(Context& cx, std::uint32_t mask, IoWaiter& w) {
     if (w.io_ != nullptr && w.io_ != this) [[unlikely]] {
       throw std::logic_error(
           "spool::net: a socket operation was polled again after its socket object was moved "
-          "or assigned to while it waited; finish or drop the operation before moving the "
-          "socket");
+          "away while it waited; finish or drop the operation before moving the socket");
     }
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
     Waiters& d = mask == kReadMask ? reader_ : writer_;
