@@ -30,11 +30,38 @@ using spool::net::TcpStream;
 // Longer than any test: a poll that must end does so because of what ends it, not the budget.
 constexpr auto kForever = std::chrono::hours(24);
 
+// Holds each answer of an OutsideEcho back until the runtime's thread has parked since the
+// last answer (or its connection), so that whether the thread parks does not depend on how
+// soon an answer comes: a slow build (ASan) or a loaded machine may find the answer already
+// there when its thread runs out of tasks. After kMaxYields yields without a park it holds
+// nothing back any more (the test's park count then says what happened).
+class ParkGate {
+ public:
+  explicit ParkGate(const std::atomic<int>& parks) : parks_(parks) {}
+  // The echo thread, after its accept and after each answer: parks from now on count.
+  void start() { seen_ = parks_.load(); }
+  // The echo thread, before each answer.
+  void hold() {
+    for (int i = 0; !open_ && parks_.load() == seen_; ++i) {
+      if (i == kMaxYields) open_ = true;
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr int kMaxYields = 10'000'000;
+  const std::atomic<int>& parks_;
+  int seen_ = 0;       // the echo thread's only
+  bool open_ = false;  // the echo thread's only
+};
+
 // An echo server on a plain thread with blocking sockets, outside the runtime: each answer
-// comes a moment after its request, never by the time the request's send returns.
+// comes a moment after its request, never by the time the request's send returns (and,
+// with a gate, only once the runtime's thread has parked).
 class OutsideEcho {
  public:
-  OutsideEcho() : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+  explicit OutsideEcho(ParkGate* gate = nullptr)
+      : listener_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -45,13 +72,16 @@ class OutsideEcho {
       throw std::runtime_error("OutsideEcho: cannot listen on 127.0.0.1");
     }
     addr_ = SocketAddr(reinterpret_cast<const sockaddr*>(&a), len);
-    thread_ = std::thread([fd = listener_] {
+    thread_ = std::thread([fd = listener_, gate] {
       const int c = ::accept(fd, nullptr, nullptr);
       if (c < 0) return;  // the destructor shut the listener: nobody connected
+      if (gate != nullptr) gate->start();
       std::array<char, 256> buf{};
       ssize_t n;
       while ((n = ::recv(c, buf.data(), buf.size(), 0)) > 0) {
+        if (gate != nullptr) gate->hold();
         if (::send(c, buf.data(), static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+        if (gate != nullptr) gate->start();
       }
       ::close(c);
     });
@@ -91,8 +121,8 @@ SPOOL_RT_INSTANTIATE_FLAVORS(BusyPoll);
 // One thread runs every task (one worker, or the block_on caller); its parks are counted.
 // `parks` protocol: incremented (seq_cst ++) by the on_thread_park hook and loaded (seq_cst)
 // by parks_during_round_trips, both on that one runtime thread (the task runs there), so
-// the counts read are exact; the atomic only keeps the hook's capture free of data races
-// with the test thread, which never reads it.
+// the counts it reads are exact; a ParkGate's echo thread loads it too (seq_cst), only to
+// learn that it moved since its last load (a park it sees late only delays an answer).
 spool::Runtime build_counting(spool::Builder builder, std::atomic<int>& parks,
                               std::chrono::nanoseconds busy_poll) {
   return builder.busy_poll(busy_poll).on_thread_park([&parks] { ++parks; }).build();
@@ -109,8 +139,9 @@ TEST_P(BusyPoll, AThreadOutOfTasksPollsTheSocketsInsteadOfParking) {
 // runtime polls the driver after each batch of tasks, so whether its thread still parks
 // depends on how soon the answer comes.
 TEST(BusyPollOff, AWorkerOutOfTasksParksToWaitForTheSockets) {
-  OutsideEcho server;
   std::atomic<int> parks{0};
+  ParkGate gate(parks);
+  OutsideEcho server(&gate);
   auto rt = build_counting(spool_rt_test::flavor_builder(spool_rt_test::Flavor::kMultiThread, 1),
                            parks, std::chrono::nanoseconds::zero());
   EXPECT_GT(spool::block_on(rt.spawn(parks_during_round_trips(parks, server.addr(), 200))), 0);
