@@ -322,9 +322,12 @@ TEST_P(SocketApi, CopyMovesEveryByteUntilTheEnd) {
 TEST_P(SocketApi, CopyIntoABufWriterFlushesEachChunkWhileItsReaderStaysOpen) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
-    auto [in_w, in_r] = UnixStream::pair();
-    auto [out_w, out_r] = UnixStream::pair();
-    spool::net::BufWriter writer(std::move(out_w));
+    auto in = UnixStream::pair();  // (not structured bindings: clang 14 cannot capture them)
+    auto out = UnixStream::pair();
+    UnixStream& in_w = in.first;
+    UnixStream& in_r = in.second;
+    UnixStream& out_r = out.second;
+    spool::net::BufWriter writer(std::move(out.first));
     co_await in_w.write_all(std::string_view("request"));
     // The far end must see the request while copy still waits for more (as a proxied
     // request must reach its server before the reply can come); only then does the
