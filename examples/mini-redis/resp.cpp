@@ -146,9 +146,11 @@ void split_inline(std::string_view line, const Limits& limits, Parsed& out) {
 // dropped: telnet and nc users send either), split by split_inline.
 void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) {
   const std::size_t stop = std::min(buf.size(), limits.max_inline + 2);
-  const auto lf = std::find(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(stop), '\n');
+  const auto from = buf.begin() + static_cast<std::ptrdiff_t>(std::min(out.resume, stop));
+  const auto lf = std::find(from, buf.begin() + static_cast<std::ptrdiff_t>(stop), '\n');
   if (lf == buf.begin() + static_cast<std::ptrdiff_t>(stop)) {
     if (buf.size() > limits.max_inline + 1) throw ProtocolError("line too long");
+    out.resume = stop;  // searched up to here
     return;
   }
   const auto end = static_cast<std::size_t>(lf - buf.begin());
@@ -158,6 +160,7 @@ void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) 
   split_inline(line, limits, out);
   out.complete = true;
   out.consumed = end + 1;
+  out.resume = 0;
 }
 
 }  // namespace
@@ -173,22 +176,27 @@ void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out)
   out.consumed = 0;
   if (buf.empty()) return;
   if (buf[0] != '*') return parse_inline(buf, limits, out);
-  std::size_t end = line_end(buf, 1, kMaxHeader);
-  if (end == std::string_view::npos) return;
-  const std::int64_t n = parse_length(buf, 1, end, "multibulk length");
-  if (n < 0 || static_cast<std::uint64_t>(n) > limits.max_args) {
-    throw ProtocolError("invalid multibulk length");
+  std::size_t pos = out.resume;
+  if (pos == 0) {
+    const std::size_t end = line_end(buf, 1, kMaxHeader);
+    if (end == std::string_view::npos) return;
+    const std::int64_t n = parse_length(buf, 1, end, "multibulk length");
+    if (n < 0 || static_cast<std::uint64_t>(n) > limits.max_args) {
+      throw ProtocolError("invalid multibulk length");
+    }
+    out.expected = static_cast<std::size_t>(n);
+    // Where each argument lies: the strings are made only once the whole command is here,
+    // so a large command that arrives in many reads is not copied again at each one.
+    out.spans.clear();
+    pos = end + 2;
   }
-  std::size_t pos = end + 2;
-  // Where each argument lies: the strings are made only once the whole command is here, so
-  // a large command that arrives in many reads is not copied again at each one.
-  out.spans.clear();
-  for (std::int64_t i = 0; i < n; ++i) {
+  while (out.spans.size() < out.expected) {
+    out.resume = pos;  // an incomplete command goes on from this argument's header
     if (pos >= buf.size()) return;
     if (buf[pos] != '$') {
       throw ProtocolError(std::string("expected '$', got '") + buf[pos] + "'");
     }
-    end = line_end(buf, pos + 1, kMaxHeader);
+    const std::size_t end = line_end(buf, pos + 1, kMaxHeader);
     if (end == std::string_view::npos) return;
     const std::int64_t len = parse_length(buf, pos + 1, end, "bulk length");
     if (len < 0 || static_cast<std::uint64_t>(len) > limits.max_bulk) {
@@ -205,6 +213,7 @@ void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out)
   }
   out.complete = true;
   out.consumed = pos;
+  out.resume = 0;
   assign_args(out, out.spans.size(), [&](std::size_t i) {
     return std::string_view(buf.data() + out.spans[i].first, out.spans[i].second);
   });

@@ -1,5 +1,5 @@
 // RESP2, the Redis protocol: parsing a client's command from bytes received, and writing
-// the replies. No I/O here (the server feeds it from a spool::net::BufReader), so the
+// the replies. No I/O here (the server feeds it the bytes each connection has read), so the
 // parser can be unit-tested and fuzzed on its own.
 #pragma once
 
@@ -22,9 +22,7 @@ class ProtocolError : public std::runtime_error {
 };
 
 /// Bounds on what one command may make the server hold (redis-server's defaults are
-/// 512 MB and 2^31 - 1 elements; mini-redis is stricter by default). The parser starts a
-/// command again at each read until it is complete, so the argument count also bounds the
-/// work a command sent a few bytes at a time costs.
+/// 512 MB and 2^31 - 1 elements; mini-redis is stricter by default).
 struct Limits {
   std::size_t max_bulk = 64 * 1024 * 1024;  ///< bytes of one argument
   std::size_t max_args = 64 * 1024;         ///< arguments of one command
@@ -45,6 +43,14 @@ struct Parsed {
   Command args;
   /// Scratch: where each argument lies in the buffer (kept to save its allocation).
   std::vector<std::pair<std::size_t, std::size_t>> spans;
+  /// Where parsing of an incomplete command goes on at the next call, so that a command
+  /// that arrives a few bytes at a time is read once, not once per read (as redis-server
+  /// keeps its parse position). An array's: the offset of its next argument's header (0:
+  /// its own header is not parsed yet); an inline line's: how far it was searched for its
+  /// end. 0 after a complete command.
+  std::size_t resume = 0;
+  /// The argument count of the array being parsed (once its header was).
+  std::size_t expected = 0;
 };
 
 /// Parses the command at the front of `buf`: an array of bulk strings
@@ -55,7 +61,10 @@ struct Parsed {
 /// allocated).
 Parsed parse_command(std::span<const char> buf, const Limits& limits);
 /// The same, into `out`, whose storage it reuses: a connection that parses each command into
-/// the same Parsed allocates nothing for arguments no longer than those it saw before.
+/// the same Parsed allocates nothing for arguments no longer than those it saw before. After
+/// an incomplete result, the next call must pass the same bytes at the front of `buf` (more
+/// may follow): it goes on where this one stopped. After a ProtocolError, `out` must be
+/// reset (`out = Parsed{}`) before it parses other bytes.
 void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out);
 
 /// Reply writers: each appends one RESP2 value to `out`.

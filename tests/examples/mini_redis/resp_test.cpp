@@ -1,4 +1,5 @@
-// mini-redis's RESP2 parser: whole and partial commands, pipelines, inline commands, every
+// mini-redis's RESP2 parser: whole and partial commands (and a partial one parsed where the
+// last read stopped), pipelines, inline commands, every
 // malformed-input error, the limits (checked before allocating), and the reply writers.
 #include <gtest/gtest.h>
 
@@ -47,9 +48,14 @@ TEST(Resp, AReusedParsedHoldsOnlyTheLastCommand) {
   into("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
   ASSERT_TRUE(p.complete);
   EXPECT_EQ(p.args, (mini_redis::Command{"GET", "k"}));
-  into("*2\r\n$4\r\nECHO\r\n$5\r\nhel");  // incomplete
+  into("*2\r\n$4\r\nECHO\r\n$5\r\nhel");  // incomplete: goes on with the same bytes
   EXPECT_FALSE(p.complete);
   EXPECT_EQ(p.consumed, 0u);
+  into("*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n");
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hello"}));
+  into("PING  a\r");  // an incomplete inline line, then the same line whole
+  EXPECT_FALSE(p.complete);
   into("PING  a\r\n");
   ASSERT_TRUE(p.complete);
   EXPECT_EQ(p.consumed, 9u);
@@ -57,6 +63,38 @@ TEST(Resp, AReusedParsedHoldsOnlyTheLastCommand) {
   into("\r\n");  // an empty inline line: no arguments
   ASSERT_TRUE(p.complete);
   EXPECT_TRUE(p.args.empty());
+}
+
+// A command that arrives a few bytes at a time, each read parsed into the same Parsed (as a
+// connection does), is parsed once: each call goes on from the first argument not yet
+// found, instead of walking again every header before it.
+TEST(Resp, ACommandArrivingByteByByteIsParsedFromWhereTheLastReadStopped) {
+  const std::string cmd = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
+  const std::size_t third = cmd.find("$5");
+  mini_redis::Parsed p;
+  for (std::size_t n = 0; n < cmd.size(); ++n) {
+    parse_command(std::span<const char>(cmd.data(), n), Limits{}, p);
+    ASSERT_FALSE(p.complete) << n;
+    if (n > third) {  // SET and k were found once, and are not looked at again
+      EXPECT_EQ(p.spans.size(), 2u) << n;
+      EXPECT_EQ(p.resume, third) << n;
+    }
+  }
+  parse_command(std::span<const char>(cmd.data(), cmd.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, cmd.size());
+  EXPECT_EQ(p.args, (mini_redis::Command{"SET", "k", "value"}));
+  EXPECT_EQ(p.resume, 0u);  // the next command starts afresh
+  // An inline line: searched for its end once, byte after byte.
+  const std::string line = "ECHO hi\r\n";
+  for (std::size_t n = 1; n < line.size(); ++n) {
+    parse_command(std::span<const char>(line.data(), n), Limits{}, p);
+    ASSERT_FALSE(p.complete) << n;
+    EXPECT_EQ(p.resume, n) << n;
+  }
+  parse_command(std::span<const char>(line.data(), line.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hi"}));
 }
 
 TEST(Resp, APipelineIsParsedOneCommandAtATime) {
