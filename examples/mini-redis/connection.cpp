@@ -15,6 +15,10 @@ namespace {
 
 constexpr std::size_t kReadBuffer = 16 * 1024;
 constexpr std::size_t kMessagesPerWake = 64;
+// Replies held before they are written: the commands still buffered wait until these are
+// sent, so that a client pipelining many GETs of a large value cannot make the server hold
+// all their replies at once. One reply may exceed it (a value is at most max_bulk).
+constexpr std::size_t kRepliesBeforeWrite = 64 * 1024;
 
 bool allowed_when_subscribed(std::string_view name) {
   return name == "subscribe" || name == "unsubscribe" || name == "ping" || name == "quit";
@@ -66,6 +70,7 @@ spool::Task<void> Connection::run() {
       if (mailbox_) mailbox_->written();
     }
     if (after == After::kClose) co_return;
+    if (after == After::kWriteFirst) continue;  // commands wait in in_: no read yet
     if (!make_room()) {
       write_error(out_, "ERR query buffer limit reached (--max-query)");
       over_limit = true;
@@ -117,6 +122,7 @@ spool::Task<void> Connection::run() {
 
 Connection::After Connection::run_buffered() {
   while (begin_ < end_) {
+    if (out_.size() >= kRepliesBeforeWrite) return After::kWriteFirst;
     try {
       parse_command(std::span<const char>(in_.data() + begin_, end_ - begin_), state_.config.limits,
                     parsed_);

@@ -32,10 +32,13 @@ class Connection {
   spool::Task<void> run();
 
  private:
-  enum class After { kContinue, kClose };
+  // What run_buffered leaves to do: read more; write out_, then close; write out_, then
+  // run the commands still buffered.
+  enum class After { kContinue, kClose, kWriteFirst };
   enum class Woke { kRead, kMessages, kOverflow, kShutdown, kIdle };
 
-  // Parses and runs every complete command buffered, appending the replies to out_.
+  // Parses and runs the complete commands buffered, appending the replies to out_, until
+  // out_ holds kRepliesBeforeWrite bytes.
   After run_buffered();
   After execute(const Command& args);
   void subscribe(const Command& args);

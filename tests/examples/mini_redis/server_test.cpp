@@ -1,7 +1,9 @@
 // mini-redis's server over real loopback sockets, in-process: commands and their replies,
 // malformed input (a RESP error, then that connection alone closes), pub/sub, the idle
-// timeout, the connection limit, and the graceful shutdown.
+// timeout, the connection limit, the replies a pipeline makes the server hold, and the
+// graceful shutdown.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <exception>
@@ -309,6 +311,47 @@ TEST(MiniRedisServer, ShutdownLetsAConnectionFinishAndThenClosesIt) {
     EXPECT_EQ(std::string(buf, n), "+OK\r\n");
     server.shutdown();
     EXPECT_EQ(co_await stream.read(buf), 0u);  // closed by the server, not by us
+  });
+}
+
+// The peak resident memory of this process so far, in KiB.
+long peak_rss_kib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// A client that pipelines many GETs of a large value gets every reply, in order, and the
+// server holds only a few of them at a time: it writes what it has before it runs the rest
+// of the pipeline. (Held at once, the replies would take 128 MiB.)
+TEST(MiniRedisServer, APipelinesRepliesAreWrittenBeforeTheRestOfItRuns) {
+  with_server(local_config(), [](mini_redis::Server& server) -> spool::Task<void> {
+    auto stream = co_await spool::net::TcpStream::connect(server.local_addr());
+    const std::string value(1 << 20, 'v');
+    co_await stream.write_all("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$" + std::to_string(value.size()) +
+                              "\r\n" + value + "\r\n");
+    std::string ok(5, '\0');
+    co_await stream.read_exact(ok);
+    EXPECT_EQ(ok, "+OK\r\n");
+    constexpr int kGets = 128;
+    std::string pipeline;
+    for (int i = 0; i < kGets; ++i) pipeline += "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n";
+    pipeline += "PING\r\n";
+    const long before = peak_rss_kib();
+    co_await stream.write_all(pipeline);
+    const std::string reply = "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+    std::string got(reply.size(), '\0');
+    for (int i = 0; i < kGets; ++i) {
+      co_await stream.read_exact(got);
+      if (got != reply) {
+        ADD_FAILURE() << "reply " << i << " differs";
+        co_return;
+      }
+    }
+    std::string pong(7, '\0');
+    co_await stream.read_exact(pong);
+    EXPECT_EQ(pong, "+PONG\r\n");
+    EXPECT_LT(peak_rss_kib() - before, 64 * 1024) << "the server held the replies at once";
   });
 }
 
