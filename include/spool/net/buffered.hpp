@@ -28,7 +28,8 @@ class BufReader {
 
   /// Appends to `out` the bytes up to and including the next `delim`, or up to the end of the
   /// stream: the count appended (0 only at the end of the stream). `limit` bounds the count:
-  /// past it, the call throws std::length_error, and what was read stays in `out`. Pass one
+  /// past it, the call throws std::length_error; what it appended before stays in `out`, and
+  /// the buffered bytes that would have gone past the limit stay buffered (buffered()). Pass one
   /// when the peer is not trusted (the default is none), so that a peer that never sends
   /// `delim` cannot grow `out` without end.
   Task<std::size_t> read_until(char delim, std::string& out,
@@ -140,6 +141,10 @@ class BufWriter {
       buf_.insert(buf_.end(), data.begin(), data.end());
     }
   }
+  /// Refused: a string literal ends with the NUL this would send (see CharArray); pass
+  /// std::string_view("...").
+  template <std::size_t N>
+  Task<void> write_all(const char (&)[N]) = delete;
   /// Sends everything buffered. Cancel-safe: what was sent leaves the buffer write by write,
   /// so a flush cancelled (or failed) half-way resends nothing the next time.
   Task<void> flush() {

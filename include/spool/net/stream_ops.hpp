@@ -4,6 +4,7 @@
 
 #include <sys/uio.h>
 
+#include <concepts>
 #include <cstddef>
 #include <ranges>
 #include <span>
@@ -22,10 +23,17 @@ concept MutableByteBuffer =
     std::ranges::contiguous_range<B> && std::ranges::sized_range<B> &&
         sizeof(std::ranges::range_value_t<B>) == 1 &&
     !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<B>>>;
-/// A contiguous range of bytes a write may send (std::string_view too).
+/// An array of char, as a string literal is: a write refuses one, since "PING" is five
+/// bytes, the last a NUL the write would send. Pass std::string_view("PING"), or
+/// std::span(array, n) for the bytes of an array meant to be sent.
+template <class B>
+concept CharArray = std::is_array_v<std::remove_cvref_t<B>> &&
+    (std::same_as<std::ranges::range_value_t<B>, char>);
+/// A contiguous range of bytes a write may send (std::string_view too; not a CharArray).
 template <class B>
 concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_range<B> &&
-                     sizeof(std::ranges::range_value_t<B>) == 1;
+                         sizeof(std::ranges::range_value_t<B>) == 1 &&
+                     !CharArray<B>;
 
 /// The future of read / read_exact: ready with the number of bytes read. read gives what
 /// one successful recv gives (0 at the end of the stream, or for an empty buffer);

@@ -37,6 +37,39 @@ using spool_net_test::pattern;
 class SocketApi : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SocketApi);
 
+// A string literal ends with a NUL that a write would put on the wire ("PING" is 5 bytes):
+// every write refuses one at compile time, and takes its string_view.
+template <class S>
+concept WritesALiteral = requires(S& s) {
+  s.write_all("PING");
+};
+template <class S>
+concept WritesAView = requires(S& s) {
+  s.write_all(std::string_view("PING"));
+};
+template <class S>
+concept WritesSomeOfALiteral = requires(S& s) {
+  s.write("PING");
+};
+template <class S>
+concept SendsALiteral = requires(S& s) {
+  s.send("PING");
+};
+template <class S>
+concept SendsALiteralTo = requires(S& s, SocketAddr a) {
+  s.send_to("PING", a);
+};
+template <class S>
+concept SendsAViewTo = requires(S& s, SocketAddr a) {
+  s.send_to(std::string_view("PING"), a);
+};
+static_assert(!WritesALiteral<TcpStream> && WritesAView<TcpStream>);
+static_assert(!WritesSomeOfALiteral<TcpStream>);
+static_assert(!WritesALiteral<UnixStream> && WritesAView<UnixStream>);
+static_assert(!WritesALiteral<spool::net::BufWriter<TcpStream>> &&
+              WritesAView<spool::net::BufWriter<TcpStream>>);
+static_assert(!SendsALiteral<UdpSocket> && !SendsALiteralTo<UdpSocket> && SendsAViewTo<UdpSocket>);
+
 // A connected pair of TCP streams on the loopback.
 Task<std::pair<TcpStream, TcpStream>> tcp_pair() {
   auto listener = TcpListener::bind("127.0.0.1:0");
