@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -19,11 +20,8 @@ namespace spool::detail {
 
 namespace {
 
-// "127.0.0.1:80", a Unix path, or "?" when the socket has no such address (now).
-std::string name_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (get(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+// "127.0.0.1:80", a Unix path, or "?" when it is neither.
+std::string name_of(const sockaddr_storage& ss, socklen_t len) {
   if (ss.ss_family == AF_UNIX) {
     const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
     const std::size_t n =
@@ -33,6 +31,15 @@ std::string name_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
   }
   if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return "?";
   return net::SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len).to_string();
+}
+
+// The name of the socket's address that `get` (getsockname, getpeername) gives; "?" when
+// the socket has none (now).
+std::string name_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (get(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return name_of(ss, len);
 }
 
 }  // namespace
@@ -51,7 +58,9 @@ IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what)
 IoSource::IoSource(IoSource&& other) noexcept
     : driver_(std::move(other.driver_)),
       io_(std::exchange(other.io_, nullptr)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      fd_(std::exchange(other.fd_, -1)),
+      peer_len_(std::exchange(other.peer_len_, 0)),
+      peer_(other.peer_) {}
 
 IoSource& IoSource::operator=(IoSource&& other) noexcept {
   if (this != &other) {
@@ -59,6 +68,8 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
     driver_ = std::move(other.driver_);
     io_ = std::exchange(other.io_, nullptr);
     fd_ = std::exchange(other.fd_, -1);
+    peer_len_ = std::exchange(other.peer_len_, 0);
+    peer_ = other.peer_;
   }
   return *this;
 }
@@ -126,12 +137,25 @@ void IoSource::throw_closed() {
 
 void IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }
 
-void IoSource::throw_error(int err, const char* what) const {
-  std::string msg(what);
-  if (fd_ >= 0) {
-    msg += " (local " + name_of(fd_, ::getsockname) + ", peer " + name_of(fd_, ::getpeername) + ")";
+std::string IoSource::addresses() const {
+  if (fd_ < 0) return {};
+  std::string peer = name_of(fd_, ::getpeername);
+  if (peer == "?" && peer_len_ != 0) {
+    sockaddr_storage ss{};
+    std::memcpy(&ss, &peer_, peer_len_);
+    peer = name_of(ss, peer_len_);
   }
-  throw std::system_error(err, std::generic_category(), msg);
+  return " (local " + name_of(fd_, ::getsockname) + ", peer " + peer + ")";
+}
+
+void IoSource::throw_error(int err, const char* what) const {
+  throw std::system_error(err, std::generic_category(), what + addresses());
+}
+
+void IoSource::remember_peer(const sockaddr_storage& addr, socklen_t len) noexcept {
+  if ((addr.ss_family != AF_INET && addr.ss_family != AF_INET6) || len > sizeof peer_) return;
+  std::memcpy(&peer_, &addr, len);
+  peer_len_ = len;
 }
 
 void IoSource::count_accept_backoff() const noexcept { driver_->io().count_accept_backoff(); }

@@ -86,6 +86,7 @@ Poll<IoSource> Connecting::poll(Context& cx) {
   if (r.value() < 0) {
     throw std::system_error(static_cast<int>(-r.value()), std::generic_category(), what_);
   }
+  source_.remember_peer(addr_, len_);
   return Poll<IoSource>::ready(std::move(source_));
 }
 
@@ -103,6 +104,7 @@ Poll<Accepted> Accepting::poll(Context& cx) {
     if (fd >= 0) {
       next_backoff_ = std::chrono::milliseconds(1);
       a.socket = listener_->adopt(static_cast<int>(fd), what_);
+      a.socket.remember_peer(a.peer, a.peer_len);
       return Poll<Accepted>::ready(std::move(a));
     }
     const int err = static_cast<int>(-fd);

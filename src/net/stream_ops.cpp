@@ -52,8 +52,9 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     done_ += static_cast<std::size_t>(n);
     if (done_ == len_) return Poll<std::size_t>::ready(len_);
     if (n == 0) {
-      throw UnexpectedEof(std::string(what_) + ": the stream ended after " + std::to_string(done_) +
-                          " of the " + std::to_string(len_) + " bytes read_exact wanted");
+      throw UnexpectedEof(what_ + source_->addresses() + ": the stream ended after " +
+                          std::to_string(done_) + " of the " + std::to_string(len_) +
+                          " bytes read_exact wanted");
     }
   }
 }

@@ -1,8 +1,12 @@
 // IoSource: an open non-blocking file descriptor registered with a driver stack's I/O layer.
 #pragma once
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -58,8 +62,16 @@ class IoSource {
   /// down.
   Poll<long> poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
                      std::size_t len = 0);
-  /// Throws std::system_error(err) whose message names `what` and the socket's addresses.
+  /// The socket's addresses for an error message: " (local 127.0.0.1:5000, peer
+  /// 127.0.0.1:6379)" (the peer's as remember_peer kept it, once the kernel no longer gives
+  /// it; "?" for one unknown); empty without a descriptor.
+  std::string addresses() const;
+  /// Throws std::system_error(err) whose message is `what` followed by addresses().
   [[noreturn]] void throw_error(int err, const char* what) const;
+  /// Keeps `addr` (`len` bytes), the peer of a connection, for throw_error: after a reset the
+  /// kernel forgets it (getpeername says ENOTCONN), and a reset is the error whose message
+  /// most needs it. Only an IP address is kept (a Unix peer stays known to the kernel).
+  void remember_peer(const sockaddr_storage& addr, socklen_t len) noexcept;
   /// What a socket handed over by fd (from_fd) must be.
   struct SocketKind {
     bool unix_domain;  ///< AF_UNIX, else AF_INET or AF_INET6
@@ -105,6 +117,8 @@ class IoSource {
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;
   int fd_ = -1;
+  socklen_t peer_len_ = 0;  // of peer_; 0: no peer remembered
+  sockaddr_in6 peer_{};     // remember_peer's (an IPv4 address fits too)
 };
 
 }  // namespace spool::detail

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -42,13 +44,11 @@ TEST_P(TcpErrors, APeerThatResetsFailsTheReadAndTheWrite) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
     auto listener = TcpListener::bind("127.0.0.1:0");
+    const std::string server_name = "peer " + listener.local_addr().to_string();
     TcpStream client = co_await TcpStream::connect(listener.local_addr());
     {
       auto [server, peer] = co_await listener.accept();
-      const linger abort_on_close{1, 0};  // close sends RST
-      EXPECT_EQ(::setsockopt(server.source().fd(), SOL_SOCKET, SO_LINGER, &abort_on_close,
-                             sizeof abort_on_close),
-                0);
+      server.set_linger(std::chrono::seconds(0));  // its close sends RST
     }
     std::array<char, 16> buf{};
     try {
@@ -57,12 +57,35 @@ TEST_P(TcpErrors, APeerThatResetsFailsTheReadAndTheWrite) {
     } catch (const std::system_error& e) {
       EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
       EXPECT_NE(std::string(e.what()).find("spool::net::TcpStream::read"), std::string::npos);
+      // The kernel forgets the peer of a reset socket: the stream remembers it.
+      EXPECT_NE(std::string(e.what()).find(server_name), std::string::npos) << e.what();
     }
     try {
       co_await client.write_all(std::string_view("after the reset"));
       ADD_FAILURE() << "the write after a reset returned";
     } catch (const std::system_error& e) {
       EXPECT_TRUE(e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(server_name), std::string::npos) << e.what();
+    }
+  }());
+}
+
+TEST_P(TcpErrors, AnAcceptedConnectionResetByItsClientNamesItsPeer) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    std::optional<TcpStream> client = co_await TcpStream::connect(listener.local_addr());
+    auto [server, peer] = co_await listener.accept();
+    client->set_linger(std::chrono::seconds(0));
+    client.reset();  // sends RST
+    std::array<char, 16> buf{};
+    try {
+      (void)co_await server.read(buf);
+      ADD_FAILURE() << "the read after a reset returned";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+      EXPECT_NE(std::string(e.what()).find("peer " + peer.to_string()), std::string::npos)
           << e.what();
     }
   }());
