@@ -1,7 +1,7 @@
 // mini-redis's commands on the keyspace (GET, SET, LPUSH, ZADD...), and the replies every
 // command shares (wrong arity, unknown command), worded byte for byte as redis-server 7.0
 // words them. The commands that act on a connection (SUBSCRIBE, PUBLISH, QUIT) are the
-// server's (server.cpp).
+// connection's (connection.cpp).
 #pragma once
 
 #include <string>
