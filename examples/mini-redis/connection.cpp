@@ -17,7 +17,7 @@ constexpr std::size_t kReadBuffer = 16 * 1024;
 constexpr std::size_t kMessagesPerWake = 64;
 // Replies held before they are written: the commands still buffered wait until these are
 // sent, so that a client pipelining many GETs of a large value cannot make the server hold
-// all their replies at once. One reply may exceed it (a value is at most max_bulk).
+// all their replies at once. (The last command run may take it past this by one reply.)
 constexpr std::size_t kRepliesBeforeWrite = 64 * 1024;
 
 bool allowed_when_subscribed(std::string_view name) {

@@ -1,5 +1,6 @@
 // One client connection of mini-redis: reads commands (pipelined or not), runs them, writes
-// the replies of everything it read in one write, and delivers pub/sub messages.
+// the replies of everything it read in one write (up to 64 KiB of replies at a time), and
+// delivers pub/sub messages.
 #pragma once
 
 #include <chrono>

@@ -163,19 +163,8 @@ void parse_inline(std::span<const char> buf, const Limits& limits, Parsed& out) 
   out.resume = 0;
 }
 
-}  // namespace
-
-Parsed parse_command(std::span<const char> buf, const Limits& limits) {
-  Parsed p;
-  parse_command(buf, limits, p);
-  return p;
-}
-
-void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out) {
-  out.complete = false;
-  out.consumed = 0;
-  if (buf.empty()) return;
-  if (buf[0] != '*') return parse_inline(buf, limits, out);
+// An array of bulk strings, from out.resume on (see Parsed::resume).
+void parse_array(std::span<const char> buf, const Limits& limits, Parsed& out) {
   std::size_t pos = out.resume;
   if (pos == 0) {
     const std::size_t end = line_end(buf, 1, kMaxHeader);
@@ -217,6 +206,30 @@ void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out)
   assign_args(out, out.spans.size(), [&](std::size_t i) {
     return std::string_view(buf.data() + out.spans[i].first, out.spans[i].second);
   });
+}
+
+}  // namespace
+
+Parsed parse_command(std::span<const char> buf, const Limits& limits) {
+  Parsed p;
+  parse_command(buf, limits, p);
+  return p;
+}
+
+void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out) {
+  out.complete = false;
+  out.consumed = 0;
+  if (buf.empty()) return;
+  try {
+    if (buf[0] == '*') {
+      parse_array(buf, limits, out);
+    } else {
+      parse_inline(buf, limits, out);
+    }
+  } catch (const ProtocolError&) {
+    out.resume = 0;  // whatever `out` parses next starts afresh
+    throw;
+  }
 }
 
 void write_simple(std::string& out, std::string_view s) {

@@ -63,8 +63,8 @@ Parsed parse_command(std::span<const char> buf, const Limits& limits);
 /// The same, into `out`, whose storage it reuses: a connection that parses each command into
 /// the same Parsed allocates nothing for arguments no longer than those it saw before. After
 /// an incomplete result, the next call must pass the same bytes at the front of `buf` (more
-/// may follow): it goes on where this one stopped. After a ProtocolError, `out` must be
-/// reset (`out = Parsed{}`) before it parses other bytes.
+/// may follow): it goes on where this one stopped. After a complete command or a
+/// ProtocolError, the next call starts afresh.
 void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out);
 
 /// Reply writers: each appends one RESP2 value to `out`.

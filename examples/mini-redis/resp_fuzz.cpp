@@ -3,6 +3,7 @@
 // outside the buffer, never hold more than the limits allow. And it must give the same
 // result when the bytes arrive a few at a time into one reused Parsed (as a connection
 // feeds it) as when they are all there at once.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

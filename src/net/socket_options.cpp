@@ -164,7 +164,14 @@ IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
     throw std::system_error(err, std::generic_category(),
                             std::string(what) + ": making the descriptor non-blocking");
   }
-  return IoSource(std::move(driver), fd, what);
+  IoSource source(std::move(driver), fd, what);
+  // A connection's peer, while the kernel still knows it (see remember_peer).
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+    source.remember_peer(peer, len);
+  }
+  return source;
 }
 
 void IoSource::set_option_bytes(int level, int name, const void* v, unsigned len,

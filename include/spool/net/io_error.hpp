@@ -10,7 +10,8 @@ namespace spool::net {
 /// std::system_error like every spool socket error, with the code std::errc::io_error.
 class UnexpectedEof : public std::system_error {
  public:
-  /// `what` names the operation and the socket.
+  /// `what` names the operation (and, from a stream's read_exact, the socket's addresses;
+  /// BufReader's, which wraps any reader, knows none).
   explicit UnexpectedEof(const std::string& what)
       : std::system_error(std::make_error_code(std::errc::io_error), what) {}
 };

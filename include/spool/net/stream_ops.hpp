@@ -23,12 +23,13 @@ concept MutableByteBuffer =
     std::ranges::contiguous_range<B> && std::ranges::sized_range<B> &&
         sizeof(std::ranges::range_value_t<B>) == 1 &&
     !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<B>>>;
-/// An array of char, as a string literal is: a write refuses one, since "PING" is five
-/// bytes, the last a NUL the write would send. Pass std::string_view("PING"), or
+/// An array of char (or char8_t), as a string literal is: a write refuses one, since "PING"
+/// is five bytes, the last a NUL the write would send. Pass std::string_view("PING"), or
 /// std::span(array, n) for the bytes of an array meant to be sent.
 template <class B>
 concept CharArray = std::is_array_v<std::remove_cvref_t<B>> &&
-    (std::same_as<std::ranges::range_value_t<B>, char>);
+    (std::same_as<std::ranges::range_value_t<B>, char> ||
+     std::same_as<std::ranges::range_value_t<B>, char8_t>);
 /// A contiguous range of bytes a write may send (std::string_view too; not a CharArray).
 template <class B>
 concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_range<B> &&

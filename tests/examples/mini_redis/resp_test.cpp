@@ -97,6 +97,43 @@ TEST(Resp, ACommandArrivingByteByByteIsParsedFromWhereTheLastReadStopped) {
   EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hi"}));
 }
 
+// What the parser has passed over is not read again: a byte changed before `resume` goes
+// unseen (the same bytes must come again, see parse_command; this shows they are not
+// reparsed, where starting over would throw or end the line early).
+TEST(Resp, BytesBeforeWhereTheLastReadStoppedAreNotReadAgain) {
+  mini_redis::Parsed p;
+  std::string cmd = "*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n";
+  parse_command(std::span<const char>(cmd.data(), cmd.find("$2") + 1), Limits{}, p);
+  ASSERT_FALSE(p.complete);
+  cmd[cmd.find("$4")] = 'x';  // no longer an argument's header
+  parse_command(std::span<const char>(cmd.data(), cmd.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hi"}));
+  std::string line = "ECHO a b\r\n";
+  parse_command(std::span<const char>(line.data(), 6), Limits{}, p);
+  ASSERT_FALSE(p.complete);
+  line[4] = '\n';  // would end the line there
+  parse_command(std::span<const char>(line.data(), line.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.consumed, line.size());
+  EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "a", "b"}));
+}
+
+// After a ProtocolError, the next call starts afresh.
+TEST(Resp, AfterAProtocolErrorTheNextCommandIsParsedAfresh) {
+  mini_redis::Parsed p;
+  const std::string partial = "*2\r\n$4\r\nECHO\r\n$";
+  parse_command(std::span<const char>(partial.data(), partial.size()), Limits{}, p);
+  ASSERT_FALSE(p.complete);
+  const std::string bad = "*2\r\n$4\r\nECHO\r\n$x\r\n";
+  EXPECT_THROW(parse_command(std::span<const char>(bad.data(), bad.size()), Limits{}, p),
+               ProtocolError);
+  const std::string ping = "PING\r\n";
+  parse_command(std::span<const char>(ping.data(), ping.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.args, (mini_redis::Command{"PING"}));
+}
+
 TEST(Resp, APipelineIsParsedOneCommandAtATime) {
   const std::string buf = "*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4";
   auto p = parse(buf);

@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -65,6 +66,11 @@ concept SendsAViewTo = requires(S& s, SocketAddr a) {
 };
 static_assert(!WritesALiteral<TcpStream> && WritesAView<TcpStream>);
 static_assert(!WritesSomeOfALiteral<TcpStream>);
+template <class S>
+concept WritesAUtf8Literal = requires(S& s) {
+  s.write_all(u8"PING");
+};
+static_assert(!WritesAUtf8Literal<TcpStream>);
 static_assert(!WritesALiteral<UnixStream> && WritesAView<UnixStream>);
 static_assert(!WritesALiteral<spool::net::BufWriter<TcpStream>> &&
               WritesAView<spool::net::BufWriter<TcpStream>>);
@@ -262,6 +268,29 @@ TEST_P(SocketApi, FromFdTakesAnAcceptedConnectionThatWasResetSinceAndReportsTheR
       ADD_FAILURE() << "a reset connection read without an error";
     } catch (const std::system_error& e) {
       EXPECT_EQ(e.code().value(), ECONNRESET) << e.what();
+    }
+  }());
+}
+
+// A connection handed over while connected keeps its peer's name for the error of a
+// reset that comes later (when the kernel no longer gives it).
+TEST_P(SocketApi, FromFdKeepsThePeerForTheErrorOfALaterReset) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    std::optional<TcpStream> client = co_await TcpStream::connect(listener.local_addr());
+    const std::string client_name = "peer " + client->local_addr().to_string();
+    auto [accepted, peer] = co_await listener.accept();
+    TcpStream adopted = TcpStream::from_fd(::dup(accepted.source().fd()));
+    client->set_linger(std::chrono::seconds(0));
+    client.reset();  // sends RST
+    std::array<char, 8> buf{};
+    try {
+      (void)co_await adopted.read(buf);
+      ADD_FAILURE() << "a reset connection read without an error";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), ECONNRESET) << e.what();
+      EXPECT_NE(std::string(e.what()).find(client_name), std::string::npos) << e.what();
     }
   }());
 }
