@@ -1,6 +1,8 @@
-// Helpers of the networking tests: an echo server task, byte patterns, a closed port.
+// Helpers of the networking tests: an echo server task, byte patterns, a closed port, a
+// read that must find its connection reset.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,11 +11,29 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <vector>
 
 #include "spool/spool.hpp"
 
 namespace spool_net_test {
+
+/// Reads from `s`, whose peer has reset the connection: the read must fail with
+/// ECONNRESET. Gives the error's message, for the caller to check what it names ("" when
+/// the read did not fail so, which is a test failure already).
+template <class Stream>
+spool::Task<std::string> read_expecting_reset(Stream& s) {
+  std::array<char, 16> buf{};
+  try {
+    (void)co_await s.read(buf);
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+    co_return e.what();
+  }
+  ADD_FAILURE() << "the read after a reset returned";
+  co_return "";
+}
 
 /// Echoes everything `s` reads back to it until the peer ends its side.
 inline spool::Task<void> echo(spool::net::TcpStream s) {
