@@ -26,12 +26,12 @@ Driver::Driver(Options options)
 Driver::~Driver() { time_->shutdown(); }
 
 void Driver::unlock() noexcept {
-  locked_.store(false, std::memory_order_seq_cst);
+  lock_.unlock();
   notify_followers();
 }
 
 void Driver::notify_followers() noexcept {
-  // Seq_cst: after the caller's seq_cst store (of locked_ or epoch_); pairs with follow's
+  // Seq_cst: after the caller's seq_cst store (of the lock or epoch_); pairs with follow's
   // increment and its seq_cst loads of the two.
   if (followers_.load(std::memory_order_seq_cst) == 0) return;
   { std::lock_guard lock(follow_mutex_); }  // orders the notify after a follower's check
@@ -39,8 +39,8 @@ void Driver::notify_followers() noexcept {
 }
 
 bool Driver::park_thread(ThreadParker& own) {
-  if (!try_lock()) {
-    own.park_in(nullptr);
+  if (!lock_.try_lock_or_announce()) {
+    own.park_in(nullptr);  // the holder hands the driver over when it lets go (maintain)
     return false;
   }
   time_->set_parker(TimeDriver::Parker::kScheduler);
@@ -84,6 +84,14 @@ void Driver::maintain() {
   if (!try_lock()) return;  // another thread holds it: it fires the timers
   time_->park(std::chrono::nanoseconds::zero());
   unlock();
+  // A thread that meant to park in the driver parked on its own parker meanwhile: it would
+  // sleep through the timers and I/O until the next maintenance tick. One takes it over.
+  if (lock_.take_announcement()) hand_over();
+}
+
+void Driver::hand_over() {
+  std::lock_guard lock(handoff_mutex_);
+  if (handoff_) handoff_();
 }
 
 void Driver::maintain_if_due() {
@@ -120,10 +128,7 @@ void Driver::park(std::optional<std::chrono::nanoseconds> timeout) {
       // The runtime's threads may have parked on their own parkers meanwhile (they found
       // the lock taken), and nothing else would send them back into the driver: an arm
       // wakes only a thread parked in it. One of them takes the driver back.
-      {
-        std::lock_guard lock(handoff_mutex_);
-        if (handoff_) handoff_();
-      }
+      hand_over();
       if (park_here) break;
       // Else a block_on runs: follow it, on the next pass.
     } else if (!follow(deadline, may_drive)) {
@@ -146,7 +151,7 @@ bool Driver::follow(std::optional<std::chrono::steady_clock::time_point> deadlin
   bool lock_freed = false;
   auto done = [&] {
     if (epoch_.load(std::memory_order_seq_cst) != seen) return true;
-    lock_freed = until_released && !locked_.load(std::memory_order_seq_cst);
+    lock_freed = until_released && !lock_.is_locked();
     return lock_freed;
   };
   if (deadline) {

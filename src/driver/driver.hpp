@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "driver/driver_lock.hpp"
 #include "driver/io/io_driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "driver/time/time_driver.hpp"
@@ -66,7 +67,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // True if it parked in the driver.
   bool park_thread(ThreadParker& own);
   // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
-  // driver is free.
+  // driver is free; if a thread parked meanwhile without it, hands it over (set_handoff).
   void maintain();
   // Busy polling (Builder::busy_poll), for a scheduler thread that ran out of work: polls
   // the stack with a zero timeout over and over, while `has_work()` is false, for up to
@@ -118,11 +119,10 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   static const std::shared_ptr<Driver>& global();
 
  private:
-  bool try_lock() noexcept {
-    // Acquire: pairs with unlock's release — the new holder sees the stack as left.
-    return !locked_.exchange(true, std::memory_order_acquire);
-  }
+  bool try_lock() noexcept { return lock_.try_lock(); }
   void unlock() noexcept;
+  // Calls the scheduler's hand-off, if one is set: a thread of it parks again in the driver.
+  void hand_over();
   // A face park that does not drive: waits for an unpark, the deadline or — if
   // `until_released` — the lock's release. Returns true if it ended because the lock was
   // released (the caller tries to take it), false for an unpark or the deadline.
@@ -137,10 +137,10 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   std::shared_ptr<ThreadParker> bottom_;
   std::shared_ptr<IoDriver> io_;
   std::shared_ptr<TimeDriver> time_;
-  // The try-lock. Exchange(true, acquire) to take it; store(false, seq_cst) to release it,
-  // then a seq_cst load of followers_ (store buffering with follow's increment, then its
-  // seq_cst load of locked_: a follower either sees the lock free or is notified).
-  Atomic<bool> locked_{false};
+  // The try-lock. unlock() releases it, then loads followers_ (seq_cst): store buffering
+  // with follow's increment, then its seq_cst load of the lock — a follower either sees the
+  // lock free or is notified.
+  DriverLock lock_;
   // Face unparks (and block_on calls beginning or ending on a paused clock) so far: fetch_add
   // (seq_cst) by unpark and wake_faces before they load followers_; loaded
   // (seq_cst) by followers after their increment (the same store-buffering pairing). Each

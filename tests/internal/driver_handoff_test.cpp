@@ -1,0 +1,62 @@
+// Driver::maintain hands the driver over to a scheduler thread that parked without it: a
+// worker that parks while a busy worker holds the driver for maintenance must not sleep
+// through the timers and the I/O until the next maintenance tick.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+
+#include "driver/driver.hpp"
+#include "spool/detail/timer_entry.hpp"
+
+namespace {
+
+using spool::detail::Driver;
+using spool::detail::ThreadParker;
+using spool::detail::TimerEntry;
+
+// A timer's waker that, while maintain() holds the driver (it fires the timer), lets
+// "another worker" park: park_thread with an unpark token already given, so that the park on
+// its own parker returns at once and the test stays on one thread.
+struct ParkWhileMaintaining {
+  Driver* driver;
+  ThreadParker parker;
+  bool parked_in_driver = true;
+  void wake() {
+    parker.unpark();
+    parked_in_driver = driver->park_thread(parker);
+  }
+};
+
+TEST(DriverHandOff, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
+  Driver::Options options;
+  options.start_paused = true;  // the test moves time: the timer is due exactly when told
+  Driver driver(options);
+  int handoffs = 0;
+  driver.set_handoff([&] { ++handoffs; });
+  auto waker_state = std::make_shared<ParkWhileMaintaining>();
+  waker_state->driver = &driver;
+
+  TimerEntry timer;
+  timer.waker.register_waker(spool::Waker::from(waker_state));
+  driver.time().arm(timer, driver.time().clock().now() + std::chrono::milliseconds(5));
+  driver.time().clock().advance(std::chrono::milliseconds(10));
+
+  driver.maintain();  // fires the timer, whose waker parks "the other worker" meanwhile
+
+  EXPECT_EQ(timer.state.load(), TimerEntry::kFired);
+  EXPECT_FALSE(waker_state->parked_in_driver) << "the lock was held: it parked on its own";
+  EXPECT_EQ(handoffs, 1) << "maintain let go of the driver without handing it over";
+
+  // Nobody parked without the driver this time: no hand-off (it would wake a worker for
+  // nothing at every maintenance tick).
+  TimerEntry second;
+  driver.time().arm(second, driver.time().clock().now() + std::chrono::milliseconds(5));
+  driver.time().clock().advance(std::chrono::milliseconds(10));
+  driver.maintain();
+  EXPECT_EQ(second.state.load(), TimerEntry::kFired);
+  EXPECT_EQ(handoffs, 1);
+  driver.shutdown();
+}
+
+}  // namespace
