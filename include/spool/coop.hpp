@@ -7,12 +7,14 @@
 namespace spool {
 
 namespace detail {
-// Spends one unit of the running task's budget. When it is spent, wakes cx's waker and
-// returns false: the caller returns pending so the task yields to the rest. Outside a
-// runtime task (plain block_on) the budget is unlimited.
+// Spends one unit of the running task's budget. When it is spent, a yield was requested or
+// the task was cancelled, wakes cx's waker and returns false: the caller returns pending so
+// the task yields to the rest (or is cancelled). Outside a runtime task (plain block_on) the
+// budget is unlimited.
 bool coop_poll_proceed(Context& cx) noexcept;
-// True if the scheduler asked the task polled on this thread to yield: a task of a higher
-// priority level waits and no idle worker can take it (docs/levels.md).
+// True if the task polled on this thread should end its poll: the scheduler asked it to
+// yield (a task of a higher priority level waits and no idle worker can take it;
+// docs/levels.md), or it was cancelled (JoinHandle::abort, or its runtime shutting down).
 bool yield_requested() noexcept;
 // Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
 // yield_now); elsewhere at once.
@@ -41,7 +43,8 @@ inline YieldNow yield_now() { return {}; }
 
 /// A future that spends one unit of the task's cooperative budget: ready at once while
 /// budget remains, else it yields. Put it in loops whose other awaits are always ready,
-/// so that they cannot starve sibling tasks.
+/// so that they cannot starve sibling tasks. Like every cooperative point, it is pending at
+/// once when the task was cancelled (abort, or a shutdown): the task is then dropped.
 class ConsumeBudget {
  public:
   /// Ready when budget remains; pending (and woken) when it is spent.
@@ -58,10 +61,13 @@ inline ConsumeBudget consume_budget() { return {}; }
 /// then it is pending once, and the task goes back to its channel behind the waiting work.
 /// For CPU-bound loops without other awaits: `co_await spool::yield_if_requested();`. The
 /// budget check of every spool leaf (consume_budget, channels, timers...) honours the same
-/// request on its own.
+/// request on its own. It is also a cancellation point: once the task is cancelled
+/// (JoinHandle::abort, or its runtime shutting down) it is pending, and the task is dropped
+/// at the end of this poll — so a CPU-bound loop that awaits nothing else can be stopped.
 class YieldIfRequested {
  public:
-  /// Ready, unless a yield was requested and this future has not yielded yet.
+  /// Ready, unless a yield was requested (or the task cancelled) and this future has not
+  /// yielded yet.
   Poll<void> poll(Context& cx) noexcept {
     if (yielded_ || !detail::yield_requested()) return Poll<void>::ready();
     yielded_ = true;

@@ -40,6 +40,16 @@ struct ShutdownReport {
   std::size_t pending_guards = 0;
   /// When not drained: one line per pending task, as Runtime::dump() prints it.
   std::string pending;
+  /// Runtime threads still inside a task's poll when the shutdown stopped waiting for them
+  /// (shutdown_timeout's deadline passed): they were left running, detached, until that poll
+  /// returns. A poll ends at the task's next await of a spool future (every cooperative point
+  /// sees the cancel: docs/scheduler.md), so this counts only code that never awaits one.
+  std::size_t threads_left_in_poll = 0;
+  /// One line per task such a thread was polling (its id and channel), as Runtime::dump()
+  /// prints it.
+  std::string left_in_poll;
+  /// True if the drain completed and no thread was left inside a poll.
+  bool clean() const noexcept { return drained && threads_left_in_poll == 0; }
 };
 
 namespace detail {

@@ -1,5 +1,7 @@
 #include "context/budget.hpp"
 
+#include <utility>
+
 #include "spool/coop.hpp"
 
 namespace spool::detail {
@@ -14,12 +16,42 @@ struct ThreadBudget {
   // next task (MultiThread::run_task_on); read here relaxed: a request seen late only delays
   // the yield to the next check.
   const std::atomic<bool>* yield_request = nullptr;
+  // The polled task's state word and its CANCELLED bit (BudgetScope), or null. The bit is set
+  // by abort() or a shutdown with an acq_rel RMW; read here relaxed: a cancel seen late only
+  // delays the end of the poll to the next cooperative point.
+  const Atomic<std::uint64_t>* task_state = nullptr;
+  std::uint64_t cancel_bit = 0;
+
+  bool cancelled() const noexcept {
+    return task_state != nullptr && (task_state->load(std::memory_order_relaxed) & cancel_bit);
+  }
+  bool asked_to_yield() const noexcept {
+    return (yield_request != nullptr && yield_request->load(std::memory_order_relaxed)) ||
+           cancelled();
+  }
 };
 thread_local ThreadBudget budget;
+// The budget of the poll that an executor on this thread (block_on) interrupted. One slot:
+// executors do not nest.
+thread_local ThreadBudget outside_executor;
 }  // namespace
 
-BudgetScope::BudgetScope() noexcept : saved_(budget.units) { budget.units = kPollBudget; }
-BudgetScope::~BudgetScope() { budget.units = saved_; }
+void enter_executor_budget() noexcept { outside_executor = std::exchange(budget, ThreadBudget{}); }
+void exit_executor_budget() noexcept { budget = outside_executor; }
+
+BudgetScope::BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit) noexcept
+    : saved_units_(budget.units),
+      saved_state_(budget.task_state),
+      saved_cancel_bit_(budget.cancel_bit) {
+  budget.units = kPollBudget;
+  budget.task_state = &state;
+  budget.cancel_bit = cancel_bit;
+}
+BudgetScope::~BudgetScope() {
+  budget.units = saved_units_;
+  budget.task_state = saved_state_;
+  budget.cancel_bit = saved_cancel_bit_;
+}
 
 YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
     : saved_(budget.yield_request) {
@@ -28,15 +60,14 @@ YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
 YieldRequestScope::~YieldRequestScope() { budget.yield_request = saved_; }
 
 bool yield_requested() noexcept {
-  return budget.units >= 0 && budget.yield_request != nullptr &&
-         budget.yield_request->load(std::memory_order_relaxed);
+  const ThreadBudget& b = budget;
+  return b.units >= 0 && b.asked_to_yield();
 }
 
 bool coop_poll_proceed(Context& cx) noexcept {
   ThreadBudget& b = budget;
   if (b.units < 0) return true;
-  if (b.units > 0 &&
-      (b.yield_request == nullptr || !b.yield_request->load(std::memory_order_relaxed))) {
+  if (b.units > 0 && !b.asked_to_yield()) {
     --b.units;
     return true;
   }

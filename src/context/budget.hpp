@@ -4,23 +4,35 @@
 #include <atomic>
 #include <cstdint>
 
+#include "spool/detail/atomic.hpp"
+
 namespace spool::detail {
 
 // Budget units a task may spend in one poll (tokio uses the same figure).
 inline constexpr std::uint32_t kPollBudget = 128;
 
 // Gives the task polled in this scope a fresh budget, and restores the previous one
-// (unlimited outside any task) afterwards.
+// (unlimited outside any task) afterwards. Every cooperative point of the poll also reads
+// `cancel_bit` in `state` (the task's state word): once abort() or a shutdown sets it, each
+// point ends the poll, so that even a loop that awaits nothing else is cancelled.
 class BudgetScope {
  public:
-  BudgetScope() noexcept;
+  BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit) noexcept;
   ~BudgetScope();
   BudgetScope(const BudgetScope&) = delete;
   BudgetScope& operator=(const BudgetScope&) = delete;
 
  private:
-  std::int64_t saved_;
+  std::int64_t saved_units_;
+  const Atomic<std::uint64_t>* saved_state_;
+  std::uint64_t saved_cancel_bit_;
 };
+
+// Around an executor run on this thread (enter_executor): the futures it polls are not
+// the task that may be in a poll here (a blocking call's block_on), so they get no budget
+// limit, no cancel and no yield request of that task's; the task's are back at the exit.
+void enter_executor_budget() noexcept;
+void exit_executor_budget() noexcept;
 
 // Makes `request` the flag this thread's tasks read to learn that the scheduler asks them to
 // yield (docs/levels.md), for the scope's lifetime; null: never asked. Set by a worker of a

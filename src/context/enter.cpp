@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "context/budget.hpp"
 #include "spool/block_on.hpp"
 
 namespace spool::detail {
@@ -21,8 +22,12 @@ void enter_executor(const char* what) {
                           "instead (or spawn it and co_await its JoinHandle)");
   }
   running_executor = what;
+  enter_executor_budget();
 }
 
-void exit_executor() noexcept { running_executor = nullptr; }
+void exit_executor() noexcept {
+  exit_executor_budget();
+  running_executor = nullptr;
+}
 
 }  // namespace spool::detail

@@ -191,11 +191,15 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   if (levels_.complete_on_close_mask() != 0 || owned_.drain().guards() > 0) {
     report_ = drain(deadline);
   }
-  // 1. No new task can slip in.
+  // 1. No new task can slip in, and every task is asked to stop: one in a poll ends it at its
+  //    next cooperative point (a CPU-bound loop's yield_if_requested, say).
   owned_.close();
+  owned_.for_each([](TaskHeader& t) { transition_to_cancel_requested(t); });
   // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
   //    (a current-thread runtime's shutdown takes the driver role instead).
-  with_scheduler([&](auto& s) { s.close_and_stop(deadline); });
+  const std::size_t threads_left =
+      with_scheduler([&](auto& s) { return s.close_and_stop(deadline); });
+  if (threads_left > 0) report_left_in_poll();
   // 3. Cancel every task still alive (destructors of their locals run here), before waiting
   //    for the blocking pool: a blocking call may be waiting for one of them.
   while (TaskHeader* t = owned_.pop()) shutdown_task(t);
@@ -340,6 +344,19 @@ ShutdownReport RuntimeShared::drain(std::optional<TimePoint> deadline) {
     }
   }
   return report;
+}
+
+void RuntimeShared::report_left_in_poll() {
+  std::ostringstream out;
+  owned_.for_each([&](const TaskHeader& t) {
+    // A task of the scheduler still claimed is in the poll of a thread that did not leave
+    // (the others may still be on their way out: they were past their polls).
+    if (t.scheduler == scheduler_ && (t.state.load(std::memory_order_acquire) & kRunning)) {
+      ++report_.threads_left_in_poll;
+      describe(t, out);
+    }
+  });
+  report_.left_in_poll = out.str();
 }
 
 RuntimeMetrics RuntimeShared::metrics() {

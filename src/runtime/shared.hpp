@@ -94,6 +94,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
   // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
   ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // After close_and_stop left threads behind: records in report_ the tasks still in a poll.
+  void report_left_in_poll();
   // One line of dump() for `t`.
   void describe(const TaskHeader& t, std::ostream& out) const;
 

@@ -27,7 +27,8 @@ class Scheduler;
 //                 queue, and that queue entry owns a reference. Set while RUNNING: the
 //                 poller must poll once more (transition_to_idle reschedules it).
 //   CANCELLED     abort() or shutdown asked for cancellation; the next claim cancels
-//                 instead of polling. Once set, never unset.
+//                 instead of polling, and a poll in progress ends at its next cooperative
+//                 point (context/budget.hpp). Once set, never unset.
 //   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
 //   bits 6..63    reference count. References: the owned-task list, each run-queue entry
 //                 (a notification), the JoinHandle, and every Waker clone.

@@ -90,8 +90,8 @@ void OwnedTasks::for_each_undrained(const std::function<void(TaskHeader&)>& fn) 
   }
 }
 
-void OwnedTasks::for_each(const std::function<void(const TaskHeader&)>& fn) {
-  // dump() only: holding a spin lock while formatting is acceptable for a debugging aid.
+void OwnedTasks::for_each(const std::function<void(TaskHeader&)>& fn) {
+  // dump() and shutdown only: a spin lock held while formatting is fine for a debugging aid.
   for (Shard& s : shards_) {
     std::lock_guard lock(s.mutex);
     for (TaskHeader* t = s.head; t; t = t->owned_next) fn(*t);

@@ -47,7 +47,7 @@ class OwnedTasks {
   // Removes and returns some task (its reference goes to the caller), or null when empty.
   TaskHeader* pop() noexcept;
   // Calls `fn` on each task, under the shard locks (fn must not touch the list).
-  void for_each(const std::function<void(const TaskHeader&)>& fn);
+  void for_each(const std::function<void(TaskHeader&)>& fn);
   // The number of tasks in the list (approximate while tasks come and go).
   std::size_t size() const noexcept;
 

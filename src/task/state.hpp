@@ -154,6 +154,13 @@ inline bool transition_to_shutdown(StateWord& state) noexcept {
   }
 }
 
+// The start of a shutdown: sets CANCELLED and nothing else (no claim, no queue entry). A
+// task being polled stops at its next cooperative point (context/budget.hpp reads the bit)
+// and is cancelled when that poll ends; the rest are cancelled by transition_to_shutdown.
+inline void transition_to_cancel_requested(StateWord& state) noexcept {
+  state.fetch_or(kCancelled, std::memory_order_acq_rel);
+}
+
 // Adds a reference (a Waker clone). Relaxed: made from an existing reference.
 inline void ref_inc(StateWord& state) noexcept {
   state.fetch_add(kRefOne, std::memory_order_relaxed);
@@ -196,6 +203,9 @@ inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
 }
 inline bool transition_to_shutdown(TaskHeader& t) noexcept {
   return transition_to_shutdown(t.state);
+}
+inline void transition_to_cancel_requested(TaskHeader& t) noexcept {
+  transition_to_cancel_requested(t.state);
 }
 inline bool transition_to_join_dropped(TaskHeader& t) noexcept {
   return transition_to_join_dropped(t.state);

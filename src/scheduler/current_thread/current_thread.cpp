@@ -261,7 +261,8 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
   return !shut_down;
 }
 
-void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
+std::size_t CurrentThread::close_and_stop(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
   for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
     injects_[ch].close();
@@ -272,7 +273,7 @@ void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
     // thread): it holds the role already.
     shutdown_holds_role_ = true;
-    return;
+    return 0;
   }
   std::unique_lock lock(waiters_mutex_);
   // Acquire pairs with release_driver's release store: the queue as the driver left it.
@@ -283,6 +284,7 @@ void CurrentThread::close_and_stop(std::optional<std::chrono::steady_clock::time
     role_released_.wait(lock, take_role);
     shutdown_holds_role_ = true;
   }
+  return shutdown_holds_role_ ? 0 : 1;
 }
 
 void CurrentThread::drain_queues() noexcept {

@@ -82,7 +82,8 @@ class CurrentThread final : public Scheduler {
   // --- Shutdown steps (runtime/shared.cpp runs them in order) ---
   // Refuses remote schedules, stops the driving thread from driving, and takes the driver
   // role for the shutdown (waiting for the driver's current poll at most until `deadline`).
-  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // Returns 1 if the driving thread was left inside a poll past the deadline, else 0.
+  std::size_t close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
   // Drops every queued notification; the local queue only if the role was taken (else the
   // driver drops it when it gives the role back).
   void drain_queues() noexcept;

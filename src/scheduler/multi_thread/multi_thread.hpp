@@ -110,9 +110,9 @@ class MultiThread final : public Scheduler {
 
   // Shutdown steps (runtime/shared.cpp runs them in order). close_and_stop closes the
   // inject queue and stops the worker threads (joins them, waiting at most until
-  // `deadline` when given; a thread stuck in a poll then is detached). drain_queues drops
-  // every queued notification of the cores whose threads left.
-  void close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
+  // `deadline` when given; a thread stuck in a poll then is detached) and returns how many
+  // were left so. drain_queues drops every queued notification of the cores whose threads left.
+  std::size_t close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline);
   void drain_queues() noexcept;
   void fill_metrics(RuntimeMetrics& m);
 

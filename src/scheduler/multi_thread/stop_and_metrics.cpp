@@ -6,20 +6,26 @@
 
 namespace spool::detail {
 
-void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_point> deadline) {
+std::size_t MultiThread::close_and_stop(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
   for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
     injects_[ch].queue.close();
     if (is_edf(ch)) edf_[ch].close();
   }
   for (auto& w : workers_) w->parker.unpark();
-  bool all_left;
+  std::size_t left_in_poll;
   {
     std::unique_lock lock(exit_mutex_);
     auto pred = [&] { return running_ == 0; };
-    all_left =
-        deadline ? exit_cv_.wait_until(lock, *deadline, pred) : (exit_cv_.wait(lock, pred), true);
+    if (deadline) {
+      exit_cv_.wait_until(lock, *deadline, pred);
+    } else {
+      exit_cv_.wait(lock, pred);
+    }
+    left_in_poll = running_;
   }
+  const bool all_left = left_in_poll == 0;
   for (std::thread& t : threads_) {
     if (all_left && t.get_id() != std::this_thread::get_id()) {
       t.join();  // every worker left its loop: these threads end promptly
@@ -28,6 +34,7 @@ void MultiThread::close_and_stop(std::optional<std::chrono::steady_clock::time_p
     }
   }
   threads_.clear();
+  return left_in_poll;
 }
 
 void MultiThread::drain_queues() noexcept {

@@ -137,6 +137,21 @@ TEST_P(BlockInPlaceAnyFlavor, OnABlockingPoolThreadJustCallsTheFunction) {
 class SpawnBlockingAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SpawnBlockingAnyFlavor);
 
+// More cooperative points than a poll's budget, all ready at once.
+Task<int> spend_budget_many_times() {
+  for (int i = 0; i < 1000; ++i) co_await spool::consume_budget();
+  co_return 7;
+}
+
+// A block_on inside a blocking call polls its own future, not the blocking task: the task's
+// budget (spent after 128 points, then pending for good) and its cancel do not apply to it.
+TEST_P(SpawnBlockingAnyFlavor, ABlockOnInsideTheCallHasABudgetOfItsOwn) {
+  auto rt = build();
+  spool::Handle handle = rt.handle();
+  auto call = rt.spawn_blocking([&] { return handle.block_on(spend_budget_many_times()); });
+  EXPECT_EQ(rt.block_on(std::move(call)), 7);
+}
+
 TEST_P(SpawnBlockingAnyFlavor, ReturnsTheValueFromAnotherThread) {
   auto rt = build(1);
   auto h = rt.spawn_blocking([] { return std::this_thread::get_id(); });
