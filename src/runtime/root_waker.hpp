@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -46,26 +47,32 @@ class RootWaker {
   std::shared_ptr<ThreadParker> runtime_parker_;
 };
 
+// Runs `fn`, which blocks the calling thread. On a worker of a multi-thread runtime, the
+// worker's core (LIFO slot, queues, fork deque) goes to another thread first, as
+// block_in_place does: what `fn` waits for may need a task queued there. Elsewhere: fn().
+void block_off_core(const std::function<void()>& fn);
+
 // Blocks the calling thread until `done()`, read with `lock` held, is true. Meanwhile
 // `waiter` (guarded by `lock`) holds a waker of this thread, which whoever makes `done()`
 // true takes out under the lock and wakes. (Made only if the first look finds it false.)
 template <class Lock, class Done>
 void block_until(Lock& lock, Waker& waiter, Done&& done) {
-  std::shared_ptr<RootWaker> root;
-  Waker wake_root;
-  for (;;) {
-    {
-      std::lock_guard guard(lock);
-      if (done()) return;
-      if (root) waiter = wake_root;
-    }
-    if (root) {
-      root->wait(nullptr);
-    } else {
-      root = std::make_shared<RootWaker>();  // outside the lock; then look again
-      wake_root = Waker::from(root);
-    }
+  {
+    std::lock_guard guard(lock);
+    if (done()) return;
   }
+  block_off_core([&] {
+    auto root = std::make_shared<RootWaker>();
+    const Waker wake_root = Waker::from(root);
+    for (;;) {
+      {
+        std::lock_guard guard(lock);
+        if (done()) return;
+        waiter = wake_root;
+      }
+      root->wait(nullptr);
+    }
+  });
 }
 
 }  // namespace spool::detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "context/current.hpp"
+#include "runtime/root_waker.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
@@ -494,6 +495,15 @@ void add_close_guard(RuntimeShared& rt) noexcept { rt.add_close_guard(); }
 void release_close_guard(RuntimeShared& rt) noexcept { rt.release_close_guard(); }
 RuntimeMetrics runtime_metrics(RuntimeShared& rt) { return rt.metrics(); }
 std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }
+
+void block_off_core(const std::function<void()>& fn) {
+  RuntimeShared* rt = current_runtime_ptr();
+  if (rt != nullptr && rt->is_multi_thread()) {
+    rt->block_in_place(fn);
+  } else {
+    fn();  // a current-thread runtime's thread has no core to hand over
+  }
+}
 
 void block_in_place_impl(const std::function<void()>& fn) {
   RuntimeShared* rt = current_runtime_ptr();
