@@ -172,6 +172,17 @@ void BlockingScheduler::schedule(TaskHeader* task, bool) noexcept {
   drop_task_refs(task);  // shut down: the task is (being) cancelled anyway
 }
 
+bool BlockingPool::take_queued(TaskHeader* task) noexcept {
+  std::lock_guard lock(mutex_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->task == task) {
+      queue_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool BlockingPool::is_idle() {
   std::lock_guard lock(mutex_);
   return queue_.empty() && num_idle_ == num_threads_;

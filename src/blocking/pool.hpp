@@ -69,6 +69,9 @@ class BlockingPool {
   // to finish on their own.
   void shutdown(std::optional<std::chrono::nanoseconds> timeout);
 
+  // Takes `task`'s job out of the queue; false if no thread-less job holds it (it runs, ran,
+  // or was dropped). The caller owns the job's notification reference.
+  bool take_queued(TaskHeader* task) noexcept;
   // True when no job runs and none is queued.
   bool is_idle();
   std::size_t num_threads();
@@ -106,6 +109,7 @@ class BlockingScheduler final : public Scheduler {
   // submit() instead, which reports a failure to its caller).
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
   bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
+  bool take_queued(TaskHeader* task) noexcept override { return pool_.take_queued(task); }
   // The first submission of a new blocking task: false after shutdown; throws
   // std::system_error when no thread could be started to run it.
   bool submit(TaskHeader* task) { return pool_.spawn(BlockingPool::Job{task, {}}); }

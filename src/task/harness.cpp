@@ -261,8 +261,13 @@ bool join_is_finished(const TaskHeader* t) noexcept {
 }
 
 void join_abort(TaskHeader* t) noexcept {
-  if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit)
+  if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit) {
     t->scheduler->schedule(t, false);
+  } else if (t->scheduler->take_queued(t)) {
+    // A blocking call still queued behind busy pool threads (perhaps for good, when no
+    // thread can start): cancelled here, so that its JoinHandle need not wait for them.
+    run_task(t, nullptr);  // claims it as cancelled (CANCELLED is set) and cancels it
+  }
 }
 
 void join_cancel_now(TaskHeader* t) noexcept {

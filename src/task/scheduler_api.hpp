@@ -16,6 +16,9 @@ class Scheduler {
   // Removes a completed `task` from the owned-task list; true if it was there (the caller
   // then drops the list's reference).
   virtual bool release(TaskHeader* task) noexcept = 0;
+  // Takes `task`'s queue entry back if it is still queued where it may wait a long time (a
+  // blocking call behind busy pool threads); true: the caller owns the entry's reference.
+  virtual bool take_queued(TaskHeader*) noexcept { return false; }
 
  protected:
   ~Scheduler() = default;

@@ -72,6 +72,37 @@ TEST_F(ThreadStartFailure, AJobWaitsForABusyThreadWhenNoNewOneCanStart) {
   EXPECT_EQ(rt.block_on(std::move(second)), 2);
 }
 
+TEST_F(ThreadStartFailure, AbortingACallQueuedBehindABusyThreadCancelsItAtOnce) {
+  auto rt = Builder::multi_thread().worker_threads(1).build();
+  Gate running, release;
+  auto first = rt.spawn_blocking([&running, &release] {
+    running.open();
+    release.wait();
+    return 1;
+  });
+  running.wait();  // the pool's one thread is busy, and the queue empty
+  fail_thread_starts(0, 1);
+  std::atomic<std::int64_t> drops{0};
+  std::atomic<bool> ran{false};
+  auto second = rt.spawn_blocking([d = DropCounter(drops), &ran] {
+    ran = true;
+    return 2;
+  });  // queued for the busy thread, which may never come back
+  second.abort();
+  // Cancelled on the spot, not when the busy thread frees up: its closure is gone already.
+  EXPECT_EQ(drops.load(), 1);
+  EXPECT_EQ(rt.metrics().blocking_queue_depth, 0u);
+  release.open();
+  try {
+    (void)rt.block_on(std::move(second));
+    ADD_FAILURE() << "an aborted blocking call that never started returned a value";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled()) << e.what();
+  }
+  EXPECT_EQ(rt.block_on(std::move(first)), 1);
+  EXPECT_FALSE(ran.load());
+}
+
 Task<int> record_run(std::atomic<bool>* ran) {
   *ran = true;
   co_return 0;
