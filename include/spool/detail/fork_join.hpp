@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -313,7 +314,14 @@ class ForkJoinCore {
     for (std::size_t i = 0; i < n; ++i) {
       ForkChildBase& c = child(i);
       if (c.state == ForkState::kQueued) {
-        if (fork_pop(*remote_.site.deque) == nullptr) {
+        // The deque is a stack of the joins polled on this worker: a join pops every child
+        // it pushed within the poll that pushed them (a nested join, inside the poll of one
+        // child, pops its own before that child's poll returns), and thieves take the
+        // oldest first. So the top is `c`, or the deque is empty (thieves took `c`, the
+        // later children and every item below them).
+        ForkItem* const popped = fork_pop(*remote_.site.deque);
+        assert(popped == nullptr || popped == &c);
+        if (popped == nullptr) {
           // A thief took it; then it took every later queued child too (thieves take the
           // oldest first, and this join pushed its children last-first).
           for (std::size_t j = i; j < n; ++j) {
