@@ -38,7 +38,7 @@ constexpr auto kForever = std::chrono::hours(24);
 class ParkGate {
  public:
   explicit ParkGate(const std::atomic<int>& parks) : parks_(parks) {}
-  // The echo thread, after its accept and after each answer: parks from now on count.
+  // The echo thread, before its accept and before each answer: parks from now on count.
   void start() { seen_ = parks_.load(); }
   // The echo thread, before each answer.
   void hold() {
@@ -73,15 +73,20 @@ class OutsideEcho {
     }
     addr_ = SocketAddr(reinterpret_cast<const sockaddr*>(&a), len);
     thread_ = std::thread([fd = listener_, gate] {
+      // Parks count from before the client can send anything (and below, from before each
+      // answer goes out): the runtime's thread may read an answer, send its next request and
+      // park before this thread runs again, and that park must count for the next hold.
+      if (gate != nullptr) gate->start();
       const int c = ::accept(fd, nullptr, nullptr);
       if (c < 0) return;  // the destructor shut the listener: nobody connected
-      if (gate != nullptr) gate->start();
       std::array<char, 256> buf{};
       ssize_t n;
       while ((n = ::recv(c, buf.data(), buf.size(), 0)) > 0) {
-        if (gate != nullptr) gate->hold();
+        if (gate != nullptr) {
+          gate->hold();
+          gate->start();
+        }
         if (::send(c, buf.data(), static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
-        if (gate != nullptr) gate->start();
       }
       ::close(c);
     });
