@@ -1,18 +1,23 @@
 // The io_uring poller (src/driver/io/uring_poller.cpp): which thread submits a
 // registration's poll. A thread that has waited on the ring (one that drives the runtime)
 // submits its arms at once; any other thread hands them to the next wait, and a disarm
-// before that wait takes them back without the kernel ever seeing them.
+// before that wait takes them back without the kernel ever seeing them. And removals while
+// the kernel refuses submissions: they wait for the next wait, and one that waited while
+// its address was reused does not cancel the new registration's poll.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <ctime>
 #include <memory>
 #include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "driver/io/io_poller.hpp"
@@ -27,7 +32,7 @@ class UringPollerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     try {
-      poller_ = spool::detail::make_uring_poller();
+      poller_ = spool::detail::make_uring_poller(options());
     } catch (const std::system_error& e) {
       GTEST_SKIP() << "io_uring cannot run here: " << e.what();
     }
@@ -35,6 +40,7 @@ class UringPollerTest : public ::testing::Test {
     ASSERT_EQ(::write(fds_[1], "x", 1), 1);  // fds_[0] is readable from the start
     io_ = std::make_unique<ScheduledIo>(fds_[0]);
   }
+  virtual spool::detail::UringPollerOptions options() { return {}; }
   void TearDown() override {
     poller_.reset();  // first: the kernel forgets io_'s address
     io_.reset();
@@ -62,6 +68,38 @@ class UringPollerTest : public ::testing::Test {
     }
     return std::nullopt;
   }
+
+  // What waits report for `io` until one reports its last event (kLast) or, if
+  // `stop_at_readable`, a readable one (kReadable), or in 500 waits (guards of 10 ms: a
+  // poll the kernel ends at its thread's exit ends a clock tick later).
+  enum class Outcome { kLast, kReadable, kNothing };
+  Outcome wait_for(const ScheduledIo* io, bool stop_at_readable) {
+    for (int i = 0; i < 500; ++i) {
+      std::vector<IoEvent> events;
+      poller_->wait(&kShortGuard, events);
+      bool readable = false;
+      for (const IoEvent& e : events) {
+        if (e.io == io && e.last) return Outcome::kLast;
+        readable = readable || (e.io == io && (e.bits & ScheduledIo::kReadable) != 0);
+      }
+      if (readable && stop_at_readable) return Outcome::kReadable;
+    }
+    return Outcome::kNothing;
+  }
+
+  // Waits until a read of `fd` finds the end of the stream (its peer is closed: true), or
+  // for 500 waits (10 ms each). The kernel lets a socket go once no poll holds it, in a
+  // task_work of the poll's thread (which the waits run) or a kernel worker's.
+  bool peer_sees_close(int fd) {
+    char c;
+    for (int i = 0; i < 500; ++i) {
+      if (::read(fd, &c, 1) == 0) return true;
+      std::vector<IoEvent> none;
+      poller_->wait(&kShortGuard, none);
+    }
+    return false;
+  }
+  static constexpr timespec kShortGuard{0, 10'000'000};
 
   // Runs `f` on a new thread, one that has never waited on the ring.
   template <class F>
@@ -157,6 +195,90 @@ TEST_F(UringPollerTest, AThreadThatHasWaitedSubmitsItsArmsAtOnce) {
     for (const IoEvent& e : wait_once()) saw_last = saw_last || e.last;
   }
   EXPECT_TRUE(saw_last);
+}
+
+// A poller whose submissions the kernel refuses while refuse_ is set, and whose removals
+// take the asynchronous path (IORING_OP_POLL_REMOVE) of kernels before 6.0.
+class UringRemovalTest : public UringPollerTest {
+ protected:
+  spool::detail::UringPollerOptions options() override {
+    return {[this] { return refuse_.load(); }, /*sync_cancel=*/false};
+  }
+  // Fills the submission queue with entries the kernel refuses (arms that fail, left as
+  // no-ops), from this thread, which has waited: no removal can find an entry then.
+  void fill_submission_queue() {
+    refuse_ = true;
+    for (int i = 0; i < 1000; ++i) {
+      try {
+        poller_->arm(&filler_, "test: fill");
+      } catch (const std::system_error& e) {
+        if (e.code().value() == EBUSY) return;  // no entry left
+      }
+    }
+    FAIL() << "the submission queue never filled up";
+  }
+
+  std::atomic<bool> refuse_{false};
+  ScheduledIo filler_{-1};
+};
+
+// The removal of a socket's poll when the submission queue is full of refused entries
+// waits, and the next wait submits it: the poll ends, and the kernel lets the socket go
+// (its peer reads the end of the stream). Lost, the poll would keep the closed socket (and
+// its registration) until the ring closed.
+TEST_F(UringRemovalTest, ARemovalThatFindsTheQueueFullIsSubmittedByTheNextWait) {
+  EXPECT_TRUE(wait_once().empty());  // this thread submits its arms at once from now on
+  poller_->arm(io_.get(), "test: arm");
+  fill_submission_queue();
+  EXPECT_FALSE(poller_->disarm(io_.get()));  // a last event will come
+  ::close(std::exchange(fds_[0], -1));       // only the poll holds the socket now
+  char c;
+  EXPECT_EQ(::read(fds_[1], &c, 1), -1);  // not closed yet
+  refuse_ = false;
+  EXPECT_EQ(wait_for(io_.get(), /*stop_at_readable=*/false), Outcome::kLast);
+  EXPECT_TRUE(peer_sees_close(fds_[1]));
+}
+
+// A removal waits (the queue is full) while its poll ends on its own, and the address of its
+// registration, freed then, goes to a new registration whose poll is submitted before the
+// removal: the removal must not end the new poll (the generation in user_data).
+TEST_F(UringRemovalTest, AWaitingRemovalDoesNotCancelTheNextRegistrationAtItsAddress) {
+  EXPECT_TRUE(wait_once().empty());
+  std::optional<ScheduledIo> slot(std::in_place, fds_[0]);  // one address, two registrations
+  ScheduledIo* const first = &*slot;
+  // The first poll is another thread's, which exits: the kernel ends it at its next wake-up.
+  on_another_thread([&] {
+    std::vector<IoEvent> none;
+    static constexpr timespec kZero{0, 0};
+    poller_->wait(&kZero, none);  // a thread that has waited submits its arms at once
+    poller_->arm(first, "test: arm the first");
+  });
+  fill_submission_queue();
+  EXPECT_FALSE(poller_->disarm(first));  // its removal waits
+  ASSERT_EQ(::write(fds_[1], "y", 1), 1);
+  ASSERT_EQ(wait_for(first, /*stop_at_readable=*/false),
+            Outcome::kLast);  // the kernel ended it; the removal waits
+
+  int other[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, other), 0);
+  slot.emplace(other[0]);  // the freed registration's address, reused
+  ScheduledIo* const second = &*slot;
+  ASSERT_EQ(first, second);
+  refuse_ = false;
+  poller_->arm(second, "test: arm the second");  // submitted now, before the removal
+  std::vector<IoEvent> events;
+  poller_->wait(&kShortGuard, events);  // submits the removal
+  ASSERT_EQ(::write(other[1], "z", 1), 1);
+  const bool ended_at_once = std::any_of(
+      events.begin(), events.end(), [&](const IoEvent& e) { return e.io == second && e.last; });
+  EXPECT_FALSE(ended_at_once);
+  if (!ended_at_once) {
+    EXPECT_EQ(wait_for(second, /*stop_at_readable=*/true), Outcome::kReadable)
+        << "the first registration's removal ended the second's poll";
+  }
+  poller_.reset();  // before the registration it names
+  ::close(other[0]);
+  ::close(other[1]);
 }
 
 }  // namespace

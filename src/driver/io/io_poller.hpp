@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,10 +66,19 @@ class WakeEvent {
 
 // The epoll poller; throws std::system_error when epoll_create1 or eventfd fails.
 std::unique_ptr<IoPoller> make_epoll_poller();
+// What a test may change in the io_uring poller (tests/internal/uring_poller_test.cpp).
+struct UringPollerOptions {
+  // Asked before each submission: while it says true, the submission fails with EAGAIN and
+  // the kernel takes nothing, as when it is short of memory.
+  std::function<bool()> refuse_submissions;
+  // False: removals take the asynchronous path (IORING_OP_POLL_REMOVE) of kernels before
+  // 6.0, which have no synchronous cancel.
+  bool sync_cancel = true;
+};
 // The io_uring poller. Throws std::system_error when this kernel (or a seccomp filter)
 // refuses io_uring, when it lacks what the poller needs (Linux 5.13), or when spool was
 // built without liburing.
-std::unique_ptr<IoPoller> make_uring_poller();
+std::unique_ptr<IoPoller> make_uring_poller(UringPollerOptions options = {});
 // Whether make_uring_poller can work here: sets up a two-entry ring and closes it again.
 // Throws what make_uring_poller would.
 void probe_uring();

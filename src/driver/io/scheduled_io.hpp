@@ -193,6 +193,9 @@ class ScheduledIo {
   ScheduledIo* next = nullptr;
   // Removed, kept until the poller's last event for it (io_uring); guarded by that mutex.
   bool released = false;
+  // The poller's name for this registration's watch (io_uring: its polls' user_data, with a
+  // generation; 0 until the first arm). Written by arm, read by the poller, under its lock.
+  std::uint64_t watch_tag = 0;
 
  private:
   // In the readiness word, not readiness: a direction's `waiting` list is not empty (or was,

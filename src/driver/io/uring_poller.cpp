@@ -12,7 +12,9 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -23,13 +25,23 @@ namespace spool::detail {
 
 namespace {
 
-// The user_data of a completion: a registration's poll carries its address; an asynchronous
-// removal of that poll, the address with the low bit set (a ScheduledIo is aligned); the
-// wake eventfd's poll, 0; a wake's no-op, 2 (no object lives at address 2).
+// The user_data of a completion. A registration's poll: its address in the low 48 bits (no
+// user-space address is wider: malloc gets 47 bits on x86-64, 48 on arm64) and a
+// generation in the high 16 (ScheduledIo::watch_tag), so that a removal that waited while
+// its poll ended, its registration was freed and the address reused finds nothing rather
+// than the new registration's poll. An asynchronous removal of a poll: the poll's
+// user_data with the low bit set (a ScheduledIo is aligned). The wake eventfd's poll: 0; a
+// wake's no-op: 2 (no object lives at address 2).
 constexpr std::uint64_t kWakeTag = 0;
 constexpr std::uint64_t kRemoval = 1;
 constexpr std::uint64_t kWakeNop = 2;
+constexpr int kGenerationShift = 48;
+constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << kGenerationShift) - 1;
 static_assert(alignof(ScheduledIo) >= 2, "the low bit of a registration's address tags removals");
+
+ScheduledIo* registration_of(std::uint64_t tag) noexcept {
+  return reinterpret_cast<ScheduledIo*>(tag & kAddressMask);
+}
 
 constexpr unsigned kPollMask = POLLIN | POLLOUT | POLLRDHUP;
 
@@ -110,20 +122,23 @@ class UringPoller final : public IoPoller {
   static constexpr unsigned kEntries = 256;  // of the submission queue
 
  public:
-  UringPoller() {
+  explicit UringPoller(UringPollerOptions options)
+      : refuse_submissions_(std::move(options.refuse_submissions)) {
     setup(ring_, kEntries, 4096);  // a completion per socket wake-up: room for bursts
     armed_.reserve(kEntries);      // submit_pending never allocates under the lock
+    removals_.reserve(kEntries);   // nor does remove_async, but for a long refusal
     // A cancel of nothing: ENOENT where synchronous cancels exist, EINVAL before 6.0.
     io_uring_sync_cancel_reg reg{};
     reg.addr = kWakeTag;
     reg.timeout.tv_sec = -1;
     reg.timeout.tv_nsec = -1;
-    sync_cancel_ = io_uring_register_sync_cancel(&ring_, &reg) != -EINVAL;
+    sync_cancel_ = options.sync_cancel && io_uring_register_sync_cancel(&ring_, &reg) != -EINVAL;
   }
   ~UringPoller() override { io_uring_queue_exit(&ring_); }
 
   void arm(ScheduledIo* io, const char* what) override {
     std::unique_lock lock(sq_mutex_);
+    const std::uint64_t tag = tag_locked(io, what);
     if (tl_waited_on != id_) {
       handed_over_.push_back(io);
       leave_to_holder(lock);
@@ -132,7 +147,7 @@ class UringPoller final : public IoPoller {
     io_uring_sqe* sqe = next_sqe_locked();
     if (sqe == nullptr) throw_errno(EBUSY, std::string(what) + ": io_uring submission queue");
     io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
-    io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(io));
+    io_uring_sqe_set_data64(sqe, tag);
     if (const int r = submit_locked(); r < 0) {
       // The kernel took nothing: the entry is still ours. Made inert, it goes with the
       // next submission without naming the registration the caller is about to free.
@@ -143,6 +158,7 @@ class UringPoller final : public IoPoller {
   }
 
   bool disarm(ScheduledIo* io) noexcept override {
+    std::uint64_t tag;
     {
       std::lock_guard lock(sq_mutex_);
       if (const auto it = std::find(handed_over_.begin(), handed_over_.end(), io);
@@ -150,9 +166,9 @@ class UringPoller final : public IoPoller {
         handed_over_.erase(it);
         return true;  // never submitted: nothing of the kernel's names it
       }
-      if (cancel_unsubmitted_locked(reinterpret_cast<std::uint64_t>(io))) return true;
+      tag = io->watch_tag;
+      if (cancel_unsubmitted_locked(tag)) return true;
     }
-    const auto tag = reinterpret_cast<std::uint64_t>(io);
     if (sync_cancel_) {
       io_uring_sync_cancel_reg reg{};
       reg.addr = tag;
@@ -222,7 +238,7 @@ class UringPoller final : public IoPoller {
             cqe->res > 0 ? readiness_of(static_cast<std::uint32_t>(cqe->res)) : 0;
         // A poll that ended with an error other than a cancellation failed for good.
         const int error = last && cqe->res < 0 && cqe->res != -ECANCELED ? -cqe->res : 0;
-        out.push_back({reinterpret_cast<ScheduledIo*>(tag), bits, last, error});
+        out.push_back({registration_of(tag), bits, last, error});
       }
     }
     io_uring_cq_advance(&ring_, seen);
@@ -275,12 +291,26 @@ class UringPoller final : public IoPoller {
     int r;
     int tries = 0;
     do {
-      r = io_uring_submit(&ring_);
+      r = refuse_submissions_ && refuse_submissions_() ? -EAGAIN : io_uring_submit(&ring_);
     } while (r == -EINTR || (r == -EAGAIN && ++tries < 3));
     return r;
   }
+  // `io`'s tag (see kGenerationShift), given at its first arm. Throws std::system_error
+  // (naming `what`) for an address that leaves no room for the generation.
+  std::uint64_t tag_locked(ScheduledIo* io, const char* what) {
+    if (io->watch_tag == 0) {
+      const auto address = reinterpret_cast<std::uint64_t>(io);
+      if ((address & ~kAddressMask) != 0) {
+        throw_errno(EFAULT, std::string(what) +
+                                ": io_uring: a registration's address is wider than 48 bits");
+      }
+      io->watch_tag = address | std::uint64_t{next_generation_++} << kGenerationShift;
+    }
+    return io->watch_tag;
+  }
   // The holder, before it waits: arms the wake poll if it is not, the polls handed over to
-  // it, and submits what earlier submissions left. False if something is left still.
+  // it and the removals that found no entry, and submits what earlier submissions left.
+  // False if something is left still.
   bool submit_pending() {
     // Acquire: pairs with announce_locked's release.
     const bool pending = queued_.exchange(false, std::memory_order_acquire);
@@ -294,31 +324,37 @@ class UringPoller final : public IoPoller {
       wake_armed_ = true;
     }
     // In rounds of what the submission queue holds (a burst of connections made outside the
-    // runtime may hand over more polls than that).
+    // runtime may hand over more polls than that). Not next_sqe_locked: no submission
+    // before the round's own, whose failure takes back the polls the round armed.
     for (;;) {
       armed_.clear();
-      while (!handed_over_.empty()) {
-        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // not next_sqe_locked: no submission
-        if (sqe == nullptr) break;
+      io_uring_sqe* sqe = nullptr;
+      while (!handed_over_.empty() && (sqe = io_uring_get_sqe(&ring_)) != nullptr) {
         ScheduledIo* io = handed_over_.back();
         armed_.push_back(sqe);  // within its reserve: at most the queue's entries
         io_uring_prep_poll_multishot(sqe, io->fd(), kPollMask);
-        io_uring_sqe_set_data64(sqe, reinterpret_cast<std::uint64_t>(io));
+        io_uring_sqe_set_data64(sqe, io->watch_tag);
         handed_over_.pop_back();
+      }
+      std::size_t removed = 0;
+      while (!removals_.empty() && (sqe = io_uring_get_sqe(&ring_)) != nullptr) {
+        prep_removal(sqe, removals_.back());  // may stay queued: its tag names only its poll
+        removals_.pop_back();
+        ++removed;
       }
       const int r = submit_locked();
       if (r < 0) {
         // The kernel took nothing: the polls go back to the hand-over list (where disarm
         // finds them), their entries become no-ops.
-        for (io_uring_sqe* sqe : armed_) {
-          handed_over_.push_back(reinterpret_cast<ScheduledIo*>(sqe->user_data));
-          make_inert(sqe);
+        for (io_uring_sqe* armed : armed_) {
+          handed_over_.push_back(registration_of(armed->user_data));
+          make_inert(armed);
         }
         return left_locked();
       }
       if (io_uring_sq_ready(&ring_) > 0) return left_locked();  // the kernel took part
-      if (handed_over_.empty()) return true;
-      if (armed_.empty() && r == 0) return left_locked();  // no progress (not expected)
+      if (handed_over_.empty() && removals_.empty()) return true;
+      if (armed_.empty() && removed == 0 && r == 0) return left_locked();  // not expected
     }
   }
   // Something is left to submit: the next wait tries again. Always false.
@@ -360,19 +396,30 @@ class UringPoller final : public IoPoller {
     return found;
   }
   // Submits the removal of the poll whose user_data is `tag` (its completion says whether it
-  // worked; see wait). If the kernel takes nothing now, the entry stays queued for the
-  // holder's next wait; if the queue is full of refused entries, the removal is lost and
-  // the poll (and its registration, and its file) stays until the ring is closed. A queued
-  // removal whose poll ends meanwhile (its registration freed, the address reused) may
-  // cancel the new registration's poll: that one then ends without having been removed,
-  // and the driver arms it again (IoDriver::finish).
+  // worked; see wait). Never lost, since the poll holds its registration and the socket's
+  // file (the peer would never see the close): if the kernel takes nothing now, the entry
+  // stays in the submission queue, and if that queue is full of entries it refused, the
+  // removal waits in removals_; the holder's next wait submits either. A removal that
+  // waited while its poll ended and the address was reused finds nothing: the tag's
+  // generation is not the new poll's.
   void remove_async(std::uint64_t tag) noexcept {
     std::unique_lock lock(sq_mutex_);
     io_uring_sqe* sqe = next_sqe_locked();
-    if (sqe == nullptr) return;
+    if (sqe == nullptr) {
+      try {
+        removals_.push_back(tag);  // allocates only past kEntries waiting removals
+      } catch (const std::bad_alloc&) {
+        fatal_misuse("out of memory queueing the removal of an io_uring poll");
+      }
+      leave_to_holder(lock);
+      return;
+    }
+    prep_removal(sqe, tag);
+    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);
+  }
+  static void prep_removal(io_uring_sqe* sqe, std::uint64_t tag) noexcept {
     io_uring_prep_poll_remove(sqe, tag);
     io_uring_sqe_set_data64(sqe, tag | kRemoval);
-    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);
   }
 
   WakeEvent wake_;
@@ -385,9 +432,14 @@ class UringPoller final : public IoPoller {
   // Registrations armed by threads that do not drive the runtime, for the holder to submit
   // (guarded by sq_mutex_).
   std::vector<ScheduledIo*> handed_over_;
-  std::vector<io_uring_sqe*> armed_;  // submit_pending's, under sq_mutex_
+  // The tags of polls whose removal found the submission queue full of entries the kernel
+  // refused, for the holder to submit (guarded by sq_mutex_).
+  std::vector<std::uint64_t> removals_;
+  std::uint16_t next_generation_ = 0;               // guarded by sq_mutex_: tag_locked's
+  const std::function<bool()> refuse_submissions_;  // see UringPollerOptions
+  std::vector<io_uring_sqe*> armed_;                // submit_pending's, under sq_mutex_
   // True while something waits for the holder's submission: entries the kernel refused or
-  // did not take, or handed_over_ polls. Stored (release, announce_locked) under sq_mutex_
+  // did not take, handed_over_ polls, removals_. Stored (release, announce_locked) under sq_mutex_
   // by arm, wake, remove_async and submit_pending itself; exchanged (acquire) by whichever
   // thread holds the driver, before each wait, which then takes sq_mutex_. What it
   // announces is guarded by that mutex: the pair only makes sure that the flag, and so the
@@ -403,7 +455,9 @@ class UringPoller final : public IoPoller {
 
 }  // namespace
 
-std::unique_ptr<IoPoller> make_uring_poller() { return std::make_unique<UringPoller>(); }
+std::unique_ptr<IoPoller> make_uring_poller(UringPollerOptions options) {
+  return std::make_unique<UringPoller>(std::move(options));
+}
 
 void probe_uring() {
   io_uring ring{};
@@ -417,7 +471,7 @@ void probe_uring() {
 
 namespace spool::detail {
 
-std::unique_ptr<IoPoller> make_uring_poller() {
+std::unique_ptr<IoPoller> make_uring_poller(UringPollerOptions) {
   probe_uring();
   return nullptr;  // not reached
 }
