@@ -1,5 +1,5 @@
-// spool::signal: a sigaction handler writes to a self-pipe; a pump on the process-wide
-// driver reads it and wakes the Signal streams of each delivered signal.
+// spool::signal: a sigaction handler writes to a self-pipe; the process-wide driver's holder
+// pumps it (net/signal_pump.hpp) and wakes the Signal streams of each delivered signal.
 #include "spool/signal.hpp"
 
 #include <fcntl.h>
@@ -8,15 +8,16 @@
 #include <cerrno>
 #include <csignal>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "driver/driver.hpp"
+#include "net/signal_pump.hpp"
 #include "spool/core/atomic_waker.hpp"
 #include "spool/detail/atomic.hpp"
-#include "spool/detail/io_source.hpp"
 
 namespace spool {
 
@@ -53,8 +54,6 @@ extern "C" void on_signal(int signum) {
   errno = saved;
 }
 
-long read_op(int fd, void* arg) { return ::read(fd, arg, 64); }
-
 // The registry: the handlers installed, the listeners of each signal, the generations.
 // Never destroyed (signals may come until the process exits).
 class Registry {
@@ -78,24 +77,13 @@ class Registry {
   }
 
   std::uint64_t generation(int signum) const noexcept {
-    // Acquire: pairs with pump's release increment.
+    // Acquire: pairs with deliver's release increment.
     return generations_[signum].load(std::memory_order_acquire);
   }
 
-  // Drains the pipe until it would block (then the pump's waker waits for its next edge),
-  // counts each delivered signal and wakes its listeners. Called once at setup, then by the
-  // process-wide driver's holder whenever the pipe becomes readable.
-  void pump() {
-    std::lock_guard pumping(pump_mutex_);  // one pump at a time: it registers one waker
-    Context cx(pump_waker_);
-    char buf[64];
-    for (;;) {
-      // Until pending (the waker is registered for the next edge). A pipe whose write end
-      // stays open never reads 0, and read fails only with EAGAIN (handled) or EINTR.
-      const Poll<long> r =
-          reader_.poll_io(cx, pump_waiter_, detail::IoSource::Direction::kRead, read_op, buf);
-      if (r.is_pending() || r.value() <= 0) break;
-    }
+  // Counts each delivered signal and wakes its listeners: the pump's, after each drain of
+  // the pipe (on the process-wide driver's holder).
+  void deliver() {
     std::vector<Waker> to_wake;
     {
       std::lock_guard lock(mutex_);
@@ -111,16 +99,11 @@ class Registry {
   }
 
  private:
-  // Wakes the pump (a Waker target).
-  struct PumpTarget {
-    void wake() { Registry::get().pump(); }
-  };
-
   Registry() = default;
 
   void install_locked(int signum) {
     if (installed_[signum]) return;
-    if (!pump_started_) start_pump_locked();
+    if (!pump_) start_pump_locked();
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
@@ -139,32 +122,24 @@ class Registry {
       throw std::system_error(errno, std::generic_category(), "spool::signal: pipe2");
     }
     try {
-      reader_ = detail::IoSource(driver, fds[0], "spool::signal");
+      pump_.emplace(driver, fds[0], [] { Registry::get().deliver(); });
     } catch (...) {
       ::close(fds[1]);  // the failed registration closed fds[0]
       throw;
     }
     g_pipe_write.store(fds[1], std::memory_order_seq_cst);
-    pump_waker_ = Waker::from(std::make_shared<PumpTarget>());
-    pump_started_ = true;  // set up for good: a failure below is not retried with a new pipe
-    Context cx(pump_waker_);
-    char buf[64];
-    // Registers the pump's waker for the pipe's first edge (nothing to read yet), and starts
-    // the driver's background thread (std::system_error if it cannot).
-    (void)reader_.poll_io(cx, pump_waiter_, detail::IoSource::Direction::kRead, read_op, buf);
+    // Set up for good: a failure below is not retried with a new pipe. The driver's holder
+    // pumps, the background thread when no block_on drives it (std::system_error if the
+    // thread cannot start).
+    driver->ensure_driven();
   }
 
   std::mutex mutex_;
   std::vector<detail::SignalListener*> listeners_[kSignals];  // guarded by mutex_
   bool installed_[kSignals] = {};                             // guarded by mutex_
-  bool pump_started_ = false;                                 // guarded by mutex_
-  // Deliveries counted so far: incremented (release) by pump; loaded (acquire) by recv.
+  // Deliveries counted so far: incremented (release) by deliver; loaded (acquire) by recv.
   detail::Atomic<std::uint64_t> generations_[kSignals] = {};
-  std::mutex pump_mutex_;
-  detail::IoSource reader_;  // the pipe's read end, on the process-wide driver
-  detail::IoWaiter
-      pump_waiter_;   // the pump's wait on reader_ (under pump_mutex_, or mutex_ at the start)
-  Waker pump_waker_;  // set once under mutex_, before pump_started_
+  std::optional<detail::SignalPump> pump_;  // set once, under mutex_
 };
 
 }  // namespace

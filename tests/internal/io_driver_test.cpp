@@ -1,7 +1,8 @@
 // IoDriver (src/driver/io/io_driver.hpp) over a scripted poller: what it does with a poller's
 // last event for a registration — frees it once released, watches it again when the kernel
 // ended the watch on its own (io_uring: a multishot poll ended by an overflow), and fails
-// its operations when the watch failed or cannot be made again.
+// its operations when the watch failed or cannot be made again; and the holder's work,
+// which a request only asks for and the next park runs.
 #include "driver/io/io_driver.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -125,6 +127,38 @@ TEST_F(IoDriverTest, AReleasedRegistrationLivesUntilItsLastEvent) {
   report({io, ScheduledIo::kReadable, false, 0});  // still reported: still alive
   report({io, 0, true, 0});
   EXPECT_EQ(poller_->arms, 1);  // released: freed, not armed again
+}
+
+// Requests (before the I/O layer is active: the park goes to the thread parker) only ask;
+// the next park runs the work once for all of them, and a park without one runs nothing.
+TEST_F(IoDriverTest, TheHolderWorkRunsAtTheNextParkOnceForItsRequests) {
+  int runs = 0;
+  driver_.set_holder_work([&] { ++runs; });
+  driver_.request_holder_work();
+  driver_.request_holder_work();
+  EXPECT_EQ(runs, 0);
+  driver_.park(std::chrono::nanoseconds::zero());
+  EXPECT_EQ(runs, 1);
+  driver_.park(std::chrono::nanoseconds::zero());
+  EXPECT_EQ(runs, 1);
+  EXPECT_THROW(driver_.set_holder_work([] {}), std::logic_error);
+}
+
+// A request made while the work runs (the pump's own registration may wake its waker) runs
+// it again at the next park, not inside the run.
+TEST_F(IoDriverTest, ARequestDuringTheHolderWorkRunsItAtTheNextPark) {
+  ScheduledIo* io = waiting_registration();  // the layer is active: parks wait in the poller
+  int runs = 0;
+  driver_.set_holder_work([&] {
+    if (++runs == 1) driver_.request_holder_work();
+  });
+  driver_.request_holder_work();
+  driver_.park(std::chrono::nanoseconds::zero());
+  EXPECT_EQ(runs, 1);
+  driver_.park(std::chrono::nanoseconds::zero());
+  EXPECT_EQ(runs, 2);
+  driver_.remove(io);
+  report({io, 0, true, 0});
 }
 
 }  // namespace

@@ -142,6 +142,7 @@ void IoDriver::free_released() {
 void IoDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   if (!active_.load(std::memory_order_acquire)) {
     idle_->park(timeout);
+    run_holder_work();
     return;
   }
   free_released();
@@ -155,6 +156,21 @@ void IoDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   }
   poller_->wait(tsp, ready_);
   if (!ready_.empty()) dispatch();
+  run_holder_work();
+}
+
+void IoDriver::set_holder_work(std::function<void()> work) {
+  if (holder_work_) throw std::logic_error("spool: IoDriver::set_holder_work called twice");
+  holder_work_ = std::move(work);
+}
+
+void IoDriver::request_holder_work() noexcept {
+  holder_work_requested_.set();
+  unpark();  // sticky: the holder's next wait returns, and the park takes the request after it
+}
+
+void IoDriver::run_holder_work() noexcept {
+  if (holder_work_requested_.take()) holder_work_();
 }
 
 void IoDriver::dispatch() {

@@ -12,6 +12,7 @@
 
 #include "driver/io/io_poller.hpp"
 #include "driver/io/scheduled_io.hpp"
+#include "driver/io/work_request.hpp"
 #include "driver/park.hpp"
 #include "driver/thread_parker.hpp"
 #include "spool/io_backend.hpp"
@@ -41,9 +42,10 @@ IoBackend resolve_io_backend(std::optional<IoBackend> requested);
 // the poller instead.
 //
 // park(timeout) is called by the driver's holder only (driver/driver.hpp): it frees the
-// registrations released since the last park, waits in the poller, and dispatches each event
-// to its ScheduledIo (which wakes the waiting tasks). unpark() wakes the poller. add,
-// remove and shutdown may be called by any thread.
+// registrations released since the last park, waits in the poller, dispatches each event
+// to its ScheduledIo (which wakes the waiting tasks), and runs the holder's work if it was
+// asked for (set_holder_work). unpark() wakes the poller. add, remove, shutdown and
+// request_holder_work may be called by any thread.
 //
 // Lifetime of a registration: remove() disarms it in the poller, then either queues it to be
 // freed at the start of the holder's next park (epoll: no wait after that can return it;
@@ -76,6 +78,14 @@ class IoDriver final : public Park {
   // Marks every registration shut down (their tasks wake and see it) and refuses later adds.
   void shutdown();
 
+  // --- Work of the holder's own (the signal pump: net/signal_pump.hpp) ---
+  // Makes `work` the holder's: each park runs it, after its wait, if request_holder_work
+  // was called since the run before began. Set once, before the first request.
+  void set_holder_work(std::function<void()> work);
+  // Asks the holder to run its work (any thread): sets a flag and wakes the holder. Never
+  // runs the work itself, so a Waker's wake may call it (a wake only schedules).
+  void request_holder_work() noexcept;
+
   // True once a file descriptor was registered (the layer parks in the poller from then on).
   bool active() const noexcept { return active_.load(std::memory_order_acquire); }
   void count_accept_backoff() noexcept { accept_backoffs_.fetch_add(1, std::memory_order_relaxed); }
@@ -87,6 +97,7 @@ class IoDriver final : public Park {
   void free_released();
   void dispatch();
   void finish(ScheduledIo* io, int error) noexcept;  // the poller's last event for `io`
+  void run_holder_work() noexcept;  // if it was asked for (a throw would end the process)
 
   const std::shared_ptr<ThreadParker> idle_;
   const IoBackend backend_;
@@ -121,7 +132,9 @@ class IoDriver final : public Park {
   Atomic<std::uint64_t> events_{0};
   // Incremented (relaxed) by accept futures that back off; read by counters().
   Atomic<std::uint64_t> accept_backoffs_{0};
-  std::vector<IoEvent> ready_;  // the holder's (park)
+  std::vector<IoEvent> ready_;         // the holder's (park)
+  std::function<void()> holder_work_;  // set once by set_holder_work; run by the holder
+  WorkRequest holder_work_requested_;  // set by request_holder_work, taken by the holder
 };
 
 }  // namespace spool::detail
