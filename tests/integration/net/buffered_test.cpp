@@ -1,9 +1,10 @@
 // BufReader and BufWriter over a socket pair: lines split across reads, a tiny buffer that
-// must grow, read_exact across refills, the line limit, buffered writes, and a flush
-// cancelled half-way.
+// must grow, read_exact across refills, the line limit, a line read cancelled half-way,
+// buffered writes, and a flush cancelled half-way.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -125,6 +126,25 @@ TEST(BufReader, ALineLongerThanTheLimitThrowsLengthError) {
     std::string line;
     EXPECT_THROW(co_await r.read_line(line, 64), std::length_error);
     EXPECT_LE(line.size(), 64u);
+  }());
+}
+
+// read_line is cancel-safe: a timeout that drops it in the middle of a line leaves the part
+// read in `out`, and the next read_line appends the rest, so `out` holds the whole line.
+TEST(BufReader, ALineCutByATimeoutIsCompletedByTheNextReadLine) {
+  auto rt = spool::Builder::current_thread().start_paused(true).build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    BufReader<UnixStream> r(std::move(b), 4);  // smaller than the part: it spans refills
+    co_await a.write_all(std::string_view("hello, "));
+    std::string line;
+    const auto cut = co_await spool::timeout(std::chrono::seconds(1), r.read_line(line));
+    EXPECT_TRUE(cut.elapsed());
+    EXPECT_EQ(line, "hello, ");
+    co_await a.write_all(std::string_view("world\nnext"));
+    EXPECT_EQ(co_await r.read_line(line), 6u);  // what this call appended
+    EXPECT_EQ(line, "hello, world\n");
+    EXPECT_EQ(std::string_view(r.buffered().data(), r.buffered().size()), "ne");
   }());
 }
 

@@ -1,9 +1,10 @@
 // spool::signal: a signal sent to the process wakes the streams listening for it, on a
-// runtime and under plain block_on; a recv waits for a new delivery; bad signal numbers are
-// refused.
+// runtime and under plain block_on; a recv waits for a new delivery; the default action can be
+// restored after the first delivery; bad signal numbers are refused.
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "spool/spool.hpp"
@@ -44,6 +45,37 @@ TEST(SignalStreamAnyExecutor, EachRecvWaitsForADeliveryAfterThePreviousOne) {
   EXPECT_TRUE(next.poll(cx).is_pending()) << "a recv completed without a new delivery";
   ASSERT_EQ(::raise(SIGUSR2), 0);
   spool::block_on(std::move(next));
+}
+
+// docs/io.md's recipe for a second Ctrl-C: once the first SIGINT was received, restoring the
+// default action makes the next one end the process. In a child process (a death test).
+TEST(SignalStreamDeathTest, RestoringTheDefaultAfterTheFirstSigintLetsTheSecondEndTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        spool::Signal sigint = spool::signal(SIGINT);
+        if (::raise(SIGINT) != 0) std::_Exit(2);
+        spool::block_on(sigint.recv());  // the first one: spool's handler, the process goes on
+        std::signal(SIGINT, SIG_DFL);
+        ::raise(SIGINT);  // the second one: the default action
+        std::_Exit(1);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+}
+
+// spool installs its handler once per signal and process: a Signal made after the default
+// was restored does not install it again (docs/io.md says so).
+TEST(SignalStreamDeathTest, ASignalMadeAfterTheDefaultWasRestoredLeavesTheDefault) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        { spool::Signal first = spool::signal(SIGINT); }
+        std::signal(SIGINT, SIG_DFL);
+        spool::Signal again = spool::signal(SIGINT);
+        ::raise(SIGINT);
+        std::_Exit(1);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
 }
 
 TEST(SignalStreamAnyExecutor, AMovedFromSignalRefusesRecv) {
