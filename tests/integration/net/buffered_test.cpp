@@ -1,11 +1,13 @@
 // BufReader and BufWriter over a socket pair: lines split across reads, a tiny buffer that
-// must grow, read_exact across refills, the line limit, a line read cancelled half-way,
-// buffered writes, and a flush cancelled half-way.
+// must grow, read_exact across refills, the line limit, a line read cancelled half-way, a
+// BufReader over a read half (docs/io.md's example), buffered writes, and a flush cancelled
+// half-way.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -145,6 +147,60 @@ TEST(BufReader, ALineCutByATimeoutIsCompletedByTheNextReadLine) {
     EXPECT_EQ(co_await r.read_line(line), 6u);  // what this call appended
     EXPECT_EQ(line, "hello, world\n");
     EXPECT_EQ(std::string_view(r.buffered().data(), r.buffered().size()), "ne");
+  }());
+}
+
+// docs/io.md's example of "Halves and lines", as written there: lines read through a
+// BufReader over an owned read half, written back by another task through the write half.
+using spool::net::TcpStream;
+
+spool::Task<void> write_lines(TcpStream::OwnedWriteHalf half,
+                              spool::mpsc::Receiver<std::string> lines) {
+  BufWriter<TcpStream::OwnedWriteHalf> out(std::move(half));
+  while (std::optional<std::string> line = co_await lines.recv()) {
+    co_await out.write_all(*line);
+    co_await out.flush();
+  }
+}
+
+spool::Task<void> echo_lines(TcpStream stream) {
+  auto [read_half, write_half] = std::move(stream).into_split();
+  auto [tx, rx] = spool::mpsc::unbounded_channel<std::string>();
+  spool::JoinHandle<void> writer = spool::spawn(write_lines(std::move(write_half), std::move(rx)));
+  {
+    spool::mpsc::UnboundedSender<std::string> lines = std::move(tx);
+    BufReader<TcpStream::OwnedReadHalf> in(std::move(read_half));
+    std::string line;
+    while (co_await in.read_line(line, 64 * 1024) > 0) {  // 0: the end of the stream
+      lines.send(std::move(line));
+      line.clear();
+    }
+  }  // the last sender is gone: the writer's recv gives nullopt after the queued lines
+  co_await writer;
+}
+
+Task<void> serve_one(spool::net::TcpListener listener) {
+  spool::net::TcpListener l = std::move(listener);
+  auto [stream, peer] = co_await l.accept();
+  co_await echo_lines(std::move(stream));
+}
+
+// The peer gets every line back, the last one without its "\n" too, then the end of the
+// stream once the server's halves are gone.
+TEST(BufReader, OverAnOwnedReadHalfWhileAnotherTaskWritesTheWriteHalf) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = spool::net::TcpListener::bind("127.0.0.1:0");
+    const spool::net::SocketAddr addr = listener.local_addr();
+    auto server = spool::spawn(serve_one(std::move(listener)));
+    TcpStream client = co_await TcpStream::connect(addr);
+    co_await client.write_all(std::string_view("one\ntwo\nlast"));
+    client.shutdown();
+    std::string echoed;
+    std::array<char, 64> buf{};
+    while (const std::size_t n = co_await client.read(buf)) echoed.append(buf.data(), n);
+    EXPECT_EQ(echoed, "one\ntwo\nlast");
+    co_await server;
   }());
 }
 
