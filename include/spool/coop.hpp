@@ -14,7 +14,8 @@ namespace detail {
 bool coop_poll_proceed(Context& cx) noexcept;
 // True if the task polled on this thread should end its poll: the scheduler asked it to
 // yield (a task of a higher priority level waits and no idle worker can take it;
-// docs/levels.md), or it was cancelled (JoinHandle::abort, or its runtime shutting down).
+// docs/levels.md), it was cancelled (JoinHandle::abort, or its runtime shutting down), or it
+// was woken during this poll (a future around the loop has something to say).
 bool yield_requested() noexcept;
 // Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
 // yield_now); elsewhere at once.
@@ -64,10 +65,14 @@ inline ConsumeBudget consume_budget() { return {}; }
 /// request on its own. It is also a cancellation point: once the task is cancelled
 /// (JoinHandle::abort, or its runtime shutting down) it is pending, and the task is dropped
 /// at the end of this poll — so a CPU-bound loop that awaits nothing else can be stopped.
+/// And it yields once the task was woken during this poll (on a multi-thread runtime, say,
+/// the timer of a `timeout` or `select` around the loop fired on another worker), so that
+/// the future that woke it is polled. (A current-thread runtime's one thread fires no timer
+/// while it is inside the loop: there, `consume_budget` yields every 128 points.)
 class YieldIfRequested {
  public:
-  /// Ready, unless a yield was requested (or the task cancelled) and this future has not
-  /// yielded yet.
+  /// Ready, unless a yield was requested (or the task cancelled or woken) and this future
+  /// has not yielded yet.
   Poll<void> poll(Context& cx) noexcept {
     if (yielded_ || !detail::yield_requested()) return Poll<void>::ready();
     yielded_ = true;

@@ -46,7 +46,7 @@ struct ShutdownReport {
   /// sees the cancel: docs/scheduler.md), so this counts only code that never awaits one.
   std::size_t threads_left_in_poll = 0;
   /// One line per task such a thread was polling (its id and channel), as Runtime::dump()
-  /// prints it.
+  /// prints it; or a line that says the thread polls no task (a block_on's root future).
   std::string left_in_poll;
   /// True if the drain completed and no thread was left inside a poll.
   bool clean() const noexcept { return drained && threads_left_in_poll == 0; }

@@ -16,19 +16,20 @@ struct ThreadBudget {
   // next task (MultiThread::run_task_on); read here relaxed: a request seen late only delays
   // the yield to the next check.
   const std::atomic<bool>* yield_request = nullptr;
-  // The polled task's state word and its CANCELLED bit (BudgetScope), or null. The bit is set
-  // by abort() or a shutdown with an acq_rel RMW; read here relaxed: a cancel seen late only
-  // delays the end of the poll to the next cooperative point.
+  // The polled task's state word and its CANCELLED and NOTIFIED bits (BudgetScope), or null.
+  // The bits are set by abort() or a shutdown, and by a wake, with acq_rel RMWs; read here
+  // relaxed: a bit seen late only delays the end of the poll to the next cooperative point.
   const Atomic<std::uint64_t>* task_state = nullptr;
   std::uint64_t cancel_bit = 0;
+  std::uint64_t woken_bit = 0;
 
-  bool cancelled() const noexcept {
-    return task_state != nullptr && (task_state->load(std::memory_order_relaxed) & cancel_bit);
+  bool state_has(std::uint64_t bits) const noexcept {
+    return task_state != nullptr && (task_state->load(std::memory_order_relaxed) & bits);
   }
-  bool asked_to_yield() const noexcept {
-    return (yield_request != nullptr && yield_request->load(std::memory_order_relaxed)) ||
-           cancelled();
+  bool yield_flag() const noexcept {
+    return yield_request != nullptr && yield_request->load(std::memory_order_relaxed);
   }
+  bool asked_to_yield() const noexcept { return yield_flag() || state_has(cancel_bit); }
 };
 thread_local ThreadBudget budget;
 // The budget of the poll that an executor on this thread (block_on) interrupted. One slot:
@@ -39,18 +40,22 @@ thread_local ThreadBudget outside_executor;
 void enter_executor_budget() noexcept { outside_executor = std::exchange(budget, ThreadBudget{}); }
 void exit_executor_budget() noexcept { budget = outside_executor; }
 
-BudgetScope::BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit) noexcept
+BudgetScope::BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit,
+                         std::uint64_t woken_bit) noexcept
     : saved_units_(budget.units),
       saved_state_(budget.task_state),
-      saved_cancel_bit_(budget.cancel_bit) {
+      saved_cancel_bit_(budget.cancel_bit),
+      saved_woken_bit_(budget.woken_bit) {
   budget.units = kPollBudget;
   budget.task_state = &state;
   budget.cancel_bit = cancel_bit;
+  budget.woken_bit = woken_bit;
 }
 BudgetScope::~BudgetScope() {
   budget.units = saved_units_;
   budget.task_state = saved_state_;
   budget.cancel_bit = saved_cancel_bit_;
+  budget.woken_bit = saved_woken_bit_;
 }
 
 YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
@@ -61,7 +66,7 @@ YieldRequestScope::~YieldRequestScope() { budget.yield_request = saved_; }
 
 bool yield_requested() noexcept {
   const ThreadBudget& b = budget;
-  return b.units >= 0 && b.asked_to_yield();
+  return b.units >= 0 && (b.yield_flag() || b.state_has(b.cancel_bit | b.woken_bit));
 }
 
 bool coop_poll_proceed(Context& cx) noexcept {

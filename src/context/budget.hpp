@@ -15,9 +15,12 @@ inline constexpr std::uint32_t kPollBudget = 128;
 // (unlimited outside any task) afterwards. Every cooperative point of the poll also reads
 // `cancel_bit` in `state` (the task's state word): once abort() or a shutdown sets it, each
 // point ends the poll, so that even a loop that awaits nothing else is cancelled.
+// yield_if_requested also ends it on `woken_bit` (woken during this poll: a timeout's timer
+// fired, say), so that the future that woke it gets polled.
 class BudgetScope {
  public:
-  BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit) noexcept;
+  BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit,
+              std::uint64_t woken_bit) noexcept;
   ~BudgetScope();
   BudgetScope(const BudgetScope&) = delete;
   BudgetScope& operator=(const BudgetScope&) = delete;
@@ -26,6 +29,7 @@ class BudgetScope {
   std::int64_t saved_units_;
   const Atomic<std::uint64_t>* saved_state_;
   std::uint64_t saved_cancel_bit_;
+  std::uint64_t saved_woken_bit_;
 };
 
 // Around an executor run on this thread (enter_executor): the futures it polls are not

@@ -20,7 +20,12 @@ Driver::Driver(Options options)
       bottom_(std::make_shared<ThreadParker>()),
       io_(std::make_shared<IoDriver>(bottom_, options.io_backend)),
       time_(std::make_shared<TimeDriver>(io_, options.timer_resolution, options.start_paused,
-                                         options.shards, std::move(options.can_auto_advance))) {}
+                                         options.shards, std::move(options.can_auto_advance))) {
+  // A timer armed while nobody parks in the driver: a scheduler thread asleep on its own
+  // parker takes it (it would wait for a maintenance tick, or for good while every other
+  // thread is inside a long poll).
+  time_->set_on_unwatched_arm([this] { hand_over(); });
+}
 
 // The background thread, if one ran, has ended: it held a reference.
 Driver::~Driver() { time_->shutdown(); }

@@ -11,8 +11,9 @@ class DriverLock {
   // Acquire: pairs with unlock's release half, so the new holder sees the stack as left.
   bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
   // For a scheduler thread about to park: takes the lock or, finding it taken, announces that
-  // it parks without the driver and tries once more. False: the holder sees the announcement
-  // (take_announcement) after it lets go.
+  // it parks without the driver and tries once more. False: a holder that looks after it
+  // lets go (maintain's take_announcement) sees the announcement; the others hand the driver
+  // over or park in it anyway, and a stale announcement only costs one spurious hand-over.
   bool try_lock_or_announce() noexcept {
     if (try_lock()) return true;
     parked_without_driver_.store(true, std::memory_order_seq_cst);

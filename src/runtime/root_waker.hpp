@@ -47,9 +47,9 @@ class RootWaker {
   std::shared_ptr<ThreadParker> runtime_parker_;
 };
 
-// Runs `fn`, which blocks the calling thread. On a worker of a multi-thread runtime, the
-// worker's core (LIFO slot, queues, fork deque) goes to another thread first, as
-// block_in_place does: what `fn` waits for may need a task queued there. Elsewhere: fn().
+// Runs `fn`, which blocks the calling thread. On a worker of a multi-thread runtime whose
+// core holds tasks (LIFO slot, queues, fork deque), the core goes to another thread first,
+// as block_in_place does: what `fn` waits for may need one of them. Elsewhere: fn().
 void block_off_core(const std::function<void()>& fn);
 
 // Blocks the calling thread until `done()`, read with `lock` held, is true. Meanwhile
@@ -61,7 +61,7 @@ void block_until(Lock& lock, Waker& waiter, Done&& done) {
     std::lock_guard guard(lock);
     if (done()) return;
   }
-  block_off_core([&] {
+  auto wait = [&] {
     auto root = std::make_shared<RootWaker>();
     const Waker wake_root = Waker::from(root);
     for (;;) {
@@ -72,7 +72,8 @@ void block_until(Lock& lock, Waker& waiter, Done&& done) {
       }
       root->wait(nullptr);
     }
-  });
+  };
+  block_off_core([&wait] { wait(); });  // one reference: std::function holds it inline
 }
 
 }  // namespace spool::detail

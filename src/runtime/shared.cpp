@@ -181,6 +181,14 @@ void RuntimeShared::block_in_place(const std::function<void()>& fn) {
   with_scheduler([&](auto& s) { s.block_in_place(fn); });
 }
 
+void RuntimeShared::block_off_core(const std::function<void()>& fn) {
+  if (multi_thread_) {
+    multi_thread_->block_off_core(fn);
+  } else {
+    fn();  // a current-thread runtime's thread has no core to hand over
+  }
+}
+
 std::optional<ShutdownReport> RuntimeShared::shutdown(
     std::optional<std::chrono::nanoseconds> timeout) {
   std::lock_guard lock(shutdown_mutex_);
@@ -349,14 +357,19 @@ ShutdownReport RuntimeShared::drain(std::optional<TimePoint> deadline) {
 
 void RuntimeShared::report_left_in_poll() {
   std::ostringstream out;
+  std::size_t tasks = 0;
   owned_.for_each([&](const TaskHeader& t) {
     // A task of the scheduler still claimed is in the poll of a thread that did not leave
-    // (the others may still be on their way out: they were past their polls).
+    // (the other threads may be on their way out, past their polls).
     if (t.scheduler == scheduler_ && (t.state.load(std::memory_order_acquire) & kRunning)) {
-      ++report_.threads_left_in_poll;
+      ++tasks;
       describe(t, out);
     }
   });
+  if (tasks == 0) {
+    out << "a runtime thread that polls no task (a block_on's root future, or a callback)\n";
+  }
+  report_.threads_left_in_poll = std::max<std::size_t>(tasks, 1);
   report_.left_in_poll = out.str();
 }
 
@@ -498,10 +511,10 @@ std::string runtime_dump(RuntimeShared& rt) { return rt.dump(); }
 
 void block_off_core(const std::function<void()>& fn) {
   RuntimeShared* rt = current_runtime_ptr();
-  if (rt != nullptr && rt->is_multi_thread()) {
-    rt->block_in_place(fn);
+  if (rt != nullptr) {
+    rt->block_off_core(fn);
   } else {
-    fn();  // a current-thread runtime's thread has no core to hand over
+    fn();
   }
 }
 

@@ -55,6 +55,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // the blocking pool has no thread and cannot start one.
   TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
   void block_in_place(const std::function<void()>& fn);
+  // See detail::block_off_core (runtime/root_waker.hpp).
+  void block_off_core(const std::function<void()>& fn);
 
   // The ordered shutdown, and what its drain found; a later call returns nullopt at once
   // (shutdown_report() has the first one's report). See docs/scheduler.md and, for the drain
@@ -94,7 +96,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
   // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
   ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);
-  // After close_and_stop left threads behind: records in report_ the tasks still in a poll.
+  // After close_and_stop left threads behind: records in report_ the tasks still in a poll
+  // (at least one thread: one may be stuck outside any task).
   void report_left_in_poll();
   // One line of dump() for `t`.
   void describe(const TaskHeader& t, std::ostream& out) const;

@@ -175,7 +175,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   bool done;
   bool deferred_self;
   {
-    BudgetScope budget(t->state, kCancelled);
+    BudgetScope budget(t->state, kCancelled, kNotified);
     PollScope poll(waker.get().as_raw());
     done = run_chain(*t->promise, t->frame, cx);
     deferred_self = poll.deferred_self();

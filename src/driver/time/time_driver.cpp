@@ -129,8 +129,14 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
       lowered = true;
     }
   }
+  if (!lowered) return;
   // Seq_cst: pairs with the holder's store of wake_at_ (see there).
-  if (lowered && when < wake_at_.load(std::memory_order_seq_cst)) unpark();
+  const std::uint64_t watched_until = wake_at_.load(std::memory_order_seq_cst);
+  if (watched_until == 0) {
+    if (on_unwatched_arm_) on_unwatched_arm_();
+  } else if (when < watched_until) {
+    unpark();
+  }
 }
 
 void TimeDriver::disarm(TimerEntry& e) noexcept {

@@ -47,6 +47,11 @@ class TimeDriver final : public Park {
              std::uint32_t shards, std::function<bool()> can_auto_advance);
   ~TimeDriver() override;
 
+  // Called by arm when it lowered a deadline while no holder is parked (wake_at_ is 0): a
+  // scheduler whose threads all sleep on their own parkers sends one into the driver, or
+  // the timer would wait for the next maintenance tick. Set once, before the first arm.
+  void set_on_unwatched_arm(std::function<void()> fn) { on_unwatched_arm_ = std::move(fn); }
+
   // --- Park (the holder) ---
   void park(std::optional<std::chrono::nanoseconds> timeout) override;
   // Who parks (holder only), which decides whether a paused clock may jump to the next
@@ -138,6 +143,7 @@ class TimeDriver final : public Park {
   // The two store→load pairs (store buffering) cannot both miss: either the holder sees
   // the earlier deadline, or arm sees the later wake-up and unparks the holder.
   Atomic<std::uint64_t> wake_at_{0};
+  std::function<void()> on_unwatched_arm_;
   // Set (relaxed) by every unpark; exchanged (relaxed) by a paused holder's park to tell
   // whether something was woken meanwhile (then it must not jump the clock).
   Atomic<bool> unparked_{false};

@@ -130,8 +130,8 @@ void MultiThread::run_worker(Core* core) {
   current_worker = saved;
   {
     std::lock_guard lock(exit_mutex_);
-    if (ctx.core != nullptr) {  // a core handed away keeps counting as running
-      --running_;
+    --running_;
+    if (ctx.core != nullptr) {
       core_left_[ctx.core->index] = true;
       // Left after the shutdown's drain (it gave up waiting, shutdown_timeout): nobody else
       // drains this core's queues.
@@ -579,12 +579,20 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   spill_forks(*ctx->core);
   Core* core = std::exchange(ctx->core, nullptr);
   bool handed = false;
+  {
+    std::lock_guard lock(exit_mutex_);
+    ++running_;  // the thread that takes the core (shutdown waits for it too)
+  }
   try {
     handed = blocking_.spawn_now(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
   } catch (...) {
     // No memory for the job's function.
   }
   if (!handed) {
+    {
+      std::lock_guard lock(exit_mutex_);
+      --running_;
+    }
     // This thread blocks with its core after all: the LIFO slot's task (a spilled fork
     // child, say) goes where other workers can steal it.
     ctx->core = core;
@@ -593,6 +601,19 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
     }
   }
   fn();
+}
+
+void MultiThread::block_off_core(const std::function<void()>& fn) {
+  WorkerContext* ctx = current_worker;
+  const bool holds_work =
+      ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr &&
+      (ctx->core->lifo != nullptr || has_local_work(*workers_[ctx->core->index]) ||
+       !workers_[ctx->core->index]->forks.is_empty());
+  if (holds_work) {
+    block_in_place(fn);
+  } else {
+    fn();
+  }
 }
 
 }  // namespace spool::detail

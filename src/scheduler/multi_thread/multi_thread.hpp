@@ -107,6 +107,10 @@ class MultiThread final : public Scheduler {
   bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   // block_in_place on a thread of this runtime: a worker hands its core to a new thread.
   void block_in_place(const std::function<void()>& fn);
+  // Runs `fn`, which blocks: on a worker whose core holds tasks (LIFO slot, queues, fork
+  // deque), after handing the core over as block_in_place does — `fn` may wait for one of
+  // them. Nobody else can add to an idle core, so an empty one stays with its thread.
+  void block_off_core(const std::function<void()>& fn);
 
   // Shutdown steps (runtime/shared.cpp runs them in order). close_and_stop closes the
   // inject queue and stops the worker threads (joins them, waiting at most until
@@ -266,9 +270,10 @@ class MultiThread final : public Scheduler {
   // line of its own: every worker reads it every tick, and the idle word and the inject
   // queue nearby are written all the time.
   alignas(64) std::atomic<bool> shutdown_{false};
-  // Worker threads still in their loop (a block_in_place hand-off counts as one thread).
-  // Incremented by start for each thread started and decremented by each thread as it
-  // leaves, under exit_mutex_; shutdown waits for zero under exit_mutex_.
+  // Threads inside run_worker: each worker thread, and each pool thread that took a core over
+  // from block_in_place (its worker thread stays counted until it too leaves, maybe still
+  // inside the poll that blocked). Incremented by start and by block_in_place's hand-off,
+  // decremented by each thread as it leaves, under exit_mutex_; shutdown waits for zero.
   std::mutex exit_mutex_;
   std::condition_variable exit_cv_;
   std::uint32_t running_ = 0;    // guarded by exit_mutex_

@@ -137,9 +137,17 @@ TEST_P(BlockInPlaceAnyFlavor, OnABlockingPoolThreadJustCallsTheFunction) {
 class SpawnBlockingAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SpawnBlockingAnyFlavor);
 
-// More cooperative points than a poll's budget, all ready at once.
-Task<int> spend_budget_many_times() {
-  for (int i = 0; i < 1000; ++i) co_await spool::consume_budget();
+// More cooperative points than a poll's budget, all ready at once; `escape` (set by the
+// test's guard, only if the points stay pending for good) ends it early with -1.
+Task<int> spend_budget_many_times(const std::atomic<bool>* escape) {
+  for (int i = 0; i < 1000; ++i) {
+    const bool escaped = co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      if (escape->load()) return true;
+      if (spool::consume_budget().poll(cx).is_ready()) return false;
+      return spool::pending;
+    });
+    if (escaped) co_return -1;
+  }
   co_return 7;
 }
 
@@ -148,8 +156,15 @@ Task<int> spend_budget_many_times() {
 TEST_P(SpawnBlockingAnyFlavor, ABlockOnInsideTheCallHasABudgetOfItsOwn) {
   auto rt = build();
   spool::Handle handle = rt.handle();
-  auto call = rt.spawn_blocking([&] { return handle.block_on(spend_budget_many_times()); });
-  EXPECT_EQ(rt.block_on(std::move(call)), 7);
+  std::atomic<bool> escape{false};
+  std::promise<void> done;
+  std::thread guard([&escape, finished = done.get_future()] {
+    if (finished.wait_for(60s) != std::future_status::ready) escape = true;
+  });
+  auto call = rt.spawn_blocking([&] { return handle.block_on(spend_budget_many_times(&escape)); });
+  EXPECT_EQ(rt.block_on(std::move(call)), 7) << "the block_on's points stayed pending";
+  done.set_value();
+  guard.join();
 }
 
 TEST_P(SpawnBlockingAnyFlavor, ReturnsTheValueFromAnotherThread) {

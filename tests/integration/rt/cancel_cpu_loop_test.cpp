@@ -162,6 +162,30 @@ TEST(CancelCpuLoop, TheRuntimesDestructorStopsIt) {
   EXPECT_EQ(drops.load(), 1);
 }
 
+// The loop of docs/levels.md raced against a timer (armed first): the other worker fires it
+// while this one computes and wakes the task mid-poll; yield_if_requested yields for that
+// wake, so the select sees the timer and drops the loop.
+TEST(CancelCpuLoop, ATimerSelectedAgainstTheLoopFiresWhileItComputes) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::atomic<bool> escape{false};
+  Gate started;
+  TimedGate returned;
+  std::thread guard([&] {
+    if (!returned.wait_for(kHangGuard)) escape.store(true);
+  });
+  std::atomic<std::int64_t> drops{0};
+  auto loop_finished = rt.block_on(
+      rt.spawn([](Gate* s, const std::atomic<bool>* e, std::atomic<std::int64_t>* d) -> Task<bool> {
+        auto r = co_await spool::select(spool::sleep(std::chrono::milliseconds(1)),
+                                        cpu_loop(s, e, DropCounter(*d)));
+        co_return r.index() == 1;
+      }(&started, &escape, &drops)));
+  returned.open();
+  guard.join();
+  EXPECT_FALSE(loop_finished) << "the loop ran until the test's guard ended it";
+  EXPECT_EQ(drops.load(), 1);  // the select destroyed the loop
+}
+
 // A loop that never reaches a cooperative point cannot be stopped: the shutdown gives up on
 // its thread at the deadline and names the task in its report.
 Task<void> spin_without_awaiting(Gate* started, const std::atomic<bool>* release) {

@@ -7,7 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
+#include <string>
+#include <thread>
 
 #include "spool/spool.hpp"
 #include "support/rt_drop_counter.hpp"
@@ -49,6 +52,61 @@ TEST(ShutdownGivesUp, AWorkerStuckPastTheDeadlineDrainsItsOwnQueuesWhenItLeaves)
   EXPECT_EQ(drops.load(), 2);  // both siblings were cancelled by the shutdown
   release.open();
   freed.wait();  // the worker left and dropped its queue entries: the runtime is freed
+}
+
+Task<void> block_in_place_until(Gate* blocked, const Gate* release) {
+  spool::block_in_place([&] {
+    blocked->open();
+    release->wait();
+  });
+  co_return;
+}
+
+// The worker thread that blocks in place gave its core away; the shutdown still waits for
+// that thread (not only for the threads holding cores) and, past its deadline, says so.
+TEST(ShutdownGivesUp, AThreadBlockedInPlaceWithoutItsCoreIsReportedNotJoined) {
+  spool_rt_test::RuntimeFreed freed;
+  Gate blocked, release;
+  spool::ShutdownReport report;
+  {
+    auto rt = Builder::multi_thread().worker_threads(1).on_thread_start(freed.probe()).build();
+    { auto stuck = rt.spawn(block_in_place_until(&blocked, &release)); }
+    blocked.wait();
+    std::promise<void> returned;
+    std::thread guard([&release, done = returned.get_future()] {
+      // Only if the shutdown waits for the blocked thread (the test then fails below).
+      if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) release.open();
+    });
+    report = rt.shutdown_timeout(std::chrono::milliseconds(0));
+    const bool released_first = release.is_open();
+    returned.set_value();
+    guard.join();
+    EXPECT_FALSE(released_first) << "the shutdown waited for the blocked thread";
+  }
+  EXPECT_FALSE(report.clean());
+  EXPECT_EQ(report.threads_left_in_poll, 1u) << report.left_in_poll;
+  release.open();
+  freed.wait();
+}
+
+// A thread stuck in a block_on's root future (no task) is reported too.
+TEST(ShutdownGivesUp, AThreadStuckInABlockOnRootIsReported) {
+  auto rt = Builder::current_thread().build();
+  Gate spinning, release;
+  std::thread other([&] {
+    rt.handle().block_on(spool::poll_fn([&](spool::Context&) -> spool::Poll<void> {
+      spinning.open();
+      release.wait();  // never returns pending: the thread keeps the driver role
+      return spool::Poll<void>::ready();
+    }));
+  });
+  spinning.wait();
+  const spool::ShutdownReport report = rt.shutdown_timeout(std::chrono::milliseconds(0));
+  release.open();
+  other.join();
+  EXPECT_FALSE(report.clean());
+  EXPECT_EQ(report.threads_left_in_poll, 1u);
+  EXPECT_NE(report.left_in_poll.find("polls no task"), std::string::npos) << report.left_in_poll;
 }
 
 TEST(ShutdownGivesUp, ADropWhileABlockingCallWaitsForATaskDoesNotHang) {
