@@ -16,13 +16,10 @@ namespace {
 // How often keys that expired and were not touched again are erased.
 constexpr auto kPurgeEvery = std::chrono::milliseconds(100);
 
-// Serves one connection. `permit` and `done` go when it ends: the first lets another
-// connection in, the last one's end tells run() that every connection closed.
-spool::Task<void> serve(spool::net::TcpStream stream, ServerState& state,
-                        spool::SemaphorePermit permit, spool::mpsc::Sender<int> done) {
-  // Locals, not the parameters: they must go when the connection ends, not with the task.
-  const auto held = std::move(permit);
-  const auto alive = std::move(done);
+// Serves one connection, holding `slot` (a local, not the parameter, so that it goes when
+// the connection ends, not when the task's frame does).
+spool::Task<void> serve(spool::net::TcpStream stream, ServerState& state, ConnectionSlot slot) {
+  const ConnectionSlot held = std::move(slot);
   try {
     Connection connection(std::move(stream), state);
     co_await connection.run();
@@ -61,7 +58,8 @@ spool::Task<void> Server::run() {
     try {
       auto accepted = co_await state.shutdown.run_until_cancelled(listener_.accept());
       if (!accepted) break;
-      (void)spool::spawn(serve(std::move(accepted->first), state, std::move(*permit), done));
+      (void)spool::spawn(
+          serve(std::move(accepted->first), state, ConnectionSlot{done, std::move(*permit)}));
     } catch (const std::system_error& e) {
       // accept(2) failed for this connection only (ECONNABORTED...); EMFILE and ENFILE
       // back off inside accept. Say so and go on.

@@ -13,6 +13,7 @@
 #include "resp.hpp"
 #include "spool/net.hpp"
 #include "spool/sync/cancellation_token.hpp"
+#include "spool/sync/mpsc.hpp"
 #include "spool/sync/semaphore.hpp"
 
 namespace mini_redis {
@@ -43,6 +44,15 @@ struct ServerState {
   PubSub pubsub;                      ///< every channel's subscribers
   spool::Semaphore connections;       ///< one permit per connection served
   spool::CancellationToken shutdown;  ///< cancelled by Server::shutdown
+};
+
+/// What a connection's task holds while it serves: its permit of the connection limit, and a
+/// sender whose end tells Server::run() that this connection is gone. The permit goes back
+/// first: once the last sender is gone, run() may return and its caller destroy the server,
+/// and with it the semaphore that the permit returns to.
+struct ConnectionSlot {
+  spool::mpsc::Sender<int> alive;  ///< declared first, so destroyed last
+  spool::SemaphorePermit permit;   ///< of ServerState::connections
 };
 
 /// A RESP2 server (see the README for its commands). Bind it, then co_await run() in a spool
