@@ -1,7 +1,6 @@
 #include "connection.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <span>
 
@@ -13,12 +12,16 @@ namespace mini_redis {
 
 namespace {
 
-constexpr std::size_t kReadBuffer = 16 * 1024;
 constexpr std::size_t kMessagesPerWake = 64;
 // Replies held before they are written: the commands still buffered wait until these are
 // sent, so that a client pipelining many GETs of a large value cannot make the server hold
 // all their replies at once. (The last command run may take it past this by one reply.)
 constexpr std::size_t kRepliesBeforeWrite = 64 * 1024;
+// What a connection keeps between commands for its output and its parsed arguments: past
+// this, a large reply's or command's memory is freed once done with, not kept for as long
+// as the connection lives (a check per write and per command; a free only after a large one).
+constexpr std::size_t kKeepOutput = 2 * kRepliesBeforeWrite;
+constexpr std::size_t kKeepArguments = 64 * 1024;
 
 bool allowed_when_subscribed(std::string_view name) {
   return name == "subscribe" || name == "unsubscribe" || name == "ping" || name == "quit";
@@ -27,7 +30,7 @@ bool allowed_when_subscribed(std::string_view name) {
 }  // namespace
 
 Connection::Connection(spool::net::TcpStream stream, ServerState& state)
-    : stream_(std::move(stream)), state_(state), in_(kReadBuffer) {}
+    : stream_(std::move(stream)), state_(state), in_(state.config.max_query, state.query_budget) {}
 
 Connection::~Connection() {
   for (const std::string& channel : channels_) state_.pubsub.unsubscribe(channel, *mailbox_);
@@ -48,38 +51,52 @@ spool::Task<void> Connection::run() {
     // connection waits for it to read (Backlog::overflow).
     std::optional<spool::Notified> overflow;
     if (mailbox_) overflow.emplace(mailbox_->backlog->overflow.notified());
-    if (!out_.empty()) {
+    if (!out_.empty() || !shared_out_.empty()) {
       // A client that stops reading its replies fills the socket's send buffer and the
       // write waits: it gives up at the shutdown, or when it has not finished within the
       // idle timeout, so that such a client cannot hold its connection slot (nor the
-      // shutdown) for ever. The deadline is armed only when the write waits.
-      auto write = stream_.write_all(out_);
+      // shutdown) for ever. The deadline is armed only when a write waits. out_ goes in
+      // one write, or in pieces around the shared messages.
       std::optional<spool::Sleep> deadline;
-      auto written = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-        if (write.poll(cx).is_ready()) return true;
-        if (stop.poll(cx).is_ready()) return false;
-        if (overflow && overflow->poll(cx).is_ready()) return false;
-        if (idle_timeout.count() > 0) {
-          if (!deadline) deadline.emplace(spool::sleep(idle_timeout));
-          if (deadline->poll(cx).is_ready()) return false;
+      std::size_t from = 0;
+      for (std::size_t i = 0; i <= shared_out_.size(); ++i) {
+        const bool last = i == shared_out_.size();
+        const std::size_t to = last ? out_.size() : shared_out_[i].at;
+        const std::string_view own = std::string_view(out_).substr(from, to - from);
+        const std::string_view shared = last ? std::string_view() : *shared_out_[i].message;
+        from = to;
+        for (const std::string_view bytes : {own, shared}) {
+          if (bytes.empty()) continue;
+          auto write = stream_.write_all(bytes);
+          auto written = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+            if (write.poll(cx).is_ready()) return true;
+            if (stop.poll(cx).is_ready()) return false;
+            if (overflow && overflow->poll(cx).is_ready()) return false;
+            if (idle_timeout.count() > 0) {
+              if (!deadline) deadline.emplace(spool::sleep(idle_timeout));
+              if (deadline->poll(cx).is_ready()) return false;
+            }
+            return spool::pending;
+          });
+          if (!co_await written) co_return;
         }
-        return spool::pending;
-      });
-      if (!co_await written) co_return;
-      out_.clear();
-      if (mailbox_) mailbox_->written();
+      }
+      clear_output();
     }
     if (after == After::kClose) co_return;
     if (after == After::kWriteFirst) continue;  // commands wait in in_: no read yet
-    if (!make_room()) {
-      write_error(out_, "ERR query buffer limit reached (--max-query)");
+    if (const auto room = in_.make_room(parsed_.needed); room != InputBuffer::Room::kReady) {
+      write_error(out_, room == InputBuffer::Room::kOverOwnLimit
+                            ? "ERR query buffer limit reached (--max-query)"
+                            : "ERR query buffers of all connections at their limit "
+                              "(--max-query-total)");
       over_limit = true;
       continue;
     }
 
     std::size_t got = 0;
-    auto read = stream_.read(std::span(in_.data() + end_, in_.size() - end_));
-    std::optional<spool::mpsc::RecvMany<std::string>> recv;
+    auto read = stream_.read(in_.space());
+    std::optional<spool::mpsc::RecvMany<Message>> recv;
     if (mailbox_) recv.emplace(mailbox_->rx.recv_many(messages_, kMessagesPerWake));
     // Data first: a connection finishes what it was sent before it notices the shutdown.
     auto wait = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<Woke> {
@@ -96,12 +113,12 @@ spool::Task<void> Connection::run() {
     switch (co_await wait) {
       case Woke::kRead:
         if (got == 0) co_return;  // the peer closed its side
-        end_ += got;
+        in_.filled(got);
         last_read = spool::time::now();
         break;
       case Woke::kMessages:
         if (mailbox_->backlog->overflowed.load(std::memory_order_relaxed)) co_return;  // too slow
-        for (const std::string& m : messages_) mailbox_->deliver(out_, m);
+        for (Message& m : messages_) deliver(std::move(m));
         messages_.clear();
         break;
       case Woke::kOverflow:  // the subscriber fell too far behind
@@ -121,37 +138,38 @@ spool::Task<void> Connection::run() {
 }
 
 Connection::After Connection::run_buffered() {
-  while (begin_ < end_) {
+  for (;;) {
+    const std::span<const char> unparsed = in_.unparsed();
+    if (unparsed.empty()) break;
     if (out_.size() >= kRepliesBeforeWrite) return After::kWriteFirst;
     try {
-      parse_command(std::span<const char>(in_.data() + begin_, end_ - begin_), state_.config.limits,
-                    parsed_);
+      parse_command(unparsed, state_.config.limits, parsed_);
     } catch (const ProtocolError& e) {
       write_error(out_, std::string("ERR Protocol error: ") + e.what());
       return After::kClose;
     }
     if (!parsed_.complete) break;
-    begin_ += parsed_.consumed;
+    in_.consume(parsed_.consumed);
     if (parsed_.args.empty()) continue;  // an empty inline line
-    if (execute(parsed_.args) == After::kClose) return After::kClose;
+    const After after = execute(parsed_.args);
+    if (parsed_.storage() > kKeepArguments) parsed_ = Parsed();  // a large command's, freed
+    if (after == After::kClose) return After::kClose;
   }
   return After::kContinue;
 }
 
-bool Connection::make_room() {
-  if (begin_ == end_) {
-    begin_ = end_ = 0;
-  } else if (begin_ > 0 && end_ == in_.size()) {
-    std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
+void Connection::clear_output() {
+  if (out_.capacity() > kKeepOutput) {
+    std::string().swap(out_);  // a large reply's memory goes back
+  } else {
+    out_.clear();
   }
-  // A command larger than the buffer: grow it, up to max_query.
-  if (end_ == in_.size()) {
-    if (in_.size() >= state_.config.max_query) return false;
-    in_.resize(std::min(in_.size() * 2, std::max(state_.config.max_query, in_.size() + 1)));
-  }
-  return true;
+  shared_out_.clear();
+  if (mailbox_) mailbox_->written();
+}
+
+void Connection::deliver(Message message) {
+  mailbox_->deliver(out_, shared_out_, std::move(message));
 }
 
 Connection::After Connection::execute(const Command& args) {
@@ -202,7 +220,7 @@ Connection::After Connection::execute(const Command& args) {
 // too far behind (its mailbox went over a limit): it is disconnected.
 bool Connection::deliver_queued_messages() {
   if (mailbox_->backlog->overflowed.load(std::memory_order_relaxed)) return false;
-  while (auto m = mailbox_->rx.try_recv()) mailbox_->deliver(out_, *m);
+  while (auto m = mailbox_->rx.try_recv()) deliver(std::move(*m));
   return true;
 }
 

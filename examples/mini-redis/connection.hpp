@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "input_buffer.hpp"
 #include "pubsub.hpp"
 #include "resp.hpp"
 #include "server.hpp"
@@ -46,20 +47,19 @@ class Connection {
   void unsubscribe(const Command& args);
   void write_subscription(std::string_view kind, const std::string* channel);
   bool deliver_queued_messages();
-  // Makes room at the end of in_ for the next read; false when that would take the buffer
-  // past the config's max_query.
-  bool make_room();
+  void deliver(Message message);
+  // out_ and shared_out_ were written: empties them (and frees a large out_).
+  void clear_output();
 
   spool::net::TcpStream stream_;
   ServerState& state_;
-  std::vector<char> in_;
-  std::size_t begin_ = 0;              // the first byte not yet parsed
-  std::size_t end_ = 0;                // one past the last byte read
-  std::string out_;                    // replies not yet written
-  Parsed parsed_;                      // each command in turn (its strings are reused)
-  std::unique_ptr<Mailbox> mailbox_;   // made by the first SUBSCRIBE
-  std::set<std::string> channels_;     // subscribed to; not empty: in subscriber mode
-  std::vector<std::string> messages_;  // received from the mailbox, to write
+  InputBuffer in_;                       // bytes read, not yet parsed
+  std::string out_;                      // replies not yet written
+  std::vector<SharedReply> shared_out_;  // large messages, written between out_'s bytes
+  Parsed parsed_;                        // each command in turn (its strings are reused)
+  std::unique_ptr<Mailbox> mailbox_;     // made by the first SUBSCRIBE
+  std::set<std::string> channels_;       // subscribed to; not empty: in subscriber mode
+  std::vector<Message> messages_;        // received from the mailbox, to write
 };
 
 }  // namespace mini_redis

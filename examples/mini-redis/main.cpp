@@ -23,6 +23,8 @@ constexpr const char* kUsage = R"(usage: mini-redis [flags]
   --max-args N          the most arguments of a command (default 65536)
   --max-query BYTES     the most bytes a connection may buffer of unparsed commands
                         (default 268435456)
+  --max-query-total BYTES  the most bytes all connections together may buffer of large
+                        commands, beyond 16 KiB each (default 536870912)
   --workers N           worker threads (default: one per CPU)
   --shards N            keyspace shards (default 64)
   --busy-poll USECS     how long an idle worker polls for I/O before it sleeps (default 50;
@@ -78,6 +80,8 @@ Options parse_flags(int argc, char** argv) {
       o.server.limits.max_args = number(flag, value, kMax);
     } else if (flag == "--max-query") {
       o.server.max_query = number(flag, value, kMax);
+    } else if (flag == "--max-query-total") {
+      o.server.max_query_total = number(flag, value, kMax);
     } else if (flag == "--workers") {
       o.workers = number(flag, value, 1024);
     } else if (flag == "--busy-poll") {

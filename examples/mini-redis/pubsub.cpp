@@ -23,14 +23,18 @@ void overflow(Backlog& backlog) {
 
 }  // namespace
 
-Mailbox::Mailbox() : Mailbox(next_subscriber_id(), spool::mpsc::channel<std::string>(kCapacity)) {}
+Mailbox::Mailbox() : Mailbox(next_subscriber_id(), spool::mpsc::channel<Message>(kCapacity)) {}
 
 Mailbox::Mailbox(std::uint64_t id_, Ends ends)
     : id(id_), tx(std::move(ends.first)), rx(std::move(ends.second)) {}
 
-void Mailbox::deliver(std::string& out, const std::string& message) {
-  out += message;
-  in_output_ += message.size();
+void Mailbox::deliver(std::string& out, std::vector<SharedReply>& shared, Message message) {
+  in_output_ += message->size();
+  if (message->size() < kShareFrom) {
+    out += *message;
+  } else {
+    shared.push_back(SharedReply{out.size(), std::move(message)});
+  }
 }
 
 void Mailbox::written() {
@@ -41,7 +45,10 @@ void Mailbox::written() {
 
 void PubSub::subscribe(const std::string& channel, const Mailbox& box) {
   std::lock_guard lock(mutex_);
-  auto& subs = channels_[channel];
+  auto& found = channels_[channel];
+  if (!found) found = std::make_shared<Channel>();
+  std::lock_guard channel_lock(found->mutex);
+  auto& subs = found->subscribers;
   const bool known =
       std::any_of(subs.begin(), subs.end(), [&](const Subscriber& s) { return s.id == box.id; });
   if (!known) subs.push_back(Subscriber{box.id, box.tx, box.backlog});
@@ -51,31 +58,38 @@ void PubSub::unsubscribe(const std::string& channel, const Mailbox& box) {
   std::lock_guard lock(mutex_);
   const auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  std::erase_if(it->second, [&](const Subscriber& s) { return s.id == box.id; });
-  if (it->second.empty()) channels_.erase(it);
+  const std::shared_ptr<Channel> held = it->second;  // outlives its lock, which it owns
+  std::lock_guard channel_lock(held->mutex);
+  std::erase_if(held->subscribers, [&](const Subscriber& s) { return s.id == box.id; });
+  if (held->subscribers.empty()) channels_.erase(it);
 }
 
 std::size_t PubSub::publish(const std::string& channel, const std::string& message) {
-  std::string reply;
-  write_array_header(reply, 3);
-  write_bulk(reply, "message");
-  write_bulk(reply, channel);
-  write_bulk(reply, message);
-  std::lock_guard lock(mutex_);
-  const auto it = channels_.find(channel);
-  if (it == channels_.end()) return 0;
+  auto written = std::make_shared<std::string>();
+  write_array_header(*written, 3);
+  write_bulk(*written, "message");
+  write_bulk(*written, channel);
+  write_bulk(*written, message);
+  const Message reply = std::move(written);
+  std::shared_ptr<Channel> subscribers;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = channels_.find(channel);
+    if (it == channels_.end()) return 0;
+    subscribers = it->second;
+  }
+  std::lock_guard lock(subscribers->mutex);
   std::size_t delivered = 0;
-  for (const Subscriber& s : it->second) {
+  for (const Subscriber& s : subscribers->subscribers) {
     // Counted before it is queued, so that the connection, which subtracts it once it took
     // the message, never sees the count go below zero (Backlog::bytes).
-    const std::size_t queued = s.backlog->bytes.fetch_add(reply.size(), std::memory_order_relaxed);
-    if (queued + reply.size() > Mailbox::kMaxBytes) {
+    const std::size_t queued = s.backlog->bytes.fetch_add(reply->size(), std::memory_order_relaxed);
+    if (queued + reply->size() > Mailbox::kMaxBytes) {
       ++delivered;  // counted, as redis-server counts a receiver it then disconnects
       overflow(*s.backlog);
       continue;
     }
-    std::string copy = reply;
-    switch (s.tx.try_send(std::move(copy))) {
+    switch (s.tx.try_send(Message(reply))) {
       case spool::mpsc::TrySendResult::kSent:
         ++delivered;
         break;

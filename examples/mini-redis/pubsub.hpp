@@ -32,9 +32,21 @@ struct Backlog {
   /// (in the mailbox, or taken out and waiting in the connection's output, as redis-server's
   /// output buffer): added (fetch_add, relaxed) by PubSub::publish before it queues one,
   /// subtracted (fetch_sub, relaxed) by the connection once it wrote them
-  /// (Mailbox::written). Relaxed: a count that publishes no data. Publishers add under
-  /// PubSub's lock, one at a time, so the bound holds exactly.
+  /// (Mailbox::written). Relaxed: a count that publishes no data. The bound holds exactly
+  /// with publishers on several channels at once: each queues only when the sum it added
+  /// to stays within it.
   std::atomic<std::size_t> bytes{0};
+};
+
+/// A pub/sub message as its subscribers receive it (a RESP "message" reply): written once by
+/// PUBLISH and shared, never copied, by every mailbox it goes to.
+using Message = std::shared_ptr<const std::string>;
+
+/// A message too large to copy into a connection's output: written from the shared buffer
+/// after the first `at` bytes of that output.
+struct SharedReply {
+  std::size_t at;   ///< where it goes in the output's bytes
+  Message message;  ///< what goes there
 };
 
 /// One subscribed connection's mailbox: the queue its messages go through (already written
@@ -46,46 +58,59 @@ struct Mailbox {
   static constexpr std::size_t kCapacity = 1024;
   static constexpr std::size_t kMaxBytes = std::size_t{32} << 20;
 
+  /// Messages from this size on are not copied into a connection's output (see deliver).
+  static constexpr std::size_t kShareFrom = 16 * 1024;
+
   /// A mailbox with a new queue; the connection keeps `rx`.
   Mailbox();
 
-  /// Appends `message`, just taken out of rx, to `out` (the connection's output); it counts
+  /// Appends `message`, just taken out of rx, to the connection's output: a copy in `out`
+  /// when small, else an entry of `shared` (written from the publisher's buffer). It counts
   /// in the backlog until written() says that output went out.
-  void deliver(std::string& out, const std::string& message);
+  void deliver(std::string& out, std::vector<SharedReply>& shared, Message message);
   /// The connection wrote its output: the messages delivered into it leave the backlog.
   void written();
 
-  std::uint64_t id;                       ///< the connection's subscriber id
-  spool::mpsc::Sender<std::string> tx;    ///< publishers' end of the queue
-  spool::mpsc::Receiver<std::string> rx;  ///< the connection's end
+  std::uint64_t id;                   ///< the connection's subscriber id
+  spool::mpsc::Sender<Message> tx;    ///< publishers' end of the queue
+  spool::mpsc::Receiver<Message> rx;  ///< the connection's end
   std::shared_ptr<Backlog> backlog = std::make_shared<Backlog>();  ///< shared with publishers
 
  private:
-  using Ends = std::pair<spool::mpsc::Sender<std::string>, spool::mpsc::Receiver<std::string>>;
+  using Ends = std::pair<spool::mpsc::Sender<Message>, spool::mpsc::Receiver<Message>>;
   Mailbox(std::uint64_t id, Ends ends);
   std::size_t in_output_ = 0;  // bytes delivered into the output since it was last written
 };
 
-/// The channels and their subscribers. Thread-safe (one lock).
+/// The channels and their subscribers. Thread-safe: one lock finds a channel, and each
+/// channel has its own, which a PUBLISH holds only to queue its one shared message to each
+/// subscriber (so that all of them see one channel's messages in one order).
 class PubSub {
  public:
   /// Adds `box` to `channel`'s subscribers (no-op if it is one already).
   void subscribe(const std::string& channel, const Mailbox& box);
   /// Removes `box` from `channel`'s subscribers.
   void unsubscribe(const std::string& channel, const Mailbox& box);
-  /// Queues `message` for each subscriber of `channel`: the count of subscribers (one whose
-  /// mailbox is over a limit is counted, and disconnected).
+  /// Queues `message` for each subscriber of `channel`, written once as a "message" reply
+  /// that they all share: the count of subscribers (one whose mailbox is over a limit is
+  /// counted, and disconnected).
   std::size_t publish(const std::string& channel, const std::string& message);
 
  private:
   // A subscriber as the channel knows it: the connection's id and its mailbox's ends.
   struct Subscriber {
     std::uint64_t id;
-    spool::mpsc::Sender<std::string> tx;
+    spool::mpsc::Sender<Message> tx;
     std::shared_ptr<Backlog> backlog;  // Mailbox::backlog
   };
-  std::mutex mutex_;                                                   // guards channels_
-  std::unordered_map<std::string, std::vector<Subscriber>> channels_;  // never empty vectors
+  // One channel's subscribers. A publisher may still hold a channel that the map dropped
+  // (its last subscriber left): it finds no subscriber there.
+  struct Channel {
+    std::mutex mutex;                     // guards subscribers; taken after PubSub::mutex_
+    std::vector<Subscriber> subscribers;  // not empty while in the map
+  };
+  std::mutex mutex_;                                                    // guards channels_
+  std::unordered_map<std::string, std::shared_ptr<Channel>> channels_;  // never null
 };
 
 }  // namespace mini_redis

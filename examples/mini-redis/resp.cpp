@@ -193,7 +193,10 @@ void parse_array(std::span<const char> buf, const Limits& limits, Parsed& out) {
     }
     const std::size_t data = end + 2;
     const auto ulen = static_cast<std::size_t>(len);
-    if (buf.size() - data < ulen + 2) return;  // the argument is not all here yet
+    if (buf.size() - data < ulen + 2) {  // the argument is not all here yet
+      out.needed = data + ulen + 2;
+      return;
+    }
     if (buf[data + ulen] != '\r' || buf[data + ulen + 1] != '\n') {
       throw ProtocolError("bulk string not terminated by CRLF");
     }
@@ -210,6 +213,12 @@ void parse_array(std::span<const char> buf, const Limits& limits, Parsed& out) {
 
 }  // namespace
 
+std::size_t Parsed::storage() const noexcept {
+  std::size_t bytes = args.capacity() * sizeof(std::string) + spans.capacity() * sizeof(spans[0]);
+  for (const std::string& a : args) bytes += a.capacity();
+  return bytes;
+}
+
 Parsed parse_command(std::span<const char> buf, const Limits& limits) {
   Parsed p;
   parse_command(buf, limits, p);
@@ -219,6 +228,7 @@ Parsed parse_command(std::span<const char> buf, const Limits& limits) {
 void parse_command(std::span<const char> buf, const Limits& limits, Parsed& out) {
   out.complete = false;
   out.consumed = 0;
+  out.needed = 0;
   if (buf.empty()) return;
   try {
     if (buf[0] == '*') {

@@ -51,6 +51,14 @@ struct Parsed {
   std::size_t resume = 0;
   /// The argument count of the array being parsed (once its header was).
   std::size_t expected = 0;
+  /// When incomplete: how many bytes from the front of the buffer the command takes at
+  /// least, as far as its headers tell (through the argument that is not all here yet); 0
+  /// when they tell nothing yet. A connection grows its buffer to this, not past it.
+  std::size_t needed = 0;
+
+  /// The heap bytes it keeps for the next command (its strings' and vectors' capacities): a
+  /// connection that finds this large frees them, so that large commands do not pin memory.
+  std::size_t storage() const noexcept;
 };
 
 /// Parses the command at the front of `buf`: an array of bulk strings

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "keyspace.hpp"
+#include "memory_budget.hpp"
 #include "pubsub.hpp"
 #include "resp.hpp"
 #include "spool/net.hpp"
@@ -30,6 +31,11 @@ struct ServerConfig {
   /// The most bytes a connection buffers of commands not yet complete (redis-server's
   /// client-query-buffer-limit): past it, an error and the connection closes.
   std::size_t max_query = 256 * 1024 * 1024;
+  /// The most bytes all connections together may buffer of large commands (beyond the
+  /// 16 KiB each holds anyway): past it, the connection whose buffer would grow gets an
+  /// error and closes, so that many clients sending large commands at once cannot exhaust
+  /// memory.
+  std::size_t max_query_total = 512 * 1024 * 1024;
   std::size_t shards = 64;  ///< keyspace shards (more: less waiting between workers)
 };
 
@@ -37,12 +43,16 @@ struct ServerConfig {
 struct ServerState {
   /// The state of a server configured by `c`.
   explicit ServerState(const ServerConfig& c)
-      : config(c), keys(c.shards), connections(c.max_connections) {}
+      : config(c),
+        keys(c.shards),
+        connections(c.max_connections),
+        query_budget(c.max_query_total) {}
 
   ServerConfig config;                ///< as given to the Server
   Keyspace keys;                      ///< every key
   PubSub pubsub;                      ///< every channel's subscribers
   spool::Semaphore connections;       ///< one permit per connection served
+  MemoryBudget query_budget;          ///< of config.max_query_total
   spool::CancellationToken shutdown;  ///< cancelled by Server::shutdown
 };
 

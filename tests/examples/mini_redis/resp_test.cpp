@@ -97,6 +97,25 @@ TEST(Resp, ACommandArrivingByteByByteIsParsedFromWhereTheLastReadStopped) {
   EXPECT_EQ(p.args, (mini_redis::Command{"ECHO", "hi"}));
 }
 
+// An incomplete command says how many bytes it takes at least, as far as its headers tell:
+// a connection grows its buffer to that, not to twice its size.
+TEST(Resp, AnIncompleteCommandSaysHowManyBytesItNeedsAtLeast) {
+  const std::string cmd =
+      "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n" + std::string(100000, 'v') + "\r\n";
+  const std::size_t value = cmd.find("$100000") + 9;  // where the value's bytes start
+  mini_redis::Parsed p;
+  parse_command(std::span<const char>(cmd.data(), 3), Limits{}, p);
+  EXPECT_EQ(p.needed, 0u);  // no length seen yet
+  for (const std::size_t n : {value, value + 1, cmd.size() - 1}) {
+    parse_command(std::span<const char>(cmd.data(), n), Limits{}, p);
+    ASSERT_FALSE(p.complete) << n;
+    EXPECT_EQ(p.needed, cmd.size()) << n;
+  }
+  parse_command(std::span<const char>(cmd.data(), cmd.size()), Limits{}, p);
+  ASSERT_TRUE(p.complete);
+  EXPECT_EQ(p.needed, 0u);
+}
+
 // What the parser has passed over is not read again: a byte changed before `resume` goes
 // unseen (the same bytes must come again, see parse_command; this shows they are not
 // reparsed, where starting over would throw or end the line early).
