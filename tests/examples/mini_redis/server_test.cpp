@@ -10,6 +10,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <variant>
 #include <vector>
 
 #include "client.hpp"
@@ -168,6 +170,70 @@ TEST(MiniRedisServer, AConnectionBufferingMoreThanMaxQueryIsClosed) {
     input.resize(32 * 1024, 'x');
     EXPECT_EQ(co_await exchange_raw(server.local_addr(), input),
               "-ERR query buffer limit reached (--max-query)\r\n");
+  });
+}
+
+// Reads what `s` receives until the server closes it: "reset" when the server closed it with
+// bytes of ours unread (the kernel then resets it, and what the server wrote may be lost).
+spool::Task<std::string> read_to_end(spool::net::TcpStream& s) {
+  std::string got;
+  char buf[4096];
+  try {
+    for (;;) {
+      const std::size_t n = co_await s.read(buf);
+      if (n == 0) co_return got;
+      got.append(buf, n);
+    }
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+  }
+  co_return "reset";
+}
+
+// Two connections each send most of an ECHO that needs 44 KiB of buffer past the usual
+// 16 KiB; max_query_total has room for one: whichever the server reads second is refused,
+// the other answered once it sends the rest. After that, the budget is free again.
+TEST(MiniRedisServer, LargeCommandsTogetherStayWithinMaxQueryTotal) {
+  auto config = local_config();
+  config.max_query_total = 64 * 1024;
+  with_server(config, [](mini_redis::Server& server) -> spool::Task<void> {
+    const std::string value(60000, 'x');
+    const std::string echo = "*2\r\n$4\r\nECHO\r\n$60000\r\n" + value + "\r\n";
+    const std::string_view most = std::string_view(echo).substr(0, 40000);
+    const std::string reply = "$60000\r\n" + value + "\r\n";
+    auto a = co_await spool::net::TcpStream::connect(server.local_addr());
+    auto b = co_await spool::net::TcpStream::connect(server.local_addr());
+    co_await a.write_all(most);
+    co_await b.write_all(most);
+    // Neither command can end, so the server reads both parts and must refuse one. (A right
+    // server does so at once; the bound only keeps a wrong one from hanging the test.)
+    auto closed = co_await spool::timeout(60s, spool::when_any(read_to_end(a), read_to_end(b)));
+    if (closed.elapsed()) {
+      ADD_FAILURE() << "both large commands were buffered together past max_query_total";
+      co_return;
+    }
+    const auto& first_closed = closed.value();
+    const std::string refusal =
+        std::visit([](const std::string& got) { return got; }, first_closed);
+    if (refusal != "reset") {
+      EXPECT_EQ(refusal,
+                "-ERR query buffers of all connections at their limit (--max-query-total)\r\n");
+    }
+    auto& answered = first_closed.index() == 0 ? b : a;
+    co_await answered.write_all(std::string_view(echo).substr(most.size()));
+    std::string got(reply.size(), '\0');
+    co_await answered.read_exact(got);
+    EXPECT_TRUE(got == reply);
+    // Its PONG comes after its buffer went back to 16 KiB: then a third connection's large
+    // command has the whole budget.
+    co_await answered.write_all(std::string_view("PING\r\n"));
+    std::string pong(7, '\0');
+    co_await answered.read_exact(pong);
+    EXPECT_EQ(pong, "+PONG\r\n");
+    auto c = co_await spool::net::TcpStream::connect(server.local_addr());
+    co_await c.write_all(echo);
+    co_await c.read_exact(got);
+    EXPECT_TRUE(got == reply);
   });
 }
 
