@@ -17,9 +17,10 @@ constexpr std::size_t kMessagesPerWake = 64;
 // sent, so that a client pipelining many GETs of a large value cannot make the server hold
 // all their replies at once. (The last command run may take it past this by one reply.)
 constexpr std::size_t kRepliesBeforeWrite = 64 * 1024;
-// What a connection keeps between commands for its output and its parsed arguments: past
-// this, a large reply's or command's memory is freed once done with, not kept for as long
-// as the connection lives (a check per write and per command; a free only after a large one).
+// What a connection keeps for its output and its parsed arguments while it waits for its
+// client: past this, a large reply's or command's memory is freed then, not kept for as
+// long as the connection lives (a check per read; a free only after a large one). A
+// pipeline that goes on without a read keeps reusing it.
 constexpr std::size_t kKeepOutput = 2 * kRepliesBeforeWrite;
 constexpr std::size_t kKeepArguments = 64 * 1024;
 
@@ -94,6 +95,7 @@ spool::Task<void> Connection::run() {
       continue;
     }
 
+    release_large_buffers();
     std::size_t got = 0;
     auto read = stream_.read(in_.space());
     std::optional<spool::mpsc::RecvMany<Message>> recv;
@@ -151,21 +153,24 @@ Connection::After Connection::run_buffered() {
     if (!parsed_.complete) break;
     in_.consume(parsed_.consumed);
     if (parsed_.args.empty()) continue;  // an empty inline line
-    const After after = execute(parsed_.args);
-    if (parsed_.storage() > kKeepArguments) parsed_ = Parsed();  // a large command's, freed
-    if (after == After::kClose) return After::kClose;
+    if (execute(parsed_.args) == After::kClose) return After::kClose;
   }
   return After::kContinue;
 }
 
 void Connection::clear_output() {
-  if (out_.capacity() > kKeepOutput) {
-    std::string().swap(out_);  // a large reply's memory goes back
-  } else {
-    out_.clear();
-  }
+  out_.clear();
   shared_out_.clear();
   if (mailbox_) mailbox_->written();
+}
+
+void Connection::release_large_buffers() {
+  if (out_.capacity() > kKeepOutput) std::string().swap(out_);
+  if (parsed_.storage() > kKeepArguments) {
+    Command().swap(parsed_.args);
+    // The spans too, unless a command being parsed still needs them (Parsed::resume).
+    if (parsed_.resume == 0) decltype(parsed_.spans)().swap(parsed_.spans);
+  }
 }
 
 void Connection::deliver(Message message) {

@@ -48,8 +48,10 @@ class Connection {
   void write_subscription(std::string_view kind, const std::string* channel);
   bool deliver_queued_messages();
   void deliver(Message message);
-  // out_ and shared_out_ were written: empties them (and frees a large out_).
+  // out_ and shared_out_ were written: empties them.
   void clear_output();
+  // Before a wait for the client: frees out_ and parsed_'s storage when they grew large.
+  void release_large_buffers();
 
   spool::net::TcpStream stream_;
   ServerState& state_;
