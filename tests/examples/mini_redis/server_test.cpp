@@ -1,7 +1,7 @@
 // mini-redis's server over real loopback sockets, in-process: commands and their replies,
-// malformed input (a RESP error, then that connection alone closes), pub/sub, the idle
-// timeout, the connection limit, the replies a pipeline makes the server hold, and the
-// graceful shutdown.
+// malformed input (a RESP error, then that connection alone closes), the query buffer
+// limits (one connection's, all connections'), pub/sub, the idle timeout, the connection
+// limit, the replies a pipeline makes the server hold, and the graceful shutdown.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
