@@ -16,9 +16,11 @@ InputBuffer::Room InputBuffer::make_room(std::size_t needed) {
   if (held == 0) begin_ = end_ = 0;
   if (capacity_ > kBase && std::max(held, needed) < kBase) {
     // The large command was parsed: its memory goes back (a check per read, and a copy of
-    // less than kBase bytes only after a large command).
-    budget_.give_back(capacity_ - kBase);
+    // less than kBase bytes only after a large command). Budget after the allocation: a
+    // throw leaves both as they were.
+    const std::size_t returned = capacity_ - kBase;
     reallocate(kBase);
+    budget_.give_back(returned);
     return Room::kReady;
   }
   if (end_ < capacity_) return Room::kReady;
@@ -34,7 +36,12 @@ InputBuffer::Room InputBuffer::make_room(std::size_t needed) {
   std::size_t grown = needed > capacity_ && needed < 2 * capacity_ ? needed : 2 * capacity_;
   grown = std::min(grown, max_);
   if (!budget_.try_take(grown - capacity_)) return Room::kOverSharedLimit;
-  reallocate(grown);
+  try {
+    reallocate(grown);
+  } catch (...) {
+    budget_.give_back(grown - capacity_);  // nothing was taken after all
+    throw;
+  }
   return Room::kReady;
 }
 

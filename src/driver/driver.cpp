@@ -24,7 +24,8 @@ Driver::Driver(Options options)
   // A timer armed while nobody parks in the driver: a scheduler thread asleep on its own
   // parker takes it (it would wait for a maintenance tick, or for good while every other
   // thread is inside a long poll).
-  time_->set_on_unwatched_arm([this] { hand_over(); });
+  // (A current-thread runtime's one thread parks in the driver whenever it waits.)
+  if (always_driven_) time_->set_on_unwatched_arm([this] { hand_over(); });
 }
 
 // The background thread, if one ran, has ended: it held a reference.

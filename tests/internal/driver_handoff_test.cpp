@@ -66,6 +66,7 @@ TEST(DriverHandOff, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
 TEST(DriverHandOff, ATimerArmedWithNobodyInTheDriverSendsAThreadIn) {
   Driver::Options options;
   options.start_paused = true;
+  options.always_driven = true;  // a multi-thread runtime's driver
   Driver driver(options);
   int handoffs = 0;
   driver.set_handoff([&] { ++handoffs; });

@@ -257,7 +257,9 @@ void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
   }
   if (!t || *t > kMaxPark) t = kMaxPark;
   inner_->park(t);
-  wake_at_.store(0, std::memory_order_relaxed);  // not parked: arms need not unpark
+  // Not parked: an arm now hands the driver over instead (seq_cst: the same store buffering
+  // as above, against the holder leaving for work without the new deadline).
+  wake_at_.store(0, std::memory_order_seq_cst);
 }
 
 void TimeDriver::unpark() noexcept {

@@ -138,10 +138,11 @@ class TimeDriver final : public Park {
   Atomic<std::uint32_t> block_ons_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
-  // 0: the holder is not parked). Stored seq_cst by the holder before it re-reads the
-  // shards' next deadlines; read seq_cst by arm after it lowered a shard's next deadline.
-  // The two store→load pairs (store buffering) cannot both miss: either the holder sees
-  // the earlier deadline, or arm sees the later wake-up and unparks the holder.
+  // 0: no holder is parked). Stored seq_cst by the holder before it re-reads the shards'
+  // next deadlines, and when it stops parking; read seq_cst by arm after it lowered a
+  // shard's next deadline. The store→load pairs (store buffering) cannot both miss: either
+  // the holder sees the earlier deadline, or arm sees its wake-up (and unparks it) or the 0
+  // (and hands the driver over: set_on_unwatched_arm).
   Atomic<std::uint64_t> wake_at_{0};
   std::function<void()> on_unwatched_arm_;
   // Set (relaxed) by every unpark; exchanged (relaxed) by a paused holder's park to tell

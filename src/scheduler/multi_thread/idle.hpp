@@ -94,6 +94,9 @@ class Idle {
   // Some parked worker, left parked (in the list), or nullopt: the worker to hand the
   // driver to — unparked, it finds no work and parks again, in the driver, now free.
   std::optional<std::uint32_t> a_parked_worker() {
+    // Every worker unparked (relaxed, a hint): nobody to hand to, and no lock taken. A worker
+    // that parks after this read takes the driver itself if it is free.
+    if (unparked(state_.load(std::memory_order_relaxed)) == num_workers_) return std::nullopt;
     std::lock_guard lock(mutex_);
     if (sleepers_.empty()) return std::nullopt;
     return sleepers_.back();

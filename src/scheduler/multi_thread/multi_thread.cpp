@@ -6,6 +6,7 @@
 #include "context/current.hpp"
 #include "context/deferred.hpp"
 #include "context/enter.hpp"
+#include "scheduler/multi_thread/worker_context.hpp"
 #include "scheduler/pick.hpp"
 #include "spool/fork.hpp"
 #include "sync/thread.hpp"
@@ -13,16 +14,9 @@
 
 namespace spool::detail {
 
-namespace {
-
-// A runtime worker's view of itself: which scheduler, and the core it holds (null once
-// block_in_place handed the core away).
-struct WorkerContext {
-  MultiThread* scheduler;
-  Core* core;
-  ReactorSlot* slot;  // holds the runtime's driver: tasks polled here may park in it
-};
 thread_local WorkerContext* current_worker = nullptr;
+
+namespace {
 
 // Tasks polled in a row from the LIFO slot (after the task that filled it) before the
 // slot's task goes to the back of the queue, so that two tasks waking each other cannot
@@ -563,57 +557,6 @@ void MultiThread::schedule_remote(TaskHeader* t) noexcept {
   }
   const bool woke = notify_parked(Idle::Published::kInjectQueue);
   if (kLevels && num_levels_ > 1 && !woke) request_yield(levels_.level_of(channel));
-}
-
-void MultiThread::block_in_place(const std::function<void()>& fn) {
-  WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
-    fn();  // a blocking-pool thread, or a block_on thread: blocking is fine here
-    return;
-  }
-  // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
-  // while this thread blocks. This thread finishes the current poll without a core.
-  // (The pool thread keeps the runtime alive, and is marked as its thread.)
-  // No thread free to take it now (none idle, none can start, or shutting down): keep the
-  // core and block here after all, rather than queue the core behind other blocking calls.
-  spill_forks(*ctx->core);
-  Core* core = std::exchange(ctx->core, nullptr);
-  bool handed = false;
-  {
-    std::lock_guard lock(exit_mutex_);
-    ++running_;  // the thread that takes the core (shutdown waits for it too)
-  }
-  try {
-    handed = blocking_.spawn_now(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
-  } catch (...) {
-    // No memory for the job's function.
-  }
-  if (!handed) {
-    {
-      std::lock_guard lock(exit_mutex_);
-      --running_;
-    }
-    // This thread blocks with its core after all: the LIFO slot's task (a spilled fork
-    // child, say) goes where other workers can steal it.
-    ctx->core = core;
-    if (TaskHeader* t = std::exchange(core->lifo, nullptr)) {
-      has_levels_ ? push_local<true>(*core, t) : push_local<false>(*core, t);
-    }
-  }
-  fn();
-}
-
-void MultiThread::block_off_core(const std::function<void()>& fn) {
-  WorkerContext* ctx = current_worker;
-  const bool holds_work =
-      ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr &&
-      (ctx->core->lifo != nullptr || has_local_work(*workers_[ctx->core->index]) ||
-       !workers_[ctx->core->index]->forks.is_empty());
-  if (holds_work) {
-    block_in_place(fn);
-  } else {
-    fn();
-  }
 }
 
 }  // namespace spool::detail

@@ -168,21 +168,25 @@ TEST(CancelCpuLoop, TheRuntimesDestructorStopsIt) {
 TEST(CancelCpuLoop, ATimerSelectedAgainstTheLoopFiresWhileItComputes) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   std::atomic<bool> escape{false};
-  Gate started;
-  TimedGate returned;
-  std::thread guard([&] {
-    if (!returned.wait_for(kHangGuard)) escape.store(true);
-  });
+  std::atomic<bool> loop_finished{false};
   std::atomic<std::int64_t> drops{0};
-  auto loop_finished = rt.block_on(
-      rt.spawn([](Gate* s, const std::atomic<bool>* e, std::atomic<std::int64_t>* d) -> Task<bool> {
+  Gate started;
+  TimedGate done;
+  // Waited for on this plain thread, not in block_on: only the workers drive the timers.
+  (void)rt
+      .spawn([](Gate* s, const std::atomic<bool>* e, std::atomic<std::int64_t>* d,
+                std::atomic<bool>* finished, TimedGate* over) -> Task<void> {
         auto r = co_await spool::select(spool::sleep(std::chrono::milliseconds(1)),
                                         cpu_loop(s, e, DropCounter(*d)));
-        co_return r.index() == 1;
-      }(&started, &escape, &drops)));
-  returned.open();
-  guard.join();
-  EXPECT_FALSE(loop_finished) << "the loop ran until the test's guard ended it";
+        finished->store(r.index() == 1);
+        over->open();
+      }(&started, &escape, &drops, &loop_finished, &done))
+      .detach();
+  if (!done.wait_for(kHangGuard)) {
+    escape.store(true);
+    done.wait_for(kHangGuard);
+  }
+  EXPECT_FALSE(loop_finished.load()) << "the loop ran until the test's guard ended it";
   EXPECT_EQ(drops.load(), 1);  // the select destroyed the loop
 }
 

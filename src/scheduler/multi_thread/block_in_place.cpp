@@ -1,0 +1,63 @@
+// block_in_place and the waits that hand a worker's core over like it (docs/scheduler.md).
+#include <utility>
+
+#include "context/deferred.hpp"
+#include "scheduler/multi_thread/multi_thread.hpp"
+#include "scheduler/multi_thread/worker_context.hpp"
+
+namespace spool::detail {
+
+void MultiThread::block_in_place(const std::function<void()>& fn) {
+  WorkerContext* ctx = current_worker;
+  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+    fn();  // a blocking-pool thread, or a block_on thread: blocking is fine here
+    return;
+  }
+  // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
+  // while this thread blocks. This thread finishes the current poll without a core.
+  // (The pool thread keeps the runtime alive, and is marked as its thread.)
+  // No thread free to take it now (none idle, none can start, or shutting down): keep the
+  // core and block here after all, rather than queue the core behind other blocking calls.
+  if (DeferredWakes* d = current_deferred()) requeue_deferred(*ctx->core, *d);  // with the core
+  spill_forks(*ctx->core);
+  Core* core = std::exchange(ctx->core, nullptr);
+  bool handed = false;
+  {
+    std::lock_guard lock(exit_mutex_);
+    ++running_;  // the thread that takes the core (shutdown waits for it too)
+  }
+  try {
+    handed = blocking_.spawn_now(BlockingPool::Job{nullptr, [this, core] { run_worker(core); }});
+  } catch (...) {
+    // No memory for the job's function.
+  }
+  if (!handed) {
+    {
+      std::lock_guard lock(exit_mutex_);
+      --running_;
+    }
+    // This thread blocks with its core after all: the LIFO slot's task (a spilled fork
+    // child, say) goes where other workers can steal it.
+    ctx->core = core;
+    if (TaskHeader* t = std::exchange(core->lifo, nullptr)) schedule(t, true);  // its queue
+  }
+  fn();
+}
+
+void MultiThread::block_off_core(const std::function<void()>& fn) {
+  WorkerContext* ctx = current_worker;
+  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+    fn();
+    return;
+  }
+  // Tasks that yielded wait in this thread's deferred list, which would block with it.
+  if (DeferredWakes* d = current_deferred()) requeue_deferred(*ctx->core, *d);
+  const WorkerShared& w = *workers_[ctx->core->index];
+  if (ctx->core->lifo != nullptr || has_local_work(w) || !w.forks.is_empty()) {
+    block_in_place(fn);
+  } else {
+    fn();
+  }
+}
+
+}  // namespace spool::detail

@@ -1,0 +1,22 @@
+// The multi-thread worker running on this thread, if any.
+#pragma once
+
+#include "spool/core/context.hpp"
+
+namespace spool::detail {
+
+class MultiThread;
+struct Core;
+
+// A runtime worker's view of itself: which scheduler, and the core it holds (null once
+// block_in_place handed the core away).
+struct WorkerContext {
+  MultiThread* scheduler;
+  Core* core;
+  ReactorSlot* slot;  // holds the runtime's driver: tasks polled here may park in it
+};
+
+// Set by MultiThread::run_worker for the length of its loop; null on other threads.
+extern thread_local WorkerContext* current_worker;
+
+}  // namespace spool::detail
