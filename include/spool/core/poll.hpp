@@ -25,15 +25,17 @@ namespace detail {
 
 /// The outcome of one `poll`: either ready with a `T`, or pending (the future stored the
 /// context's waker and will wake it when progress is possible). `T` may be an object type
-/// (move-only included), a reference, or void (`Poll<void>`). Default-constructed: pending.
+/// (move-only included), a reference, or void (`Poll<void>`). There is no default
+/// constructor: `return {};` would not say whether it means ready or pending, so it does not
+/// compile; write `return spool::pending;` or `return Poll<T>::ready(...);`.
 template <class T>
 class Poll {
  public:
   /// The type a ready poll carries.
   using value_type = T;
 
-  /// A pending result.
-  constexpr Poll() = default;
+  /// None: `{}` would not say whether it is ready or pending (see the class comment).
+  Poll() = delete;  // `return {};`? write `spool::pending` or `Poll<T>::ready(...)`
   /// A pending result (`return spool::pending;`).
   constexpr Poll(PendingTag) {
   }  // NOLINT(google-explicit-constructor): mirrors Rust's Poll::Pending
@@ -54,7 +56,7 @@ class Poll {
   /// A ready result built in place from `args`.
   template <class... Args>
   static constexpr Poll ready(Args&&... args) {
-    Poll p;
+    Poll p(pending);
     p.value_.emplace(std::forward<Args>(args)...);
     return p;
   }
@@ -93,8 +95,8 @@ class Poll<T&> {
   /// The type a ready poll carries.
   using value_type = T&;
 
-  /// A pending result.
-  constexpr Poll() = default;
+  /// None: `{}` would not say whether it is ready or pending (see the class comment).
+  Poll() = delete;  // `return {};`? write `spool::pending` or `Poll<T&>::ready(x)`
   /// A pending result (`return spool::pending;`).
   constexpr Poll(PendingTag) {}  // NOLINT(google-explicit-constructor)
   /// A ready result referring to `ref`.
@@ -118,20 +120,22 @@ class Poll<T&> {
   T* ptr_ = nullptr;
 };
 
-/// Poll<void>: ready or pending, with nothing to carry.
+/// Poll<void>: ready or pending, with nothing to carry. Each is spelled out —
+/// `return Poll<void>::ready();` or `return spool::pending;` — since `return {};` does not
+/// compile (see Poll).
 template <>
 class Poll<void> {
  public:
   /// The type a ready poll carries.
   using value_type = void;
 
-  /// A pending result.
-  constexpr Poll() = default;
+  /// None: `{}` would not say whether it is ready or pending (see the class comment).
+  Poll() = delete;  // `return {};`? write `spool::pending` or `Poll<void>::ready()`
   /// A pending result (`return spool::pending;`).
   constexpr Poll(PendingTag) {}  // NOLINT(google-explicit-constructor)
   /// A ready result.
   static constexpr Poll ready() {
-    Poll p;
+    Poll p(pending);
     p.ready_ = true;
     return p;
   }

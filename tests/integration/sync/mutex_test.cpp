@@ -104,7 +104,7 @@ TEST(Mutex, ALockHandedToADroppedWaiterPassesOn) {
   auto g = second.poll(next);
   ASSERT_TRUE(g.is_ready());
   *g.value() = 7;
-  g = spool::Poll<MutexGuard<int>>();
+  g = spool::pending;
   EXPECT_EQ(**m.try_lock(), 7);  // and it is free again afterwards
 }
 
