@@ -20,6 +20,7 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/detail/fork_join.hpp"
+#include "spool/detail/moved_in.hpp"
 #include "spool/runtime.hpp"
 
 namespace spool {
@@ -113,11 +114,16 @@ class [[nodiscard]] JoinAllFuture {
 /// The first exception a child throws cancels the children not yet run inline and the
 /// stolen ones, and is rethrown once all of them finished or were cancelled. Destroying the
 /// future before it finished cancels the children and waits for the stolen ones to be
-/// gone. Do not move the future once it was polled (std::logic_error).
+/// gone. Do not move the future once it was polled (std::logic_error). The futures are
+/// moved in: a named one is passed as `std::move(f)` (an lvalue is refused at compile time).
 template <Future... Fs>
 requires(sizeof...(Fs) >= 1) auto join(Fs&&... futs) {
+  static_assert(detail::all_moved_in<Fs...>,
+                "spool::join: pass futures by std::move(...); it takes them over");
+  // Every one is an rvalue (asserted): std::move is std::forward here, and a misuse stops
+  // at the assertion.
   return JoinFuture<future_output_t<std::remove_cvref_t<Fs>>...>(
-      detail::into_task(std::forward<Fs>(futs))...);
+      detail::into_task(std::move(futs))...);
 }
 
 /// spool::join for a number of children known at run time: gives a std::vector of their

@@ -10,6 +10,7 @@
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/children.hpp"
+#include "spool/detail/moved_in.hpp"
 
 namespace spool {
 
@@ -44,12 +45,17 @@ class [[nodiscard]] BasicWhenAll : public detail::Combinator<Branches> {
 template <Future... Fs>
 using WhenAll = BasicWhenAll<detail::TupleBranches<Fs...>>;
 
-/// Waits for all of `futs` (any Futures: Tasks, JoinHandles, leaves; moved in) and gives a
+/// Waits for all of `futs` (any Futures: Tasks, JoinHandles, leaves) and gives a
 /// `std::tuple` of their outputs; the first exception cancels the others and propagates.
-/// See BasicWhenAll.
+/// The futures are moved in: a named one is passed as `std::move(f)` (an lvalue is refused
+/// at compile time). See BasicWhenAll.
 template <Future... Fs>
 WhenAll<std::decay_t<Fs>...> when_all(Fs&&... futs) {
-  return detail::combine<BasicWhenAll>("spool::when_all", std::forward<Fs>(futs)...);
+  static_assert(detail::all_moved_in<Fs...>,
+                "spool::when_all: pass futures by std::move(...); it takes them over");
+  // Every one is an rvalue (asserted): std::move is std::forward here, and a misuse stops
+  // at the assertion instead of going on into the children's constructors.
+  return detail::combine<BasicWhenAll>("spool::when_all", std::move(futs)...);
 }
 
 /// Waits for all of `futs` and gives a `std::vector` of their outputs, in order. See

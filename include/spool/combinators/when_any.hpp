@@ -13,6 +13,7 @@
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/children.hpp"
+#include "spool/detail/moved_in.hpp"
 
 namespace spool {
 
@@ -54,18 +55,25 @@ class [[nodiscard]] BasicWhenAny : public detail::Combinator<Branches> {
 template <Future... Fs>
 using WhenAny = BasicWhenAny<detail::TupleBranches<Fs...>>;
 
-/// Waits for the first of `futs` (any Futures: Tasks, JoinHandles, leaves; moved in) and
-/// gives a `std::variant` holding the winner's output at the winner's index; the losers are
-/// cancelled (JoinHandles aborted) before it returns. See BasicWhenAny.
+/// Waits for the first of `futs` (any Futures: Tasks, JoinHandles, leaves) and gives a
+/// `std::variant` holding the winner's output at the winner's index; the losers are
+/// cancelled (JoinHandles aborted) before it returns. The futures are moved in: a named one
+/// is passed as `std::move(f)` (an lvalue is refused at compile time; unlike tokio's
+/// `select!`, which borrows, a loser is destroyed). See BasicWhenAny.
 template <Future... Fs>
 WhenAny<std::decay_t<Fs>...> when_any(Fs&&... futs) {
-  return detail::combine<BasicWhenAny>("spool::when_any", std::forward<Fs>(futs)...);
+  static_assert(detail::all_moved_in<Fs...>,
+                "spool::when_any: pass futures by std::move(...); it takes them over");
+  // Every one is an rvalue (asserted): see when_all.
+  return detail::combine<BasicWhenAny>("spool::when_any", std::move(futs)...);
 }
 
 /// Another name for when_any (tokio's select): the same function, the same future.
 template <Future... Fs>
 WhenAny<std::decay_t<Fs>...> select(Fs&&... futs) {
-  return when_any(std::forward<Fs>(futs)...);
+  static_assert(detail::all_moved_in<Fs...>,
+                "spool::select: pass futures by std::move(...); it takes them over");
+  return when_any(std::move(futs)...);  // rvalues (asserted): see when_all
 }
 
 /// Waits for the first of `futs` and gives its index and output (AnyOf); the others are

@@ -188,7 +188,7 @@ TEST(Join, VoidChildrenGiveMonostateAndEmptyJoinsAreReady) {
 
 TEST(Join, AnyFutureIsAChild) {
   auto three = spool::poll_fn([](spool::Context&) { return spool::Poll<int>::ready(3); });
-  auto [a, b] = spool::block_on(spool::join(three, seven()));
+  auto [a, b] = spool::block_on(spool::join(std::move(three), seven()));
   EXPECT_EQ(a + b, 10);
 }
 

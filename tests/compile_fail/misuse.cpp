@@ -1,0 +1,42 @@
+// Misuses that must not compile, each with a short error that says what to write instead
+// (tests/CMakeLists.txt runs check.cmake on each SPOOL_CASE_*). SPOOL_FIXED gives the
+// correct form of the same line, which must compile.
+#include "spool/combinators/when_all.hpp"
+#include "spool/combinators/when_any.hpp"
+#include "spool/core/poll_fn.hpp"
+#include "spool/core/task.hpp"
+#include "spool/fork.hpp"
+
+#include <utility>
+
+#ifdef SPOOL_FIXED
+#define SPOOL_NAMED(f) std::move(f)
+#else
+#define SPOOL_NAMED(f) f
+#endif
+
+spool::Task<int> one() { co_return 1; }
+
+// Futures named first (as docs/core.md advises under g++ 12), then passed without std::move.
+spool::Task<void> named_futures() {
+  auto a = one();
+  auto b = one();
+#if defined(SPOOL_CASE_POLL_VOID_BRACES)
+  co_return;  // not this case
+#elif defined(SPOOL_CASE_SELECT)
+  (void)co_await spool::select(SPOOL_NAMED(a), SPOOL_NAMED(b));
+#elif defined(SPOOL_CASE_WHEN_ANY)
+  (void)co_await spool::when_any(SPOOL_NAMED(a), SPOOL_NAMED(b));
+#elif defined(SPOOL_CASE_WHEN_ALL)
+  (void)co_await spool::when_all(SPOOL_NAMED(a), SPOOL_NAMED(b));
+#elif defined(SPOOL_CASE_JOIN)
+  (void)co_await spool::join(SPOOL_NAMED(a), SPOOL_NAMED(b));
+#endif
+}
+
+// `return {};` from a Poll<void> poll_fn would read as "done" and used to mean pending.
+#if defined(SPOOL_CASE_POLL_VOID_BRACES) && defined(SPOOL_FIXED)
+auto not_yet = spool::poll_fn([](spool::Context&) -> spool::Poll<void> { return spool::pending; });
+#elif defined(SPOOL_CASE_POLL_VOID_BRACES)
+auto not_yet = spool::poll_fn([](spool::Context&) -> spool::Poll<void> { return {}; });
+#endif
