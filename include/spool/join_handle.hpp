@@ -35,13 +35,15 @@ struct JoinHandleAccess {
 
 /// Why a JoinHandle has no value: the task was cancelled (abort() or runtime shutdown),
 /// or it threw — then the exception is nested inside (std::rethrow_if_nested, or
-/// exception()).
+/// exception()). what() names the task and, when it threw, gives the root cause's what():
+/// that of the innermost std::exception, through any layers of std::nested_exception (an
+/// awaited task's JoinError is one).
 class JoinError : public std::runtime_error, public std::nested_exception {
  public:
   /// Builds the error for the task `id`; captures the exception being handled, if any.
   JoinError(bool cancelled, std::uint64_t id)
-      : std::runtime_error(cancelled ? "spool: task " + std::to_string(id) + " was cancelled"
-                                     : "spool: task " + std::to_string(id) + " threw an exception"),
+      : std::runtime_error(detail::join_error_message(
+            cancelled, id, cancelled ? nullptr : std::current_exception())),
         cancelled_(cancelled) {}
   /// True when the task was cancelled.
   bool is_cancelled() const noexcept { return cancelled_; }

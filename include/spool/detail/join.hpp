@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <string>
 
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
@@ -25,5 +27,8 @@ void join_cancel_now(TaskHeader* task) noexcept;
 // Drops the JoinHandle's interest and reference.
 void join_drop(TaskHeader* task) noexcept;
 std::uint64_t join_task_id(const TaskHeader* task) noexcept;
+// JoinError's what(): "spool: task <id> was cancelled", or "spool: task <id> threw an
+// exception: <what() of the innermost std::exception nested in `cause`>".
+std::string join_error_message(bool cancelled, std::uint64_t id, std::exception_ptr cause);
 
 }  // namespace spool::detail
