@@ -19,7 +19,8 @@ template <class T>
 class JoinHandle;
 
 namespace detail {
-// How spawn builds a JoinHandle, and how spool::Scope reaches its task (both internal types).
+// How spawn builds a JoinHandle, how spool::Scope reaches its task and how JoinSet polls
+// one without a budget (internal types).
 struct JoinHandleAccess {
   template <class T>
   static JoinHandle<T> make(TaskHeader* task) noexcept {
@@ -29,6 +30,12 @@ struct JoinHandleAccess {
   template <class T>
   static TaskHeader* task_of(const JoinHandle<T>& handle) noexcept {
     return handle.task_;
+  }
+  // Polls a live `handle` without spending the cooperative budget: JoinSet::try_join_next
+  // is a plain call that cannot yield, and a spent budget must not hide a finished task.
+  template <class T>
+  static Poll<T> poll_unbudgeted(JoinHandle<T>& handle, Context& cx) {
+    return handle.poll_unbudgeted(cx);
   }
 };
 }  // namespace detail
@@ -87,20 +94,7 @@ class [[nodiscard]] JoinHandle {
           "spool::JoinHandle polled after it gave its result (or was detached or moved from)");
     }
     if (!detail::coop_poll_proceed(cx)) return pending;
-    if (!detail::join_poll_complete(task_, cx.waker())) return pending;
-    detail::TaskHeader* task = std::exchange(task_, nullptr);
-    struct Release {
-      detail::TaskHeader* t;
-      ~Release() { detail::join_drop(t); }
-    } release{task};
-    std::uint64_t id = detail::join_task_id(task);
-    if (detail::join_output_cancelled(task)) throw JoinError(true, id);
-    auto& promise = static_cast<typename Task<T>::promise_type&>(detail::join_promise(task));
-    try {
-      return promise.take_ready();
-    } catch (...) {
-      std::throw_with_nested(JoinError(false, id));
-    }
+    return poll_unbudgeted(cx);
   }
 
   /// Asks the task to stop: it is cancelled (its frame destroyed, the destructors of its
@@ -126,6 +120,24 @@ class [[nodiscard]] JoinHandle {
  private:
   friend struct detail::JoinHandleAccess;
   explicit JoinHandle(detail::TaskHeader* task) noexcept : task_(task) {}
+
+  // poll() without its budget check; task_ is not null.
+  Poll<T> poll_unbudgeted(Context& cx) {
+    if (!detail::join_poll_complete(task_, cx.waker())) return pending;
+    detail::TaskHeader* task = std::exchange(task_, nullptr);
+    struct Release {
+      detail::TaskHeader* t;
+      ~Release() { detail::join_drop(t); }
+    } release{task};
+    std::uint64_t id = detail::join_task_id(task);
+    if (detail::join_output_cancelled(task)) throw JoinError(true, id);
+    auto& promise = static_cast<typename Task<T>::promise_type&>(detail::join_promise(task));
+    try {
+      return promise.take_ready();
+    } catch (...) {
+      std::throw_with_nested(JoinError(false, id));
+    }
+  }
 
   void reset() noexcept {
     if (task_) detail::join_drop(std::exchange(task_, nullptr));

@@ -72,6 +72,21 @@ class JoinSet {
   /// JoinNext): its output, nullopt when the set is empty, or its JoinError.
   JoinNext<T> join_next() noexcept { return JoinNext<T>(*this); }
 
+  /// Takes out of the set a task that has finished, without waiting: its output, or its
+  /// JoinError thrown (cancelled, or its exception nested inside), as join_next gives them.
+  /// nullopt when no task has finished (or the set is empty; is_empty() tells which): an
+  /// accept loop calls it between accepts to reap finished connections. Never blocks or
+  /// suspends and registers no waker of the caller's (to wait, co_await join_next()); not
+  /// thread-safe, like every JoinSet member: the set's owner calls it, on any thread, in a
+  /// task or not. Looks only at the tasks woken since the last join, as join_next does.
+  typename JoinNext<T>::Output try_join_next() {
+    if (size_ == 0) return std::nullopt;
+    return take_finished([](JoinHandle<T>& handle, const Waker& waker) {
+      Context child_cx(waker);
+      return detail::JoinHandleAccess::poll_unbudgeted(handle, child_cx);
+    });
+  }
+
   /// Asks every task in the set to stop (JoinHandle::abort). They stay in the set: each
   /// then joins with a cancelled JoinError, or with its output if it finished first.
   void abort_all() noexcept {
@@ -112,11 +127,23 @@ class JoinSet {
 
   Poll<Output> poll_next(Context& cx) {
     if (size_ == 0) return Poll<Output>::ready(std::nullopt);
-    std::optional<Poll<Output>> joined;
     wakers_.register_parent(cx.waker());
+    Output joined = take_finished([&cx](JoinHandle<T>& handle, const Waker& waker) {
+      Context child_cx(waker, cx);
+      return handle.poll(child_cx);
+    });
+    if (!joined) return pending;
+    return Poll<Output>::ready(std::move(joined));
+  }
+
+  // Polls the tasks woken since the last call, with `poll_handle(handle, its waker)`, until
+  // one has finished, and takes that one out of the set: its output, or its JoinError
+  // propagates. nullopt when none has finished.
+  template <class PollHandle>
+  Output take_finished(PollHandle poll_handle) {
+    Output joined;
     wakers_.for_each_ready([&](std::size_t i) {
       if (!slots_[i]) return false;  // a stale wake of a slot joined earlier
-      Context child_cx(wakers_.waker(i), cx);
       struct TakeOut {  // takes the task out of the set once its handle gave its result
         JoinSet* set;
         std::size_t i;
@@ -125,16 +152,15 @@ class JoinSet {
           if (done) set->remove(i);
         }
       } take_out{this, i};
-      auto p = detail::lift(slots_[i]->poll(child_cx));
+      auto p = detail::lift(poll_handle(*slots_[i], wakers_.waker(i)));
       if (p.is_pending()) {
         take_out.done = false;
         return false;
       }
-      joined.emplace(Poll<Output>::ready(std::move(p).value()));
+      joined.emplace(std::move(p).value());
       return true;
     });
-    if (!joined) return pending;
-    return std::move(*joined);
+    return joined;
   }
 
   void remove(std::size_t i) noexcept {
