@@ -127,10 +127,19 @@ requires(sizeof...(Fs) >= 1) auto join(Fs&&... futs) {
 }
 
 /// spool::join for a number of children known at run time: gives a std::vector of their
-/// values, in order (nothing for void Tasks).
+/// values, in order (nothing for void Tasks). The vector is moved in: a named one is passed
+/// as `std::move(v)`.
 template <class T>
-JoinAllFuture<T> join_all(std::vector<Task<T>> tasks) {
+JoinAllFuture<T> join_all(std::vector<Task<T>>&& tasks) {
   return JoinAllFuture<T>(std::move(tasks));
+}
+
+/// Refuses a named vector at compile time: write `join_all(std::move(v))`.
+template <class T>
+JoinAllFuture<T> join_all(std::vector<Task<T>>& tasks) {
+  static_assert(detail::all_moved_in<std::vector<Task<T>>&>,
+                "spool::join_all: pass the vector by std::move(...); it takes its tasks over");
+  return join_all(std::move(tasks));  // after the failed assertion: no further error
 }
 
 template <class T, std::size_t N>

@@ -8,6 +8,7 @@
 #include "spool/fork.hpp"
 
 #include <utility>
+#include <vector>
 
 #ifdef SPOOL_FIXED
 #define SPOOL_NAMED(f) std::move(f)
@@ -17,7 +18,8 @@
 
 spool::Task<int> one() { co_return 1; }
 
-// Futures named first (as docs/core.md advises under g++ 12), then passed without std::move.
+// Futures (or a vector of them) named first, as docs/core.md advises under g++ 12, then passed
+// without std::move.
 spool::Task<void> named_futures() {
   auto a = one();
   auto b = one();
@@ -31,6 +33,17 @@ spool::Task<void> named_futures() {
   (void)co_await spool::when_all(SPOOL_NAMED(a), SPOOL_NAMED(b));
 #elif defined(SPOOL_CASE_JOIN)
   (void)co_await spool::join(SPOOL_NAMED(a), SPOOL_NAMED(b));
+#else
+  std::vector<spool::Task<int> > v;
+  v.push_back(std::move(a));
+  v.push_back(std::move(b));
+#if defined(SPOOL_CASE_WHEN_ALL_VECTOR)
+  (void)co_await spool::when_all(SPOOL_NAMED(v));
+#elif defined(SPOOL_CASE_WHEN_ANY_VECTOR)
+  (void)co_await spool::when_any(SPOOL_NAMED(v));
+#elif defined(SPOOL_CASE_JOIN_ALL_VECTOR)
+  (void)co_await spool::join_all(SPOOL_NAMED(v));
+#endif
 #endif
 }
 

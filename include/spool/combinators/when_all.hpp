@@ -58,11 +58,19 @@ WhenAll<std::decay_t<Fs>...> when_all(Fs&&... futs) {
   return detail::combine<BasicWhenAll>("spool::when_all", std::move(futs)...);
 }
 
-/// Waits for all of `futs` and gives a `std::vector` of their outputs, in order. See
-/// BasicWhenAll.
+/// Waits for all of `futs` and gives a `std::vector` of their outputs, in order. The vector
+/// is moved in: a named one is passed as `std::move(v)`. See BasicWhenAll.
 template <Future F>
-BasicWhenAll<detail::VecBranches<F>> when_all(std::vector<F> futs) {
+BasicWhenAll<detail::VecBranches<F>> when_all(std::vector<F>&& futs) {
   return detail::combine<BasicWhenAll>("spool::when_all", std::move(futs));
+}
+
+/// Refuses a named vector at compile time: write `when_all(std::move(v))`.
+template <Future F>
+BasicWhenAll<detail::VecBranches<F>> when_all(std::vector<F>& futs) {
+  static_assert(detail::all_moved_in<std::vector<F>&>,
+                "spool::when_all: pass the vector by std::move(...); it takes its futures over");
+  return when_all(std::move(futs));  // after the failed assertion: no further error
 }
 
 }  // namespace spool

@@ -77,10 +77,19 @@ WhenAny<std::decay_t<Fs>...> select(Fs&&... futs) {
 }
 
 /// Waits for the first of `futs` and gives its index and output (AnyOf); the others are
-/// cancelled before it returns. See BasicWhenAny.
+/// cancelled before it returns. The vector is moved in: a named one is passed as
+/// `std::move(v)`. See BasicWhenAny.
 template <Future F>
-BasicWhenAny<detail::VecBranches<F>> when_any(std::vector<F> futs) {
+BasicWhenAny<detail::VecBranches<F>> when_any(std::vector<F>&& futs) {
   return detail::combine<BasicWhenAny>("spool::when_any", std::move(futs));
+}
+
+/// Refuses a named vector at compile time: write `when_any(std::move(v))`.
+template <Future F>
+BasicWhenAny<detail::VecBranches<F>> when_any(std::vector<F>& futs) {
+  static_assert(detail::all_moved_in<std::vector<F>&>,
+                "spool::when_any: pass the vector by std::move(...); it takes its futures over");
+  return when_any(std::move(futs));  // after the failed assertion: no further error
 }
 
 }  // namespace spool
