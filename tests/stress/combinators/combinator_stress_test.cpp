@@ -5,7 +5,9 @@
 //    twice (once at the start, once after its one wake: never because a sibling woke);
 //  - when_any over JoinHandles on a multi-thread runtime: the one fired child wins, and every
 //    task's frame is destroyed (the losers were aborted, not detached);
-//  - JoinSet: every task is joined exactly once, with its own value.
+//  - JoinSet: every task is joined exactly once, with its own value, by join_next alone or
+//    by try_join_next and join_next in turn (a task try_join_next saw pending must still
+//    wake join_next).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -77,15 +79,18 @@ TEST(CombinatorStress, WhenAnyOfJoinHandlesAbortsTheLosersEveryRound) {
   }
 }
 
-// One round: a JoinSet of tasks whose leaves two plain threads fire; joins them all.
-Task<std::int64_t> join_set_round() {
+// One round: a JoinSet of tasks whose leaves two plain threads fire; joins them all, with
+// join_next only, or (`try_first`) with try_join_next first and join_next when it gives none.
+Task<std::int64_t> join_set_round(bool try_first) {
   JoinSet<int> set;
   std::vector<ManualLeaf> leaves(kChildren);
   for (int i = 0; i < kChildren; ++i) set.spawn(value_after(leaves[i], i));
   std::thread firer(fire_from_two_threads, std::ref(leaves));
   std::int64_t seen = 0;  // bit i: task i was joined
   int joined = 0;
-  while (std::optional<int> v = co_await set.join_next()) {
+  while (!set.is_empty()) {
+    std::optional<int> v = try_first ? set.try_join_next() : std::nullopt;
+    if (!v) v = co_await set.join_next();
     if ((seen & (std::int64_t{1} << *v)) != 0) ADD_FAILURE() << "task " << *v << " joined twice";
     seen |= std::int64_t{1} << *v;
     ++joined;
@@ -97,7 +102,14 @@ Task<std::int64_t> join_set_round() {
 TEST(CombinatorStress, JoinSetJoinsEveryTaskOnceWithChildrenWokenFromTwoThreads) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   for (int round = 0; round < kRounds; ++round) {
-    ASSERT_EQ(rt.block_on(join_set_round()), (std::int64_t{1} << kChildren) - 1);
+    ASSERT_EQ(rt.block_on(join_set_round(false)), (std::int64_t{1} << kChildren) - 1);
+  }
+}
+
+TEST(CombinatorStress, TryJoinNextThenJoinNextJoinsEveryTaskOnce) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  for (int round = 0; round < kRounds; ++round) {
+    ASSERT_EQ(rt.block_on(join_set_round(true)), (std::int64_t{1} << kChildren) - 1);
   }
 }
 
