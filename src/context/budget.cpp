@@ -6,73 +6,41 @@
 
 namespace spool::detail {
 
-namespace {
-// What the budget check reads, in one thread-local so that it costs one TLS access.
-struct ThreadBudget {
-  // Remaining units for the task running on this thread; negative: unlimited.
-  std::int64_t units = -1;
-  // The worker's yield-request flag (YieldRequestScope), or null. The flag is set by a thread
-  // that queued a higher-level task (release) and cleared by the worker before it picks its
-  // next task (MultiThread::run_task_on); read here relaxed: a request seen late only delays
-  // the yield to the next check.
-  const std::atomic<bool>* yield_request = nullptr;
-  // The polled task's state word and its CANCELLED and NOTIFIED bits (BudgetScope), or null.
-  // The bits are set by abort() or a shutdown, and by a wake, with acq_rel RMWs; read here
-  // relaxed: a bit seen late only delays the end of the poll to the next cooperative point.
-  const Atomic<std::uint64_t>* task_state = nullptr;
-  std::uint64_t cancel_bit = 0;
-  std::uint64_t woken_bit = 0;
+constinit thread_local ThreadBudget thread_budget;
 
-  bool state_has(std::uint64_t bits) const noexcept {
-    return task_state != nullptr && (task_state->load(std::memory_order_relaxed) & bits);
-  }
-  bool yield_flag() const noexcept {
-    return yield_request != nullptr && yield_request->load(std::memory_order_relaxed);
-  }
-  bool asked_to_yield() const noexcept { return yield_flag() || state_has(cancel_bit); }
-};
-thread_local ThreadBudget budget;
+namespace {
 // The budget of the poll that an executor on this thread (block_on) interrupted. One slot:
 // executors do not nest.
 thread_local ThreadBudget outside_executor;
+
+bool state_has(const ThreadBudget& b, std::uint64_t bits) noexcept {
+  return b.task_state != nullptr && (b.task_state->load(std::memory_order_relaxed) & bits);
+}
+bool yield_flag(const ThreadBudget& b) noexcept {
+  return b.yield_request != nullptr && b.yield_request->load(std::memory_order_relaxed);
+}
 }  // namespace
 
-void enter_executor_budget() noexcept { outside_executor = std::exchange(budget, ThreadBudget{}); }
-void exit_executor_budget() noexcept { budget = outside_executor; }
-
-BudgetScope::BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit,
-                         std::uint64_t woken_bit) noexcept
-    : saved_units_(budget.units),
-      saved_state_(budget.task_state),
-      saved_cancel_bit_(budget.cancel_bit),
-      saved_woken_bit_(budget.woken_bit) {
-  budget.units = kPollBudget;
-  budget.task_state = &state;
-  budget.cancel_bit = cancel_bit;
-  budget.woken_bit = woken_bit;
+void enter_executor_budget() noexcept {
+  outside_executor = std::exchange(thread_budget, ThreadBudget{});
 }
-BudgetScope::~BudgetScope() {
-  budget.units = saved_units_;
-  budget.task_state = saved_state_;
-  budget.cancel_bit = saved_cancel_bit_;
-  budget.woken_bit = saved_woken_bit_;
-}
+void exit_executor_budget() noexcept { thread_budget = outside_executor; }
 
 YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
-    : saved_(budget.yield_request) {
-  budget.yield_request = request;
+    : saved_(thread_budget.yield_request) {
+  thread_budget.yield_request = request;
 }
-YieldRequestScope::~YieldRequestScope() { budget.yield_request = saved_; }
+YieldRequestScope::~YieldRequestScope() { thread_budget.yield_request = saved_; }
 
 bool yield_requested() noexcept {
-  const ThreadBudget& b = budget;
-  return b.units >= 0 && (b.yield_flag() || b.state_has(b.cancel_bit | b.woken_bit));
+  const ThreadBudget& b = thread_budget;
+  return b.units >= 0 && (yield_flag(b) || state_has(b, kCoopCancelledBit | kCoopNotifiedBit));
 }
 
 bool coop_poll_proceed(Context& cx) noexcept {
-  ThreadBudget& b = budget;
+  ThreadBudget& b = thread_budget;
   if (b.units < 0) return true;
-  if (b.units > 0 && !b.asked_to_yield()) {
+  if (b.units > 0 && !yield_flag(b) && !state_has(b, kCoopCancelledBit)) {
     --b.units;
     return true;
   }

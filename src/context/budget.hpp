@@ -11,25 +11,48 @@ namespace spool::detail {
 // Budget units a task may spend in one poll (tokio uses the same figure).
 inline constexpr std::uint32_t kPollBudget = 128;
 
-// Gives the task polled in this scope a fresh budget, and restores the previous one
-// (unlimited outside any task) afterwards. Every cooperative point of the poll also reads
-// `cancel_bit` in `state` (the task's state word): once abort() or a shutdown sets it, each
-// point ends the poll, so that even a loop that awaits nothing else is cancelled.
-// yield_if_requested also ends it on `woken_bit` (woken during this poll: a timeout's timer
-// fired, say), so that the future that woke it gets polled.
+// The bits of a task's state word that the cooperative points read: CANCELLED (abort or a
+// shutdown: every point ends the poll, so even a loop that awaits nothing else is cancelled)
+// and NOTIFIED (woken during this poll: yield_if_requested ends it, so the future that woke
+// it is polled). task/harness.cpp checks they are task/header.hpp's.
+inline constexpr std::uint64_t kCoopCancelledBit = 1u << 3;
+inline constexpr std::uint64_t kCoopNotifiedBit = 1u << 2;
+
+// What the cooperative points read, in one thread-local so that a check costs one TLS access.
+struct ThreadBudget {
+  // Remaining units for the task running on this thread; negative: unlimited.
+  std::int64_t units = -1;
+  // The worker's yield-request flag (YieldRequestScope), or null. The flag is set by a thread
+  // that queued a higher-level task (release) and cleared by the worker before it picks its
+  // next task (MultiThread::run_task_on); read relaxed: a request seen late only delays the
+  // yield to the next check.
+  const std::atomic<bool>* yield_request = nullptr;
+  // The polled task's state word (BudgetScope), or null. Its bits above are set by abort(),
+  // a shutdown or a wake with acq_rel RMWs; read relaxed: a bit seen late only delays the
+  // end of the poll to the next cooperative point.
+  const Atomic<std::uint64_t>* task_state = nullptr;
+};
+extern constinit thread_local ThreadBudget thread_budget;
+
+// Gives the task polled in this scope (`state`: its state word) a fresh budget, and restores
+// the previous one (unlimited outside any task) afterwards. Inline: it wraps every poll.
 class BudgetScope {
  public:
-  BudgetScope(const Atomic<std::uint64_t>& state, std::uint64_t cancel_bit,
-              std::uint64_t woken_bit) noexcept;
-  ~BudgetScope();
+  explicit BudgetScope(const Atomic<std::uint64_t>& state) noexcept
+      : saved_units_(thread_budget.units), saved_state_(thread_budget.task_state) {
+    thread_budget.units = kPollBudget;
+    thread_budget.task_state = &state;
+  }
+  ~BudgetScope() {
+    thread_budget.units = saved_units_;
+    thread_budget.task_state = saved_state_;
+  }
   BudgetScope(const BudgetScope&) = delete;
   BudgetScope& operator=(const BudgetScope&) = delete;
 
  private:
   std::int64_t saved_units_;
   const Atomic<std::uint64_t>* saved_state_;
-  std::uint64_t saved_cancel_bit_;
-  std::uint64_t saved_woken_bit_;
 };
 
 // Around an executor run on this thread (enter_executor): the futures it polls are not

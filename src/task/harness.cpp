@@ -12,6 +12,9 @@
 
 namespace spool::detail {
 
+static_assert(kCoopCancelledBit == kCancelled && kCoopNotifiedBit == kNotified,
+              "the cooperative points read the task's CANCELLED and NOTIFIED bits");
+
 namespace {
 
 // Task ids: unique, for dump() and debugging. Each thread takes blocks of ids from the
@@ -175,7 +178,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   bool done;
   bool deferred_self;
   {
-    BudgetScope budget(t->state, kCancelled, kNotified);
+    BudgetScope budget(t->state);
     PollScope poll(waker.get().as_raw());
     done = run_chain(*t->promise, t->frame, cx);
     deferred_self = poll.deferred_self();
