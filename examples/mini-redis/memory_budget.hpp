@@ -32,8 +32,8 @@ class MemoryBudget {
  private:
   const std::size_t limit_;
   // Protocol: changed by try_take (CAS) and give_back (fetch_sub) on any connection's thread,
-  // read by used() and by try_take's first load. Relaxed throughout: a count that publishes no
-  // other data; the CAS alone keeps concurrent takes from passing the limit together.
+  // read by used() and by try_take's first load. Every access is relaxed: a count that
+  // publishes no other data; the CAS alone keeps concurrent takes from passing the limit.
   std::atomic<std::size_t> used_{0};
 };
 

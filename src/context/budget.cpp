@@ -13,6 +13,7 @@ namespace {
 // executors do not nest.
 thread_local ThreadBudget outside_executor;
 
+// Both loads are relaxed (ThreadBudget, budget.hpp, says why).
 bool state_has(const ThreadBudget& b, std::uint64_t bits) noexcept {
   return b.task_state != nullptr && (b.task_state->load(std::memory_order_relaxed) & bits);
 }

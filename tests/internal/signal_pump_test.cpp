@@ -48,15 +48,15 @@ TEST(SignalPump, ConcurrentWakesArePumpedByTheHolderOnly) {
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
   const std::thread::id holder = std::this_thread::get_id();
-  int pumps = 0;  // the holder's
-  std::atomic<int> elsewhere{0};
+  int pumps = 0;                  // the holder's
+  std::atomic<int> elsewhere{0};  // seq_cst adds by the pump, read after the joins
   {
     SignalPump pump(driver, fds[0], [&] {
       if (std::this_thread::get_id() != holder) elsewhere.fetch_add(1);
       ++pumps;
     });
     constexpr int kThreads = 3;
-    std::atomic<int> finished{0};
+    std::atomic<int> finished{0};  // seq_cst: each waker adds, then wakes the holder
     std::vector<std::thread> wakers;
     for (int t = 0; t < kThreads; ++t) {
       wakers.emplace_back([&] {

@@ -218,6 +218,8 @@ class UringRemovalTest : public UringPollerTest {
     FAIL() << "the submission queue never filled up";
   }
 
+  // Set by the test thread, read by the poller's submit hook on the same thread: seq_cst,
+  // the default, with no pairing needed.
   std::atomic<bool> refuse_{false};
   ScheduledIo filler_{-1};
 };

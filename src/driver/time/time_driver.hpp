@@ -47,9 +47,8 @@ class TimeDriver final : public Park {
              std::uint32_t shards, std::function<bool()> can_auto_advance);
   ~TimeDriver() override;
 
-  // Called by arm when it lowered a deadline while no holder is parked (wake_at_ is 0): a
-  // scheduler whose threads all sleep on their own parkers sends one into the driver, or
-  // the timer would wait for the next maintenance tick. Set once, before the first arm.
+  // Called by arm when it lowers a deadline with no holder parked: the scheduler sends a
+  // thread into the driver. Set once, before the first arm.
   void set_on_unwatched_arm(std::function<void()> fn) { on_unwatched_arm_ = std::move(fn); }
 
   // --- Park (the holder) ---
@@ -137,12 +136,10 @@ class TimeDriver final : public Park {
   // caught by pause()'s unpark.
   Atomic<std::uint32_t> block_ons_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
-  // The tick the parked holder will wake at by itself (kNever: only an unpark wakes it;
-  // 0: no holder is parked). Stored seq_cst by the holder before it re-reads the shards'
-  // next deadlines, and when it stops parking; read seq_cst by arm after it lowered a
-  // shard's next deadline. The store→load pairs (store buffering) cannot both miss: either
-  // the holder sees the earlier deadline, or arm sees its wake-up (and unparks it) or the 0
-  // (and hands the driver over: set_on_unwatched_arm).
+  // The tick the parked holder wakes at by itself (kNever: only an unpark; 0: none parked).
+  // Stored seq_cst by the holder before it re-reads the shards' next deadlines and when it
+  // stops parking; read seq_cst by arm after it lowered one. Store buffering: the holder
+  // sees the deadline, or arm sees the wake-up (unparks) or the 0 (hands the driver over).
   Atomic<std::uint64_t> wake_at_{0};
   std::function<void()> on_unwatched_arm_;
   // Set (relaxed) by every unpark; exchanged (relaxed) by a paused holder's park to tell

@@ -16,6 +16,8 @@
 #include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 
+// The tests' atomics (escape, drops, flags) are seq_cst, the default: each is read after a
+// join, a gate or a guard's wait, which orders it after its writes.
 namespace {
 
 using spool::Task;
