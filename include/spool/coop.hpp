@@ -66,9 +66,11 @@ inline ConsumeBudget consume_budget() { return {}; }
 /// (JoinHandle::abort, or its runtime shutting down) it is pending, and the task is dropped
 /// at the end of this poll — so a CPU-bound loop that awaits nothing else can be stopped.
 /// And it yields once the task was woken during this poll (on a multi-thread runtime, say,
-/// the timer of a `timeout` or `select` around the loop fired on another worker), so that
-/// the future that woke it is polled. (A current-thread runtime's one thread fires no timer
-/// while it is inside the loop: there, `consume_budget` yields every 128 points.)
+/// the timer of a `select(spool::sleep(d), loop)` fired on another worker), so that the
+/// future that woke it is polled. (`timeout` polls its future before it arms its timer:
+/// around a loop that never yields it arms nothing; put the sleep first in a `select`.) (A
+/// current-thread runtime's one thread fires no timer while it is inside the loop: there,
+/// `consume_budget` yields every 128 points.)
 class YieldIfRequested {
  public:
   /// Ready, unless a yield was requested (or the task cancelled or woken) and this future

@@ -99,7 +99,8 @@ class [[nodiscard]] JoinHandle {
 
   /// Asks the task to stop: it is cancelled (its frame destroyed, the destructors of its
   /// locals run) by a worker before its next poll; a poll in progress ends at its next
-  /// cooperative point (any spool await, yield_if_requested). A blocking call still queued
+  /// cooperative point (a leaf's budget check: channels, locks, sockets, JoinHandle,
+  /// consume_budget; or yield_if_requested). A blocking call still queued
   /// is cancelled on this thread; one already running finishes. No effect once the task
   /// finished, nor on a handle that gave its result or was detached or moved from.
   void abort() const noexcept {

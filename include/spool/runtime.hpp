@@ -42,8 +42,8 @@ struct ShutdownReport {
   std::string pending;
   /// Runtime threads still inside a task's poll when the shutdown stopped waiting for them
   /// (shutdown_timeout's deadline passed): they were left running, detached, until that poll
-  /// returns. A poll ends at the task's next await of a spool future (every cooperative point
-  /// sees the cancel: docs/scheduler.md), so this counts only code that never awaits one.
+  /// returns. A poll ends at the task's next cooperative point (a leaf's budget check or
+  /// yield_if_requested: docs/scheduler.md), so this counts code that reaches none.
   std::size_t threads_left_in_poll = 0;
   /// One line per task such a thread was polling (its id and channel), as Runtime::dump()
   /// prints it; or a line that says the thread polls no task (a block_on's root future).
