@@ -1,6 +1,5 @@
-// What a scheduler with levels keeps around each poll (docs/levels.md), shared by both
-// flavours: per-channel counters, and the level of the running task with the flag that asks
-// it to yield.
+// What a scheduler with levels counts around each poll (docs/levels.md), shared by both
+// flavours: per-channel poll counters.
 #pragma once
 
 #include <atomic>
@@ -28,34 +27,6 @@ struct ChannelCounters {
   void record_shared(std::chrono::nanoseconds busy) noexcept {
     polls.fetch_add(1, std::memory_order_relaxed);
     busy_ns.fetch_add(busy.count(), std::memory_order_relaxed);
-  }
-};
-
-// One polling thread's (a worker's, a current-thread driver's) answer to "whom do I ask to
-// yield" and the request itself.
-struct YieldState {
-  // The level of the task polled now (0 when idle: nothing to ask to yield). Stored by the
-  // polling thread before each poll (seq_cst), which then looks again for queued work of a
-  // higher level (seq_cst loads); loaded (seq_cst) by a thread that queued a task (after its
-  // seq_cst count or queue-length update) to choose whom to ask: the Dekker pairing that makes
-  // either the poller see the new task or the queuer see the poller's level.
-  std::atomic<std::uint16_t> running_level{0};
-  // Set (release) by a thread that queued a higher-level task no idle thread can take; read
-  // by the budget check of the task polled here (relaxed, context/budget.cpp); cleared by the
-  // polling thread before each pick (clear_before_pick). Also read (relaxed) by a requester
-  // choosing whom to ask, to pass over a thread asked already (a hint: a stale read at worst
-  // asks one thread twice, or another one too).
-  std::atomic<bool> requested{false};
-
-  // Called before the polling thread picks its next task by level: that pick answers any
-  // request made so far. The exchange (acq_rel) that takes a request pairs with its release
-  // store, so the pick sees the task whose queueing led to it; a request made after the
-  // exchange stays set for the next poll. (A plain load-then-store could erase a request
-  // made between the two.)
-  void clear_before_pick() noexcept {
-    if (requested.load(std::memory_order_relaxed)) {
-      requested.exchange(false, std::memory_order_acq_rel);
-    }
   }
 };
 

@@ -5,7 +5,7 @@
 #include "context/budget.hpp"
 #include "context/current.hpp"
 #include "context/deferred.hpp"
-#include "scheduler/pick.hpp"
+#include "scheduler/picker.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -18,11 +18,9 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
       levels_(levels),
       owned_(owned),
       driver_(std::move(driver)),
-      injects_(new InjectQueue[levels.num_channels()]),
-      edf_(levels.any_earliest_deadline_first() ? new EdfQueue[levels.num_channels()] : nullptr),
+      queues_(levels, 1),
       local_(levels.num_channels()),
-      cursor_(levels),
-      channel_counters_(new ChannelCounters[levels.num_channels()]) {
+      cursor_(levels) {
   // A block_on or background thread left the driver: the driving thread takes it over (it
   // wakes and parks again, in the driver).
   driver_->set_handoff([this] { parker_->unpark(); });
@@ -31,12 +29,9 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
   const std::uint16_t channel = t->channel;  // (t may run and be gone once it is queued)
   const std::uint16_t level = levels_.level_of(channel);
-  if (is_edf(channel)) {
-    if (!edf_[channel].push(t)) {
-      drop_task_refs(t);  // shut down
-      return;
-    }
-    request_yield(level);
+  if (queues_.is_edf(channel)) {
+    if (!queues_.push_edf(t)) return;  // shut down
+    queues_.request_yield(level);
     if (!is_driver_thread()) parker_->unpark();
     return;
   }
@@ -45,24 +40,19 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
       drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
       return;
     }
-    local_[channel].push_back(t);
-    local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    request_yield(level);
+    queues_.count(t, 1);
+    push_local(t);
+    queues_.request_yield(level);
     return;
   }
-  if (!injects_[channel].push(t)) {
-    drop_task_refs(t);  // shut down
-    return;
-  }
-  request_yield(level);
+  if (!queues_.push_inject(t, channel)) return;  // shut down
+  queues_.request_yield(level);
   parker_->unpark();
 }
 
-void CurrentThread::request_yield(std::uint16_t level) noexcept {
-  if (levels_.num_levels() == 1 || levels_.round_robin()) return;
-  if (yield_.running_level.load(std::memory_order_seq_cst) > level) {
-    yield_.requested.store(true, std::memory_order_release);
-  }
+void CurrentThread::push_local(TaskHeader* t) noexcept {
+  local_[t->channel].push_back(t);
+  local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {
@@ -101,7 +91,10 @@ void CurrentThread::release_driver() noexcept {
 
 void CurrentThread::close_local() noexcept {
   for (TaskFifo& fifo : local_) {
-    while (TaskHeader* t = fifo.pop_front()) drop_task_refs(t);
+    while (TaskHeader* t = fifo.pop_front()) {
+      queues_.count(t, -1);
+      drop_task_refs(t);
+    }
   }
   local_closed_ = true;
   local_len_.store(0, std::memory_order_relaxed);
@@ -131,12 +124,7 @@ bool CurrentThread::has_runnable() const noexcept {
   // reads its own local_len_, or by a face while no block_on runs — the last one ended with
   // Driver::block_on_ended, which takes the same mutex after release_driver, so the length it
   // left is visible here.
-  if (local_len_.load(std::memory_order_relaxed) != 0) return true;
-  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
-    if (!injects_[ch].is_empty()) return true;
-    if (is_edf(ch) && !edf_[ch].is_empty()) return true;
-  }
-  return false;
+  return local_len_.load(std::memory_order_relaxed) != 0 || queues_.has_shared_work();
 }
 
 TaskHeader* CurrentThread::pop_local(std::uint16_t channel) noexcept {
@@ -146,72 +134,50 @@ TaskHeader* CurrentThread::pop_local(std::uint16_t channel) noexcept {
   return t;
 }
 
-bool CurrentThread::level_has_work(std::uint16_t level) const noexcept {
-  for (std::uint16_t ch = levels_.first_channel(level); ch < levels_.end_channel(level); ++ch) {
-    if (!local_[ch].empty() || !injects_[ch].is_empty()) return true;
-    if (is_edf(ch) && !edf_[ch].is_empty()) return true;
-  }
-  return false;
-}
+struct CurrentThread::OwnQueues {
+  CurrentThread& ct;
+  TaskHeader* no_lifo_slot = nullptr;
+  TaskHeader*& lifo_slot() noexcept { return no_lifo_slot; }
+  TaskHeader* pop_local(std::uint16_t ch) noexcept { return ct.pop_local(ch); }
+  TaskHeader* from_inject(std::uint16_t ch) noexcept { return ct.queues_.inject(ch).pop(); }
+  TaskHeader* steal(std::uint16_t) noexcept { return nullptr; }  // nobody else to steal from
+};
 
 TaskHeader* CurrentThread::next_task() noexcept {
   ++tick_;
-  return pick_by_level(
-      levels_, cursor_,
-      [&](std::uint16_t level) { return levels_.num_levels() == 1 || level_has_work(level); },
-      [&](std::uint16_t level) {
-        return pick_by_channel(levels_, cursor_, level, [&](std::uint16_t ch) {
-          if (is_edf(ch)) return edf_[ch].pop(std::chrono::steady_clock::now());
-          InjectQueue& inject = injects_[ch];
-          return pick_next_task(
-              tick_, config_.global_queue_interval, [&] { return inject.pop(); },
-              [&] { return pop_local(ch); }, [&] { return inject.pop(); });
-        });
-      });
+  OwnQueues own{*this};
+  const std::uint32_t interval = config_.global_queue_interval;
+  if (queues_.has_levels()) return pick_task<true>(queues_, cursor_, tick_, interval, own);
+  return pick_task<false>(queues_, cursor_, tick_, interval, own);
 }
 
 bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
   bool ran = false;
-  const bool levels = levels_.num_levels() > 1;
+  const bool levels = queues_.several_levels();
+  YieldState& yield = queues_.yield(0);
   for (std::uint32_t i = 0; i < config_.event_interval; ++i) {
     if (levels) {
       wake_deferred(deferred);
-      yield_.clear_before_pick();
+      yield.clear_before_pick();
     }
     TaskHeader* t = next_task();
     if (t == nullptr) break;
-    if (levels && !may_poll_now(t)) continue;
+    if (levels && !queues_.may_poll_now(yield, t, [&](TaskHeader* t) { push_local(t); })) {
+      continue;
+    }
     polls_.store(polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (levels_.num_channels() == 1) {
+    if (!queues_.has_levels()) {
       run_task(t, &slot);
     } else {
       const std::uint16_t channel = t->channel;  // (the poll may free t)
-      channel_counters_[channel].record(timed_poll(t, &slot));
-      // A due timer fires after every poll (see MultiThread::run_worker).
+      queues_.counters(0, channel).record(timed_poll(t, &slot));
+      // A due timer fires after every poll (see MultiThread::worker_loop).
       driver_->maintain_if_due();
     }
     ran = true;
   }
-  if (levels) yield_.running_level.store(0, std::memory_order_relaxed);  // between batches
+  if (levels) yield.running_level.store(0, std::memory_order_relaxed);  // between batches
   return ran;
-}
-
-bool CurrentThread::may_poll_now(TaskHeader* t) noexcept {
-  const std::uint16_t level = levels_.level_of(t->channel);
-  yield_.running_level.store(level, std::memory_order_seq_cst);
-  if (levels_.round_robin()) return true;
-  for (std::uint16_t higher = 0; higher < level; ++higher) {
-    if (!level_has_work(higher)) continue;
-    // Queued (from another thread) since the pick: `t` goes back, the next pick takes it.
-    if (is_edf(t->channel)) {
-      if (!edf_[t->channel].push(t)) drop_task_refs(t);
-    } else {
-      local_[t->channel].push_back(t);
-      local_len_.store(local_len_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
-    return false;
-  }
-  return true;
 }
 
 bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
@@ -220,8 +186,8 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
   ThreadParker& parker = *parker_;
   RuntimeThreadScope own_thread(runtime_);
   // HighestFirst with more than one level: the tasks polled here honour yield requests.
-  YieldRequestScope yield_requests(
-      levels_.num_levels() > 1 && !levels_.round_robin() ? &yield_.requested : nullptr);
+  YieldRequestScope yield_requests(queues_.yields_on_request() ? &queues_.yield(0).requested
+                                                               : nullptr);
   DeferredWakes deferred;
   bool shut_down = false;
   {
@@ -264,10 +230,7 @@ bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot
 std::size_t CurrentThread::close_and_stop(
     std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
-    injects_[ch].close();
-    if (is_edf(ch)) edf_[ch].close();
-  }
+  queues_.close();
   parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
   if (is_driver_thread()) {
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
@@ -291,30 +254,15 @@ void CurrentThread::drain_queues() noexcept {
   // Without the role (a driver stuck in a poll past the deadline), the local queue is the
   // driver's: leave it.
   if (shutdown_holds_role_) close_local();
-  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
-    while (TaskHeader* t = injects_[ch].pop()) drop_task_refs(t);
-    if (!is_edf(ch)) continue;
-    while (TaskHeader* t = edf_[ch].pop(std::chrono::steady_clock::time_point::min())) {
-      drop_task_refs(t);
-    }
-  }
+  queues_.drain();
 }
 
 void CurrentThread::fill_metrics(RuntimeMetrics& m) {
   m.workers.push_back(WorkerMetrics{polls_.load(std::memory_order_relaxed), 0,
                                     parks_.load(std::memory_order_relaxed),
                                     local_len_.load(std::memory_order_relaxed)});
-  for (std::uint16_t ch = 0; ch < levels_.num_channels(); ++ch) {
-    const std::size_t len = injects_[ch].len();
-    m.inject_queue_depth += len;
-    // The local FIFOs are the driving thread's: their lengths are not read from here.
-    m.channels[ch].queued += len;
-    if (is_edf(ch)) {
-      m.channels[ch].queued += edf_[ch].len();
-      m.channels[ch].deadline_misses = edf_[ch].misses();
-    }
-    if (levels_.num_channels() > 1) add_counters(m.channels[ch], channel_counters_[ch]);
-  }
+  // The local FIFOs are the driving thread's: their lengths are not read from here.
+  queues_.fill_metrics(m);
   if (levels_.num_channels() == 1) m.channels[0].polled = polls_.load(std::memory_order_relaxed);
 }
 

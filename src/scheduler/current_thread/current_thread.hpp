@@ -15,11 +15,9 @@
 #include "context/deferred.hpp"
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
-#include "scheduler/edf_queue.hpp"
-#include "scheduler/inject_queue.hpp"
-#include "scheduler/level_poll.hpp"
 #include "scheduler/levels.hpp"
-#include "scheduler/pick.hpp"
+#include "scheduler/picker.hpp"
+#include "scheduler/run_queues.hpp"
 #include "scheduler/task_fifo.hpp"
 #include "spool/core/context.hpp"
 #include "spool/detail/runtime_config.hpp"
@@ -95,19 +93,13 @@ class CurrentThread final : public Scheduler {
   bool is_driver_thread() const noexcept {
     return driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
+  // The driving thread's own queues as pick_task sees them.
+  struct OwnQueues;
   TaskHeader* pop_local(std::uint16_t channel) noexcept;
-  // The next task by level and channel (scheduler/pick.hpp), or null.
+  // Queues `t` in the local FIFO of its channel (the caller counts it in its level).
+  void push_local(TaskHeader* t) noexcept;
+  // The next task by level and channel (scheduler/picker.hpp), or null.
   TaskHeader* next_task() noexcept;
-  bool level_has_work(std::uint16_t level) const noexcept;
-  // HighestFirst: asks the task running now to yield if it is below `level`.
-  void request_yield(std::uint16_t level) noexcept;
-  // Before a poll of `t`: publishes its level, then looks again for higher-level work queued
-  // since the pick (by another thread); if there is some, puts `t` back and returns false
-  // (see YieldState::running_level).
-  bool may_poll_now(TaskHeader* t) noexcept;
-  bool is_edf(std::uint16_t channel) const noexcept {
-    return edf_ != nullptr && levels_.earliest_deadline_first(channel);
-  }
   // Drops every notification in the local queue and refuses later local schedules. Only
   // by the holder of the role.
   void close_local() noexcept;
@@ -121,20 +113,15 @@ class CurrentThread final : public Scheduler {
   const LevelTable& levels_;
   OwnedTasks& owned_;
   const std::shared_ptr<Driver> driver_;
-  std::unique_ptr<InjectQueue[]> injects_;  // schedules from other threads, one per channel
-  // Earliest-deadline-first channels' queues (from every thread): one per channel if any
-  // channel is EDF (only those are used), else null.
-  std::unique_ptr<EdfQueue[]> edf_;
+  // The inject and EDF queues (schedules from other threads, EDF channels), the level
+  // counts, the yield request and the per-channel counters; the driving thread is poller 0.
+  RunQueues queues_;
   // Schedules from the driving thread, one per channel; touched only by the thread holding
   // the role (the driver_taken_ acquire/release pair hands them over, with tick_, cursor_ and
   // local_closed_).
   std::vector<TaskFifo> local_;
   std::uint32_t tick_ = 0;
   LevelCursor cursor_;
-  // More than one channel only: per-channel counters, and the running task's level with the
-  // flag that asks it to yield (scheduler/level_poll.hpp).
-  std::unique_ptr<ChannelCounters[]> channel_counters_;
-  YieldState yield_;
   // Set by the shutdown's drain: later local schedules drop their notification at once.
   bool local_closed_ = false;
   // The driving thread parks here; remote schedules unpark it. Shared with the root wakers

@@ -15,16 +15,15 @@
 #include "context/deferred.hpp"
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
-#include "scheduler/edf_queue.hpp"
-#include "scheduler/inject_queue.hpp"
-#include "scheduler/level_poll.hpp"
 #include "scheduler/levels.hpp"
 #include "scheduler/multi_thread/fork_deque.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
-#include "scheduler/pick.hpp"
+#include "scheduler/picker.hpp"
+#include "scheduler/run_queues.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
+#include "task/harness.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 
@@ -32,6 +31,9 @@ namespace spool::detail {
 
 class RuntimeShared;
 struct ForkSite;
+
+// What a worker's ring does with a task it cannot queue (shut down): drops the queue's reference.
+inline constexpr auto drop_ref = [](TaskHeader* t) noexcept { drop_task_refs(t); };
 
 // A worker's state that moves with it: block_in_place hands a Core to a new thread.
 // Touched only by the thread that holds it.
@@ -51,36 +53,22 @@ struct Core {
 
 // Per-worker state that other threads touch.
 struct alignas(64) WorkerShared {
-  explicit WorkerShared(std::uint16_t num_channels)
-      : queues(new LocalQueue<>[num_channels]), channels(new ChannelCounters[num_channels]) {}
+  explicit WorkerShared(std::uint16_t num_channels) : queues(new LocalQueue<>[num_channels]) {}
   const std::unique_ptr<LocalQueue<>[]> queues;  // one per channel (scheduler/levels.hpp)
   ThreadParker parker;
   // Counters: written by the core holder (relaxed increments), read by metrics().
   std::atomic<std::uint64_t> polls{0};
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> parks{0};
-  const std::unique_ptr<ChannelCounters[]> channels;  // more than one channel only
-  YieldState yield;                                   // more than one level only
   // The children of spool::join waiting for the joins of the polls in progress on the
   // core's holder (include/spool/fork.hpp); other workers steal them.
   ForkDeque forks;
 };
 
-// An inject queue on cache lines of its own: one per channel.
-struct alignas(64) PaddedInject {
-  InjectQueue queue;
-};
-
-// A count of one level's tasks in run queues (more than one level only), on a cache line of
-// its own. Incremented before a task is pushed into a local or inject queue, decremented
-// after one is taken out to run (seq_cst, like the queues' own length words: a worker that
-// finds it zero skips the level; a stale non-zero costs a look in empty queues).
-struct alignas(64) LevelCount {
-  std::atomic<std::int64_t> queued{0};
-};
-
 // The multi-thread scheduler. Owned by its runtime (runtime/shared.hpp), which hands it the
-// configuration, the owned-task list (release) and the blocking pool (block_in_place).
+// configuration, the owned-task list (release) and the blocking pool (block_in_place). The
+// run queues and the picking order are RunQueues' and pick_task's; the worker here adds its
+// local rings and LIFO slot, stealing, parking, the driver hand-over and maintenance.
 class MultiThread final : public Scheduler {
  public:
   // The workers park in `driver` (one at a time; see Driver) and poll tasks with it in
@@ -121,27 +109,32 @@ class MultiThread final : public Scheduler {
   void fill_metrics(RuntimeMetrics& m);
 
  private:
+  // The core's own queues as pick_task sees them (multi_thread.cpp).
+  struct OwnQueues;
+
+  // --- The worker (multi_thread.cpp) ---
+  // The worker and the schedule paths below take a Picker (scheduler/picker.hpp), chosen
+  // once per worker loop or schedule by has_levels_: they ask it every question of levels.
   // Runs the worker loop with `core` on the calling thread until shutdown, or until
   // block_in_place takes the core away.
   void run_worker(Core* core);
-  // The hot paths below come in two builds, chosen once per worker loop or schedule:
-  // kLevels is has_levels_, so that a runtime without levels tests none of their cases.
-  template <bool kLevels>
-  void worker_loop(DeferredWakes& deferred);
-  template <bool kLevels>
-  void run_task_on(TaskHeader* task);
-  // The next task for `core`: from the highest level with work (HighestFirst) or the level
-  // whose slice runs (RoundRobin), and within it from its channels in turn; from the core's
-  // LIFO slot and queues, the inject queues, or stolen from other workers. Null: none found.
-  // (Forced inline, with next_in_level and next_in_channel: in a runtime without levels the
-  // picking order degenerates to one channel, and must cost what it did before levels.)
-  template <bool kLevels>
-  [[gnu::always_inline]] inline TaskHeader* next_task(Core& core);
-  [[gnu::always_inline]] inline TaskHeader* next_in_level(Core& core, std::uint16_t level);
-  // From `channel`'s LIFO slot, local queue or inject queue.
-  template <bool kLevels>
-  [[gnu::always_inline]] inline TaskHeader* next_in_channel(Core& core, std::uint16_t channel);
+  template <class Picker>
+  void worker_loop(Picker picker, DeferredWakes& deferred);
+  // Polls `task`, then the tasks its polls put in the LIFO slot, a few in a row.
+  template <class Picker>
+  void run_task_on(Picker picker, TaskHeader* task);
+  // The next task for `core`, or null.
+  template <class Picker>
+  [[gnu::always_inline]] inline TaskHeader* next_task(Picker picker, Core& core);
+  // Drains the deferred-wake list into this worker's queue with one notification for the
+  // lot; true if there was anything.
+  bool requeue_deferred(Core& core, DeferredWakes& deferred);
+  void worker_thread_main(Core* core);
+
+  // --- Stealing (steal.cpp) ---
+  // Takes a share of `channel`'s inject queue: one task to run, the rest into the core's ring.
   TaskHeader* next_from_inject(Core& core, std::uint16_t channel);
+  // From another worker's ring of `channel`, else the inject queue; becomes a searcher first.
   TaskHeader* steal_work(Core& core, std::uint16_t channel);
   // A searching worker with nothing else to run takes the oldest child from another
   // worker's fork deque and spawns it as a task here (into the LIFO slot); true if it did.
@@ -149,47 +142,20 @@ class MultiThread final : public Scheduler {
   // Before the core is handed over (block_in_place): every child in its fork deque becomes
   // a task, queued on the core (the joins waiting for them then count them as stolen).
   void spill_forks(Core& core) noexcept;
-  // Whether `level` may have a runnable task: in queues (its count) or `core`'s LIFO slot.
-  bool level_may_have_work(const Core& core, std::uint16_t level) const noexcept;
-  // HighestFirst: whether the LIFO task `t` must wait because a higher level has work.
-  bool higher_level_waits(const TaskHeader* t) const noexcept {
-    return num_levels_ > 1 && !round_robin_ && higher_level_queued(t);
-  }
-  bool higher_level_queued(const TaskHeader* t) const noexcept;
-  // The channel `t` is queued in. Without levels every task is on channel 0, and the builds
-  // for that case never read the header's field: that load, from the header of a task just
-  // spawned, before its queue push, cost W6 (chained_spawn) 3%.
-  template <bool kLevels>
-  static std::uint16_t channel_of(const TaskHeader* t) noexcept {
-    return kLevels ? t->channel : 0;
-  }
-  // Counts a task into (+1) or out of (-1) its level's queued number (more than one level).
-  void count_queued(const TaskHeader* t, std::int64_t delta) noexcept {
-    if (num_levels_ > 1) add_queued(t, delta);
-  }
-  void add_queued(const TaskHeader* t, std::int64_t delta) noexcept;
-  // HighestFirst: asks the worker running the lowest-level task below `level` to yield.
-  void request_yield(std::uint16_t level) noexcept;
-  // Whether `channel` is earliest-deadline-first: its tasks live in edf_[channel] only.
-  bool is_edf(std::uint16_t channel) const noexcept {
-    return edf_ != nullptr && levels_.earliest_deadline_first(channel);
-  }
-  // Queues a task of an EDF channel and tells a worker, as schedule_remote does.
-  void push_edf(TaskHeader* task) noexcept;
-  // Queues a task of an EDF channel, counted in its level; false once the queue is closed (the
-  // task's queue reference is then dropped).
-  bool queue_edf(TaskHeader* task) noexcept;
-  // The earliest-deadline task of EDF `channel`, or null.
-  TaskHeader* pop_edf(std::uint16_t channel) noexcept;
+
+  // --- Parking and waking (park.cpp) ---
   void park(Core& core);
   // Wakes a parked worker for a task published `where`, unless a worker is searching;
   // true if it woke one.
-  bool notify_parked(Idle::Published where) noexcept;
+  bool notify_parked(Idle::Published where) noexcept {
+    auto w = idle_.worker_to_notify(where);
+    if (!w) return false;
+    workers_[*w]->parker.unpark();
+    return true;
+  }
   // Wakes a parked worker to take the driver, which nobody holds now while timers wait.
   void hand_driver_over() noexcept;
-  // Drains the deferred-wake list into this worker's queue with one notification for the
-  // lot; true if there was anything.
-  bool requeue_deferred(Core& core, DeferredWakes& deferred);
+  void transition_from_searching(Core& core) noexcept;
   // True if a task waits in some local queue or inject queue, or a child in a fork deque.
   bool work_pending() const noexcept;
   // Builder::busy_poll before parking: true if work came (a task in any queue, or the
@@ -197,40 +163,26 @@ class MultiThread final : public Scheduler {
   bool busy_poll(Core& core);
   // True if a task waits in one of w's local queues.
   bool has_local_work(const WorkerShared& w) const noexcept;
-  // With more than one channel: whether `t`, woken by the task running on worker `w`, may
-  // take w's LIFO slot, where no other worker can take it and no channel turn applies. Only a
-  // task of a level with one channel (else one channel's chain of wakes would take three
-  // turns to each sibling's one), of the running task's level (a higher one goes where idle
-  // workers can take it, a lower one must not jump ahead), and, under HighestFirst, of the
-  // lowest level (a higher one could wait in the slot while another worker runs lower work).
-  bool lifo_allowed(const WorkerShared& w, const TaskHeader* t) const noexcept {
-    const std::uint16_t level = levels_.level_of(t->channel);
-    if (levels_.end_channel(level) - levels_.first_channel(level) != 1) return false;
-    if (num_levels_ == 1) return true;
-    if (level != w.yield.running_level.load(std::memory_order_relaxed)) return false;
-    return round_robin_ || level + 1 == num_levels_;
-  }
-  // HighestFirst, before a poll of `t` on worker `w`: publishes the level it runs, then looks
-  // again for higher-level work queued since the pick; if there is some, puts `t` back into
-  // its ring and returns false (see YieldState::running_level).
-  bool may_poll_now(Core& core, WorkerShared& w, TaskHeader* t) noexcept;
-  // schedule, built for kLevels == has_levels_: the EDF queue of the task's channel, else
-  // schedule_local on a worker of this runtime that holds a core, else schedule_remote.
-  template <bool kLevels>
-  void schedule_as(TaskHeader* task, bool is_yield) noexcept;
+
+  // --- Scheduling (schedule.cpp) ---
+  template <class Picker>
+  void schedule_with(Picker picker, TaskHeader* task, bool is_yield) noexcept;
+  // Queues a task of an EDF channel and tells a worker, as schedule_remote does.
+  void push_edf(TaskHeader* task) noexcept;
   // schedule from a worker holding `core`: into its LIFO slot or its local queue.
-  template <bool kLevels>
-  void schedule_local(Core& core, TaskHeader* task, bool is_yield) noexcept;
+  template <class Picker>
+  void schedule_local(Picker picker, Core& core, TaskHeader* task, bool is_yield) noexcept;
   // Pushes onto the core's local queue of the task's channel and tells a parked worker.
   // (Not inlined into schedule, nor is schedule_remote below: their registers would burden
-  // the path into the LIFO slot, the hot one: inlined, they cost W6 1.5%.)
-  template <bool kLevels>
+  // the path into the LIFO slot, the hot one: inlined, they cost W6 1.5%. Nor is a Picker
+  // passed to them: each makes its own, which costs no argument register.)
+  template <class Picker>
   [[gnu::noinline]] void push_local(Core& core, TaskHeader* task) noexcept;
   // schedule from any other thread: into the inject queue of the task's channel.
-  template <bool kLevels>
+  template <class Picker>
   [[gnu::noinline]] void schedule_remote(TaskHeader* task) noexcept;
-  void transition_from_searching(Core& core) noexcept;
-  void worker_thread_main(Core* core);
+
+  // --- Shutdown (stop_and_metrics.cpp) ---
   // Drops the notifications of a core's LIFO slot and local queue (its thread has left).
   void drain_core(Core& core) noexcept;
   bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
@@ -242,25 +194,15 @@ class MultiThread final : public Scheduler {
   const std::uint32_t global_queue_interval_;
   const bool lifo_slot_;
   const LevelTable& levels_;
-  const std::uint16_t num_levels_;
   const std::uint16_t num_channels_;
-  const bool round_robin_;
-  // More than one channel, or an earliest-deadline-first one: only then are the picking
-  // order, the per-level counts, the EDF queues and the per-channel counters in play.
-  const bool has_levels_;
+  const bool has_levels_;  // RunQueues::has_levels: which Picker the hot paths take
   OwnedTasks& owned_;
   BlockingPool& blocking_;
   const std::shared_ptr<Driver> driver_;
   const std::uint32_t num_workers_;
   std::vector<std::unique_ptr<WorkerShared>> workers_;
   std::vector<std::unique_ptr<Core>> cores_;
-  const std::unique_ptr<PaddedInject[]> injects_;  // one per channel, each on its own lines
-  // Per channel: polls that ended after block_in_place had taken their worker's core (its
-  // counters are the new holder's then). Any thread adds (ChannelCounters::record_shared).
-  const std::unique_ptr<ChannelCounters[]> handed_off_polls_;
-  // One per channel if any channel is earliest-deadline-first (only those are used), else null.
-  const std::unique_ptr<EdfQueue[]> edf_;
-  const std::unique_ptr<LevelCount[]> queued_;  // one per level (more than one level)
+  RunQueues queues_;
   // On cache lines of its own: the idle word is written by every search transition, while
   // the fields above are read by every worker on every tick.
   alignas(64) Idle idle_;

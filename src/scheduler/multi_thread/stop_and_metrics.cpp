@@ -9,10 +9,7 @@ namespace spool::detail {
 std::size_t MultiThread::close_and_stop(
     std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    injects_[ch].queue.close();
-    if (is_edf(ch)) edf_[ch].close();
-  }
+  queues_.close();
   for (auto& w : workers_) w->parker.unpark();
   std::size_t left_in_poll;
   {
@@ -45,13 +42,7 @@ void MultiThread::drain_queues() noexcept {
       if (core_left_[core->index]) drain_core(*core);
     }
   }
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    while (TaskHeader* t = injects_[ch].queue.pop()) drop_task_refs(t);
-    if (!is_edf(ch)) continue;
-    while (TaskHeader* t = edf_[ch].pop(std::chrono::steady_clock::time_point::min())) {
-      drop_task_refs(t);
-    }
-  }
+  queues_.drain();
 }
 
 void MultiThread::drain_core(Core& core) noexcept {
@@ -69,23 +60,13 @@ void MultiThread::fill_metrics(RuntimeMetrics& m) {
       const std::size_t len = w->queues[ch].len();
       depth += len;
       m.channels[ch].queued += len;
-      if (num_channels_ > 1) add_counters(m.channels[ch], w->channels[ch]);
     }
     const std::uint64_t polls = w->polls.load(std::memory_order_relaxed);
     total_polls += polls;
     m.workers.push_back(WorkerMetrics{polls, w->steals.load(std::memory_order_relaxed),
                                       w->parks.load(std::memory_order_relaxed), depth});
   }
-  for (std::uint16_t ch = 0; ch < num_channels_; ++ch) {
-    const std::size_t len = injects_[ch].queue.len();
-    m.inject_queue_depth += len;
-    m.channels[ch].queued += len;
-    if (is_edf(ch)) {
-      m.channels[ch].queued += edf_[ch].len();
-      m.channels[ch].deadline_misses = edf_[ch].misses();
-    }
-    if (num_channels_ > 1) add_counters(m.channels[ch], handed_off_polls_[ch]);
-  }
+  queues_.fill_metrics(m);
   if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters
 }
 

@@ -17,6 +17,7 @@ struct WorkerContext {
 };
 
 // Set by MultiThread::run_worker for the length of its loop; null on other threads.
-extern thread_local WorkerContext* current_worker;
+// (constinit: other files read it without a TLS wrapper call.)
+extern constinit thread_local WorkerContext* current_worker;
 
 }  // namespace spool::detail

@@ -1,0 +1,69 @@
+// Where a woken or spawned task is queued: an EDF queue, the waking worker's LIFO slot or
+// ring, or an inject queue, and who is told (docs/scheduler.md, docs/levels.md).
+#include "scheduler/multi_thread/multi_thread.hpp"
+#include "scheduler/multi_thread/worker_context.hpp"
+
+namespace spool::detail {
+
+void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
+  if (has_levels_) {
+    schedule_with(Picker<true>(queues_), t, is_yield);
+  } else {
+    schedule_with(Picker<false>(queues_), t, is_yield);
+  }
+}
+
+template <class Picker>
+void MultiThread::schedule_with(Picker picker, TaskHeader* t, bool is_yield) noexcept {
+  if (picker.is_edf(t)) {
+    push_edf(t);
+    return;
+  }
+  WorkerContext* ctx = current_worker;
+  if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
+    schedule_local(picker, *ctx->core, t, is_yield);
+    return;
+  }
+  schedule_remote<Picker>(t);
+}
+
+template <class Picker>
+void MultiThread::schedule_local(Picker picker, Core& core, TaskHeader* t, bool is_yield) noexcept {
+  if (is_yield || !lifo_slot_ || !picker.lifo_allowed(core.index, t)) {
+    push_local<Picker>(core, t);
+    return;
+  }
+  // A task woken or spawned by the running one runs next here (message passing stays
+  // on one core); the slot's previous occupant goes to the queue.
+  if (TaskHeader* prev = std::exchange(core.lifo, t)) push_local<Picker>(core, prev);
+}
+
+template <class Picker>
+void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
+  Picker picker(queues_);
+  const std::uint16_t channel = picker.channel_of(t);  // (t may be stolen and gone once queued)
+  picker.count(t, 1);
+  core.queues[channel].push_back_or_overflow(t, queues_.inject(channel), drop_ref);
+  if (core.is_searching) return;  // a searcher finds it
+  if (core.batching_notify) {
+    core.notify_after_batch = true;  // one notification for the whole batch
+    return;
+  }
+  if (!notify_parked(Idle::Published::kLocalQueue)) picker.queued_unseen(channel);
+}
+
+template <class Picker>
+void MultiThread::schedule_remote(TaskHeader* t) noexcept {
+  Picker picker(queues_);
+  const std::uint16_t channel = picker.channel_of(t);  // (t may be gone once queued)
+  if (!queues_.push_inject(t, channel)) return;        // shut down
+  if (!notify_parked(Idle::Published::kInjectQueue)) picker.queued_unseen(channel);
+}
+
+void MultiThread::push_edf(TaskHeader* t) noexcept {
+  const std::uint16_t level = queues_.level_of(t);  // (t may be gone once queued)
+  if (!queues_.push_edf(t)) return;
+  if (!notify_parked(Idle::Published::kInjectQueue)) queues_.request_yield(level);
+}
+
+}  // namespace spool::detail
