@@ -1,6 +1,6 @@
-// Driver: the top of a driver stack (time → I/O (epoll or io_uring) → thread parker), shared by the
-// threads that park in it: one holds it at a time (a try-lock, as tokio's TryLock<Driver>), the
-// others park on their own parkers.
+// Driver: the top of a driver stack (time → I/O → thread parker). One thread at a time is in
+// the driver (the driver lock, as tokio's TryLock<Driver>); the others park on their own
+// parkers. Words: docs/scheduler.md, "Words".
 #pragma once
 
 #include <chrono>
@@ -19,26 +19,13 @@
 
 namespace spool::detail {
 
-// One runtime's driver stack (or the process-wide one that timers made outside any runtime
-// use). Three ways to be driven:
-//  - The schedulers' threads (park_thread, maintain): a thread that would park takes the
-//    try-lock and parks in the stack, so it waits for timers (and, with the I/O driver, for
-//    I/O) while it waits for work; a thread that finds the lock taken parks on its own
-//    ThreadParker. Unparking a thread parked in the stack interrupts the stack.
-//  - Any executor whose reactor slot holds it (the ReactorHook face: park / unpark): e.g.
-//    spool::block_on polling a spool timer. The face takes the try-lock too; a thread that
-//    cannot, follows: it waits until an unpark, the timeout, or the lock's release (then it
-//    takes over). Every face unpark wakes every follower (spurious returns are allowed).
-//  - A background thread (ensure_driven), started when a timer is polled by an executor
-//    that cannot park in this driver (its slot is absent or holds another reactor): it
-//    parks through the face forever, so the timers fire even if no executor drives. (Not
-//    for a multi-thread runtime's driver, which its workers always drive.)
-// While the clock is paused and a Runtime::block_on runs, the face never parks in the stack:
-// only the runtime's own thread, when it has no task to run, may drive (and make time jump).
-// While none runs (a current-thread runtime between block_on calls), the face drives, and
-// time jumps to the next deadline if no task is runnable (as the idle runtime thread would
-// do), so a timer of a paused runtime awaited elsewhere fires instead of waiting forever;
-// with a runnable task it waits until a block_on has run it.
+// One runtime's driver (or the process-wide one of timers made outside any runtime). Entered
+// three ways: by the scheduler's threads (park_thread, maintain, busy_poll); by a hook park
+// (park / unpark: any executor whose reactor slot holds it, e.g. spool::block_on), which waits
+// for the driver when the lock is taken; by the background driver thread (ensure_driven), for
+// timers polled where no executor can park in it. A paused clock may jump only when no task
+// is runnable: while a Runtime::block_on runs, only the runtime's own thread knows that, so a
+// hook park then waits instead of entering (docs/time.md, "Paused clock").
 class Driver final : public ReactorHook, public std::enable_shared_from_this<Driver> {
  public:
   struct Options {
@@ -46,9 +33,7 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     bool start_paused = false;
     std::uint32_t shards = 1;                // timer wheels (one per worker)
     std::function<bool()> can_auto_advance;  // see TimeDriver
-    // Some scheduler thread drives it as long as it lives (a multi-thread runtime: idle
-    // workers park in it, busy ones poll it at their maintenance tick), so a timer that
-    // cannot install it needs no background thread.
+    // A multi-thread runtime's workers enter it for as long as it lives: no background thread.
     bool always_driven = false;
     IoBackend io_backend = IoBackend::kEpoll;  // kEpoll or kIoUring (resolve_io_backend)
   };
@@ -57,23 +42,20 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
-  // --- The ReactorHook face (any thread whose slot holds this driver) ---
+  // --- Hook parks (any thread whose reactor slot holds this driver) ---
   void park(std::optional<std::chrono::nanoseconds> timeout) override;
   void unpark() noexcept override;
 
   // --- For the schedulers ---
-  // Parks the calling thread until `own` is unparked (or, holding the driver, until it
-  // fired timers — spuriously too): in the stack if the driver is free, else on `own`.
-  // True if it parked in the driver.
+  // Parks in the driver if it is free, else on `own`, until `own` is unparked (in the driver
+  // also until it fired wakers, or spuriously). True if it parked in the driver.
   bool park_thread(ThreadParker& own);
-  // The maintenance tick: polls the stack with a zero timeout (firing due timers) if the
-  // driver is free; if a thread parked meanwhile without it, hands it over (set_handoff).
+  // Maintenance: a zero-timeout poll if the driver is free, then a hand-over if a thread
+  // parked without the driver meanwhile.
   void maintain();
-  // Busy polling (Builder::busy_poll), for a scheduler thread that ran out of work: polls
-  // the stack with a zero timeout over and over, while `has_work()` is false, for up to
-  // `budget`; nothing if the driver is taken, no socket was ever registered (the I/O layer is
-  // not active) or the clock is paused (a paused clock moves only once every thread is
-  // idle). True if `has_work()` ended it: the caller runs its work instead of parking.
+  // Builder::busy_poll: zero-timeout polls until `has_work()` or `budget` ends. Skipped when
+  // the driver is taken, no socket was ever registered, or the clock is paused (it may move
+  // only once every thread is idle). True if `has_work()` ended it.
   template <class HasWork>
   bool busy_poll(std::chrono::nanoseconds budget, HasWork&& has_work) {
     if (budget <= std::chrono::nanoseconds::zero() || !io_->active() ||
@@ -89,30 +71,26 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     unlock();
     return found;
   }
-  // maintain(), only if a timer is due by now (reads the clock when some timer is armed). For
-  // a scheduler that checks between polls, not only every event_interval ticks.
+  // maintain(), only if a timer is due (for checks between polls, not only every tick batch).
   void maintain_if_due();
-  // Called whenever a thread that is not the scheduler's (a face park: block_on, the
-  // background thread) releases the driver: the scheduler wakes one of its parked threads,
-  // which parks again in the driver (it may have parked on its own parker while the driver
-  // was taken, and a timer armed later unparks only a thread parked in the driver). Cleared by
-  // shutdown (the scheduler goes away after it; timers and block_on threads may keep the driver
-  // longer).
-  void set_handoff(std::function<void()> handoff);
-  // A Runtime::block_on call on this driver's (current-thread) runtime begins / ends. While
-  // one runs, a paused clock is its runtime's to move: a face follows instead of driving.
-  // Beginning waits for a face's jump in progress and forbids later ones; both wake the
-  // faces that wait (while the clock is paused), to decide again.
+  // The hand-over: wakes one of the scheduler's parked threads, which parks in the driver
+  // again. Called when a hook park leaves the driver or a timer is armed with nobody in it
+  // (a timer wakes only a thread in the driver). Cleared by shutdown: the driver outlives
+  // the scheduler.
+  void set_hand_over(std::function<void()> hand_over);
+  // A Runtime::block_on on this (current-thread) runtime begins / ends: while one runs, hook
+  // parks of a paused clock wait instead of entering. Both wake waiting hook parks to decide
+  // again; beginning also waits for a clock jump in progress.
   void block_on_began() noexcept;
   void block_on_ended() noexcept;
 
   TimeDriver& time() noexcept { return *time_; }
   IoDriver& io() noexcept { return *io_; }
-  // Starts the background thread if it is not running (it keeps the driver alive until
-  // shutdown). Throws std::system_error when it cannot start (nothing drives it then).
+  // Starts the background driver thread once (it keeps the driver alive until shutdown).
+  // Throws std::system_error when it cannot start.
   void ensure_driven();
-  // Stops the background thread (waiting for it, unless called on it), fires every timer as
-  // shut down and marks every I/O registration shut down (runtime shutdown). Idempotent.
+  // Stops the background thread (waits for it, unless on it), then shuts every timer and
+  // I/O registration down. Idempotent.
   void shutdown();
 
   // The driver of timers made outside every runtime (lives as long as the process).
@@ -121,40 +99,35 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
  private:
   bool try_lock() noexcept { return lock_.try_lock(); }
   void unlock() noexcept;
-  // Calls the scheduler's hand-off, if one is set: a thread of it parks again in the driver.
-  void hand_over();
-  // A face park that does not drive: waits for an unpark, the deadline or — if
-  // `until_released` — the lock's release. Returns true if it ended because the lock was
-  // released (the caller tries to take it), false for an unpark or the deadline.
-  bool follow(std::optional<std::chrono::steady_clock::time_point> deadline, bool until_released);
-  void notify_followers() noexcept;
-  void wake_faces() noexcept;
+  void hand_over();  // calls the scheduler's hand-over, if set
+  // A hook park that cannot enter: waits for an unpark, the deadline or (`until_released`)
+  // the lock's release. True for the release: the caller tries the lock again.
+  bool wait_for_driver(std::optional<std::chrono::steady_clock::time_point> deadline,
+                       bool until_released);
+  void notify_waiting_threads() noexcept;
+  void end_waits() noexcept;
   void run_background();
 
   const bool always_driven_;
-  std::mutex handoff_mutex_;
-  std::function<void()> handoff_;  // guarded by handoff_mutex_
+  std::mutex hand_over_mutex_;
+  std::function<void()> hand_over_;  // guarded by hand_over_mutex_
   std::shared_ptr<ThreadParker> bottom_;
   std::shared_ptr<IoDriver> io_;
   std::shared_ptr<TimeDriver> time_;
-  // The try-lock. unlock() releases it, then loads followers_ (seq_cst): store buffering
-  // with follow's increment, then its seq_cst load of the lock — a follower either sees the
-  // lock free or is notified.
+  // unlock() stores it, then loads waiting_threads_ (seq_cst): store buffering with
+  // wait_for_driver's increment and then load of the lock: a waiter sees it free or is woken.
   DriverLock lock_;
-  // Face unparks (and block_on calls beginning or ending on a paused clock) so far: fetch_add
-  // (seq_cst) by unpark and wake_faces before they load followers_; loaded
-  // (seq_cst) by followers after their increment (the same store-buffering pairing). Each
-  // thread remembers the value it last returned with, so an unpark that came between its
-  // ThreadParker's switch to "parked in a hook" and its wait is not lost.
+  // Hook unparks and end_waits calls so far: fetch_add (seq_cst) before they load
+  // waiting_threads_; loaded (seq_cst) by waiters after their increment (same pairing). Each
+  // thread remembers the value it last left with, so an unpark just before its wait counts.
   Atomic<std::uint64_t> epoch_{0};
-  // Threads in follow(): incremented and decremented under follow_mutex_ (seq_cst).
-  Atomic<std::uint32_t> followers_{0};
-  std::mutex follow_mutex_;
-  std::condition_variable follow_cv_;
-  // The background thread (detached; it holds a shared_ptr to the driver): started once
-  // (started_: set under background_mutex_ with release, read with acquire as the fast
-  // path), stopped by shutdown (stop_: store release, read acquire by its loop), which waits on
-  // background_exited_ until background_running_ is false.
+  // Threads in wait_for_driver(): seq_cst increment / decrement under wait_mutex_.
+  Atomic<std::uint32_t> waiting_threads_{0};
+  std::mutex wait_mutex_;
+  std::condition_variable wait_cv_;
+  // The background thread (detached, owns a shared_ptr): started_ is stored (release) under
+  // background_mutex_, read (acquire) as the fast path; stop_ is stored (release) by shutdown,
+  // read (acquire) by its loop; shutdown then waits for background_running_ to be false.
   std::mutex background_mutex_;
   std::condition_variable background_exited_;
   bool background_running_ = false;  // guarded by background_mutex_

@@ -1,4 +1,4 @@
-// spool::signal: a sigaction handler writes to a self-pipe; the process-wide driver's holder
+// spool::signal: a sigaction handler writes to a self-pipe; the thread in the process-wide driver
 // pumps it (net/signal_pump.hpp) and wakes the Signal streams of each delivered signal.
 #include "spool/signal.hpp"
 
@@ -82,7 +82,7 @@ class Registry {
   }
 
   // Counts each delivered signal and wakes its listeners: the pump's, after each drain of
-  // the pipe (on the process-wide driver's holder).
+  // the pipe (on the thread in the process-wide driver).
   void deliver() {
     std::vector<Waker> to_wake;
     {
@@ -128,7 +128,7 @@ class Registry {
       throw;
     }
     g_pipe_write.store(fds[1], std::memory_order_seq_cst);
-    // Set up for good: a failure below is not retried with a new pipe. The driver's holder
+    // Set up for good: a failure below is not retried with a new pipe. The thread in the driver
     // pumps, the background thread when no block_on drives it (std::system_error if the
     // thread cannot start).
     driver->ensure_driven();

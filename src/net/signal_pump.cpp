@@ -10,10 +10,10 @@ namespace {
 
 long read_op(int fd, void* arg) { return ::read(fd, arg, 64); }
 
-// The pump's waker: asks the holder of `driver` for a pump.
+// The pump's waker: asks the thread in `driver` for a pump.
 struct PumpRequest {
   std::shared_ptr<Driver> driver;
-  void wake() const noexcept { driver->io().request_holder_work(); }
+  void wake() const noexcept { driver->io().request_after_wait_work(); }
 };
 
 }  // namespace
@@ -24,8 +24,8 @@ SignalPump::SignalPump(const std::shared_ptr<Driver>& driver, int read_fd,
       reader_(driver, read_fd, "spool::signal"),
       waker_(Waker::from(std::make_shared<PumpRequest>(PumpRequest{driver}))) {
   slot_.install(driver);
-  driver->io().set_holder_work([this] { pump(); });
-  driver->io().request_holder_work();
+  driver->io().set_after_wait_work([this] { pump(); });
+  driver->io().request_after_wait_work();
 }
 
 void SignalPump::pump() {

@@ -1,4 +1,4 @@
-// SignalPump: the read end of spool::signal's self-pipe, drained by its driver's holder.
+// SignalPump: the read end of spool::signal's self-pipe, drained by the thread in its driver.
 #pragma once
 
 #include <functional>
@@ -13,17 +13,17 @@ namespace spool::detail {
 class Driver;
 
 // The pipe that spool::signal's handler writes a byte to, registered with a driver. The
-// waker of its registration only asks the driver's holder for a pump
-// (IoDriver::request_holder_work), as a wake must (core/waker.hpp): run inline, the pump
+// waker of its registration only asks the thread in the driver for a pump
+// (IoDriver::request_after_wait_work), as a wake must (core/waker.hpp): run inline, the pump
 // would read the pipe and wake other tasks inside whatever woke it — a poll, a foreign
 // thread, or the pump's own registration of that waker (its AtomicWaker wakes the
-// registering side itself when a wake races with it). The holder pumps after its wait:
-// it drains the pipe until EAGAIN (which registers the waker for the next edge), then
-// calls `deliver`.
+// registering side itself when a wake races with it). The thread in the driver pumps after its
+// wait: it drains the pipe until EAGAIN (which registers the waker for the next edge), then calls
+// `deliver`.
 class SignalPump {
  public:
-  // Takes `read_fd` (non-blocking) and registers it with `driver`, whose holder pumps at its
-  // next park (the first pump registers the waker), then whenever the pipe becomes
+  // Takes `read_fd` (non-blocking) and registers it with `driver`; the thread in the driver
+  // pumps at its next park (the first pump registers the waker), then whenever the pipe becomes
   // readable. Driving `driver` is the caller's business. The pump must outlive every park of
   // `driver` (the process-wide driver's is never destroyed). Throws std::system_error
   // (read_fd closed) when the pipe cannot be registered.
@@ -35,7 +35,7 @@ class SignalPump {
   const Waker& waker() const noexcept { return waker_; }
 
  private:
-  void pump();  // by the driver's holder only
+  void pump();  // by the thread in the driver only
 
   const std::function<void()> deliver_;
   IoSource reader_;

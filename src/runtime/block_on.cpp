@@ -20,9 +20,8 @@ void BlockOnExecutor::park() { root_->wait(slot_.hook()); }
 
 namespace {
 
-// Tells a current-thread runtime's driver, for as long as it lives, that a Runtime::block_on
-// runs on it, whether or not this thread holds the driver role: a paused clock then moves
-// only through the runtime's own thread (see Driver::block_on_began).
+// Tells a current-thread runtime's driver that a Runtime::block_on runs (with the core or
+// not): a paused clock then moves only through the runtime's own thread.
 class BlockOnPresence {
  public:
   explicit BlockOnPresence(Driver* driver) noexcept : driver_(driver) {
@@ -47,17 +46,16 @@ struct RuntimeBlockOn::State {
         in_runtime(rt.get()),
         current_thread(rt->current_thread()),
         presence(current_thread ? rt->driver().get() : nullptr),
-        root(std::make_shared<RootWaker>(current_thread ? current_thread->driver_parker()
-                                                        : nullptr)),
+        root(std::make_shared<RootWaker>(current_thread ? current_thread->core_parker() : nullptr)),
         waker(Waker::from(root)),
         cx(waker, &slot),
-        driving(current_thread && current_thread->try_drive()) {  // last: nothing throws after
+        driving(current_thread && current_thread->try_take_core()) {  // last: nothing throws after
     // The runtime's driver, so that the root's timers are armed in it (and a future that
     // brings another reactor falls back, as on a worker).
     slot.install(rt->driver());
   }
   ~State() {
-    if (driving) current_thread->release_driver();
+    if (driving) current_thread->release_core();
   }
 
   std::shared_ptr<RuntimeShared> rt;
@@ -66,13 +64,13 @@ struct RuntimeBlockOn::State {
   // The current-thread scheduler this thread may drive, or null (multi-thread: the root
   // just waits, the workers run the tasks).
   CurrentThread* current_thread;
-  BlockOnPresence presence;  // ends after the role is given back (~State's body)
+  BlockOnPresence presence;  // ends after the core is given back (~State's body)
   std::shared_ptr<RootWaker> root;
   Waker waker;
   ReactorSlot slot;
   Context cx;
-  bool driving;  // this thread holds the driver role (it may take it mid-way, when the
-                 // thread that drove leaves, and gives it up when the runtime shuts down)
+  bool driving;  // this thread holds the core (taken mid-way when the thread with it leaves; given
+                 // up when the runtime shuts down)
 };
 
 RuntimeBlockOn::RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt)
@@ -90,12 +88,12 @@ void RuntimeBlockOn::park() {
   }
   if (!s.driving) {
     if (!s.current_thread->wait_for_root(s.root->woken, s.root->parker())) return;
-    s.driving = true;  // the driver left: this thread took over
+    s.driving = true;  // the thread with the core left: this one took it
   }
-  if (!s.current_thread->drive_until(s.root->woken, s.slot)) {
-    // Shut down: the shutdown takes the role; this thread waits for its root alone.
+  if (!s.current_thread->run_until(s.root->woken, s.slot)) {
+    // Shut down: the shutdown takes the core; this thread waits for its root alone.
     s.driving = false;
-    s.current_thread->release_driver();
+    s.current_thread->release_core();
   }
 }
 

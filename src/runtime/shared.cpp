@@ -205,7 +205,7 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   owned_.close();
   owned_.for_each([](TaskHeader& t) { transition_to_cancel_requested(t); });
   // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
-  //    (a current-thread runtime's shutdown takes the driver role instead).
+  //    (a current-thread runtime's shutdown takes its core instead).
   const std::size_t threads_left =
       with_scheduler([&](auto& s) { return s.close_and_stop(deadline); });
   if (threads_left > 0) report_left_in_poll();

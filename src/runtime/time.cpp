@@ -66,8 +66,8 @@ namespace time {
 
 Instant now() { return current_driver()->time().clock().now(); }
 
-// The driver's holder and the threads waiting elsewhere for its timers park differently on a
-// paused clock: the unpark makes them look again.
+// The thread in the driver and those waiting for it park differently on a paused clock: the
+// unpark makes them look again.
 void pause() {
   detail::Driver& driver = pausable_driver("spool::time::pause");
   driver.time().clock().pause();

@@ -131,28 +131,28 @@ TEST_F(IoDriverTest, AReleasedRegistrationLivesUntilItsLastEvent) {
 
 // Requests (before the I/O layer is active: the park goes to the thread parker) only ask;
 // the next park runs the work once for all of them, and a park without one runs nothing.
-TEST_F(IoDriverTest, TheHolderWorkRunsAtTheNextParkOnceForItsRequests) {
+TEST_F(IoDriverTest, TheAfterWaitWorkRunsAtTheNextParkOnceForItsRequests) {
   int runs = 0;
-  driver_.set_holder_work([&] { ++runs; });
-  driver_.request_holder_work();
-  driver_.request_holder_work();
+  driver_.set_after_wait_work([&] { ++runs; });
+  driver_.request_after_wait_work();
+  driver_.request_after_wait_work();
   EXPECT_EQ(runs, 0);
   driver_.park(std::chrono::nanoseconds::zero());
   EXPECT_EQ(runs, 1);
   driver_.park(std::chrono::nanoseconds::zero());
   EXPECT_EQ(runs, 1);
-  EXPECT_THROW(driver_.set_holder_work([] {}), std::logic_error);
+  EXPECT_THROW(driver_.set_after_wait_work([] {}), std::logic_error);
 }
 
 // A request made while the work runs (the pump's own registration may wake its waker) runs
 // it again at the next park, not inside the run.
-TEST_F(IoDriverTest, ARequestDuringTheHolderWorkRunsItAtTheNextPark) {
+TEST_F(IoDriverTest, ARequestDuringTheAfterWaitWorkRunsItAtTheNextPark) {
   ScheduledIo* io = waiting_registration();  // the layer is active: parks wait in the poller
   int runs = 0;
-  driver_.set_holder_work([&] {
-    if (++runs == 1) driver_.request_holder_work();
+  driver_.set_after_wait_work([&] {
+    if (++runs == 1) driver_.request_after_wait_work();
   });
-  driver_.request_holder_work();
+  driver_.request_after_wait_work();
   driver_.park(std::chrono::nanoseconds::zero());
   EXPECT_EQ(runs, 1);
   driver_.park(std::chrono::nanoseconds::zero());

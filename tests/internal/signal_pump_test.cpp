@@ -21,7 +21,7 @@ namespace {
 using spool::detail::Driver;
 using spool::detail::SignalPump;
 
-TEST(SignalPump, AWakeOnAnotherThreadOnlyAsksTheHolderWhichPumpsAfterItsWait) {
+TEST(SignalPump, AWakeOnAnotherThreadOnlyAsksTheThreadInTheDriverWhichPumpsAfterItsWait) {
   const auto driver = std::make_shared<Driver>(Driver::Options{});
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
@@ -43,7 +43,7 @@ TEST(SignalPump, AWakeOnAnotherThreadOnlyAsksTheHolderWhichPumpsAfterItsWait) {
 
 // Three threads wake the pump (and write to the pipe) while this thread drives the driver:
 // every pump runs here.
-TEST(SignalPump, ConcurrentWakesArePumpedByTheHolderOnly) {
+TEST(SignalPump, ConcurrentWakesArePumpedByTheThreadInTheDriverOnly) {
   const auto driver = std::make_shared<Driver>(Driver::Options{});
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);

@@ -149,7 +149,7 @@ TEST_F(UringPollerTest, MoreHandedOverArmsThanTheSubmissionQueueHoldsAreAllSubmi
 // The hand-over wakes a holder asleep in a wait without a timeout: it submits the poll,
 // which then reports the socket. (Were the wake lost, the holder would sleep for ever, and
 // the test time out, whenever the arm comes after it fell asleep.)
-TEST_F(UringPollerTest, AHandedOverArmWakesTheHolder) {
+TEST_F(UringPollerTest, AHandedOverArmWakesTheThreadInTheDriver) {
   EXPECT_TRUE(wait_once().empty());  // the first wait returns at once
   bool reported = false;
   std::thread holder([&] {

@@ -21,11 +21,11 @@ namespace spool {
 /// one of its timers — must tolerate park from several threads. spool's driver does it the
 /// way tokio's does: one thread at a time holds it (a try-lock) and parks in it, with the
 /// next timer's deadline as timeout; a thread that finds it held parks on its own parker
-/// instead (a runtime worker), or follows (any other executor: it waits until an unpark,
-/// its timeout, or the holder's release, and then takes it over). An installed hook thus
+/// instead (a runtime worker), or waits for the driver (any other executor: until an unpark,
+/// its timeout, or the driver's release, and then tries to take it). An installed hook thus
 /// means "this executor sees to it that the reactor is driven while the future waits",
 /// not "this very thread parks in it". Such a shared hook's unpark may wake every thread
-/// parked or following in it (a spurious return for all but one), never none.
+/// parked or waiting in it (a spurious return for all but one), never none.
 class ReactorHook {
  public:
   /// Blocks the calling thread until an event, an unpark, or `timeout`.

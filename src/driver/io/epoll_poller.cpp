@@ -40,8 +40,8 @@ class EpollPoller final : public IoPoller {
     }
   }
 
-  // An epoll_wait that began before the removal may still return the registration, but the
-  // holder dispatches it before it frees anything, and no wait after the free can return it.
+  // A wait begun before the removal may still return it, but its events are dispatched
+  // before anything is freed, and no later wait can return it.
   bool disarm(ScheduledIo* io) noexcept override {
     // Cannot fail for a registered fd that is still open (the caller closes it after this).
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, io->fd(), nullptr);
@@ -87,8 +87,8 @@ class EpollPoller final : public IoPoller {
 
   WakeEvent wake_;
   const int epoll_fd_;
-  std::vector<epoll_event> events_;  // the holder's
-  bool use_pwait2_ = true;           // the holder's: false once the kernel said ENOSYS
+  std::vector<epoll_event> events_;  // wait's
+  bool use_pwait2_ = true;           // wait's: false once the kernel said ENOSYS
 };
 
 }  // namespace

@@ -76,7 +76,7 @@ IoDriver::~IoDriver() {
 void IoDriver::activate_locked() {
   poller_ = make_poller_ ? make_poller_() : make_poller(backend_);
   active_.store(true, std::memory_order_release);
-  idle_->unpark();  // a holder parked below comes back and parks in the poller
+  idle_->unpark();  // a thread in the driver parked below comes back and parks in the poller
 }
 
 ScheduledIo* IoDriver::add(int fd, const char* what) {
@@ -142,7 +142,7 @@ void IoDriver::free_released() {
 void IoDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   if (!active_.load(std::memory_order_acquire)) {
     idle_->park(timeout);
-    run_holder_work();
+    run_after_wait_work();
     return;
   }
   free_released();
@@ -156,21 +156,21 @@ void IoDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   }
   poller_->wait(tsp, ready_);
   if (!ready_.empty()) dispatch();
-  run_holder_work();
+  run_after_wait_work();
 }
 
-void IoDriver::set_holder_work(std::function<void()> work) {
-  if (holder_work_) throw std::logic_error("spool: IoDriver::set_holder_work called twice");
-  holder_work_ = std::move(work);
+void IoDriver::set_after_wait_work(std::function<void()> work) {
+  if (after_wait_work_) throw std::logic_error("spool: IoDriver::set_after_wait_work called twice");
+  after_wait_work_ = std::move(work);
 }
 
-void IoDriver::request_holder_work() noexcept {
-  holder_work_requested_.set();
-  unpark();  // sticky: the holder's next wait returns, and the park takes the request after it
+void IoDriver::request_after_wait_work() noexcept {
+  after_wait_work_requested_.set();
+  unpark();  // sticky: the next wait returns, and the park takes the request after it
 }
 
-void IoDriver::run_holder_work() noexcept {
-  if (holder_work_requested_.take()) holder_work_();
+void IoDriver::run_after_wait_work() noexcept {
+  if (after_wait_work_requested_.take()) after_wait_work_();
 }
 
 void IoDriver::dispatch() {

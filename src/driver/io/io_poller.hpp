@@ -23,7 +23,7 @@ struct IoEvent {
 };
 
 // The kernel side of an IoDriver. arm and disarm are called under the driver's registry
-// mutex, by any thread; wait only by the driver's holder; wake by any thread. Constructors
+// mutex, by any thread; wait only by the thread in the driver; wake by any thread. Constructors
 // throw std::system_error when the kernel refuses the interface.
 class IoPoller {
  public:
@@ -32,8 +32,8 @@ class IoPoller {
   // The driver also calls it from its wait, to watch again a registration whose watch the
   // kernel ended on its own (a `last` event with no error).
   virtual void arm(ScheduledIo* io, const char* what) = 0;
-  // Stops watching `io` (its fd is still open). True if `io` may be freed before the holder's
-  // next wait; false if the poller reports one more event for it, marked `last`.
+  // Stops watching `io` (its fd is still open). True if `io` may be freed before the thread in the
+  // driver's next wait; false if the poller reports one more event for it, marked `last`.
   virtual bool disarm(ScheduledIo* io) noexcept = 0;
   // Blocks until readiness, a wake() or the timeout (null: none); appends what it saw to
   // `out` (a wake is consumed, not reported). Spurious returns are allowed.

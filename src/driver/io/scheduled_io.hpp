@@ -24,7 +24,7 @@ struct ReadyEvent {
   std::uint32_t bits = 0;
 };
 
-// One registration (one per file descriptor, made by the I/O driver, freed by its holder).
+// One registration (one per file descriptor, made by the I/O driver, freed by the thread in it).
 // The driver sets readiness bits and wakes; a leaf future reads the bits, tries its syscall,
 // and on EAGAIN clears the bit it used and waits (edge-triggered: the driver reports each
 // new edge once).
@@ -60,7 +60,7 @@ class ScheduledIo {
 
   int fd() const noexcept { return fd_; }
 
-  // The driver (its holder): adds `bits`, moves the tick on, wakes the directions they end.
+  // The thread in the driver: adds `bits`, moves the tick on, wakes the directions they end.
   void set_readiness(std::uint32_t bits) {
     const std::uint32_t before = add_bits(bits);
     if ((bits & kReadMask) != 0) wake(reader_, before);
@@ -119,7 +119,7 @@ class ScheduledIo {
     w.io_ = nullptr;
   }
 
-  // The driver (its holder), when the kernel refused to go on watching the fd (io_uring: a
+  // The thread in the driver, when the kernel refused to go on watching the fd (io_uring: a
   // poll that ended with an error): every wait ends, and the leaves report `err`.
   void fail(int err) {
     failure_ = err;  // published by set_readiness's release, read after ready()'s acquire
@@ -160,7 +160,7 @@ class ScheduledIo {
     }
   }
 
-  // The socket is closing: drops the wakers now rather than when the holder frees the
+  // The socket is closing: drops the wakers now rather than when the thread in the driver frees the
   // registration (a waker holds its task, and through it the runtime that owns the driver:
   // kept in the release queue of a driver nobody parks in any more, it would never go), and
   // detaches every waiter, whose future may outlive the registration.
@@ -331,7 +331,7 @@ class ScheduledIo {
 
   const int fd_;
   int failure_ = 0;  // see fail()
-  // (tick << 32) | bits. Written by the driver's holder (set_readiness: CAS, acq_rel), by
+  // (tick << 32) | bits. Written by the thread in the driver (set_readiness: CAS, acq_rel), by
   // the thread that shuts the driver down (shut_down: the same CAS, adding kShutdown), by
   // the leaves (clear_readiness: CAS, relaxed, only if the tick is the one they saw) and,
   // for the kQueued bits only, under a direction's lock (wait_queued: fetch_or, acq_rel;

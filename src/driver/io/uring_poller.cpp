@@ -109,15 +109,15 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
 // the cancellation completes as that thread leaves the syscall, before the close, which
 // then releases the socket at once, as with epoll. A socket opened on any other thread (a
 // multi-thread runtime's block_on caller, a foreign executor's, a worker that has not held
-// the driver yet) has its poll handed to the holder, which submits it before its next
+// the driver yet) has its poll handed to the thread in the driver, which submits it before its next
 // wait: every wake-up of that socket would otherwise go through a thread that mostly
 // sleeps elsewhere (W10 ran 1.84 times slower so) or may have exited. Closed on a thread
 // other than the poll's, a socket is released when that thread next runs its task_work.
 // For the same reason a wake is a no-op the waker submits itself (see wake), not a write
-// to the eventfd, whose poll belongs to whichever holder armed it.
+// to the eventfd, whose poll belongs to whichever thread in the driver armed it.
 //
-// The submission queue is shared by every thread under sq_mutex_; only the holder reads
-// the completion queue.
+// The submission queue is shared by every thread under sq_mutex_; only the thread in the driver
+// reads the completion queue.
 class UringPoller final : public IoPoller {
   static constexpr unsigned kEntries = 256;  // of the submission queue
 
@@ -141,7 +141,7 @@ class UringPoller final : public IoPoller {
     const std::uint64_t tag = tag_locked(io, what);
     if (tl_waited_on != id_) {
       handed_over_.push_back(io);
-      leave_to_holder(lock);
+      leave_to_thread_in_driver(lock);
       return;
     }
     io_uring_sqe* sqe = next_sqe_locked();
@@ -154,7 +154,8 @@ class UringPoller final : public IoPoller {
       make_inert(sqe);
       throw_errno(-r, std::string(what) + ": io_uring poll");
     }
-    if (io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);  // the kernel took only part
+    if (io_uring_sq_ready(&ring_) > 0)
+      leave_to_thread_in_driver(lock);  // the kernel took only part
   }
 
   bool disarm(ScheduledIo* io) noexcept override {
@@ -245,19 +246,17 @@ class UringPoller final : public IoPoller {
   }
 
   // A no-op submitted by the waking thread completes in its own system call, which wakes
-  // the holder at once. The eventfd's poll would wake it through the task_work of the
-  // thread that submitted that poll, a past holder, which with COOP_TASKRUN runs it only at
-  // its next entry into the kernel (a timer tick away if it computes). The eventfd stays
+  // the thread in the driver at once. The eventfd's poll would wake it through the task_work of the
+  // thread that submitted that poll, an earlier thread in the driver, which with COOP_TASKRUN runs
+  // it only at its next entry into the kernel (a timer tick away if it computes). The eventfd stays
   // for when the no-op cannot be submitted, and when entries a submission left wait in the
   // queue (submitting them here would make this thread, maybe one outside the runtime,
   // their poll's owner). One no-op at a time: wakes that find one on its way add nothing
   // (the completion queue would fill with them). The waking thread gets an io_uring
   // context from the kernel, as a submitter does (docs/io.md: EINTR).
   void wake() noexcept override {
-    // Release: what the caller published reaches the holder, which acquires it when it
-    // takes the no-op's completion (pairs with wait's exchange). A waker that finds true
-    // relies on the no-op of the one that set it, ordered before wait's exchange: the
-    // holder acquires its writes too (the exchanges form one release sequence).
+    // Release: pairs with wait's acquire exchange as it takes the no-op's completion. A waker
+    // that finds true relies on the setter's no-op: the exchanges form one release sequence.
     if (wake_posted_.exchange(true, std::memory_order_release)) return;
     {
       std::lock_guard lock(sq_mutex_);
@@ -266,10 +265,10 @@ class UringPoller final : public IoPoller {
         io_uring_prep_nop(sqe);
         io_uring_sqe_set_data64(sqe, kWakeNop);
         if (submit_locked() >= 0 && io_uring_sq_ready(&ring_) == 0) return;
-        announce_locked();  // left in the queue: the holder's next wait submits it
+        announce_locked();  // left in the queue: the next wait submits it
       } else {
         // No no-op is on its way: the next wake tries again. Wakers that found true
-        // meanwhile are carried by the eventfd below, a system call the holder's wait
+        // meanwhile are carried by the eventfd below, a system call the wait
         // returns from (ordered by the kernel, not by this flag).
         wake_posted_.store(false, std::memory_order_relaxed);
       }
@@ -308,8 +307,8 @@ class UringPoller final : public IoPoller {
     }
     return io->watch_tag;
   }
-  // The holder, before it waits: arms the wake poll if it is not, the polls handed over to
-  // it and the removals that found no entry, and submits what earlier submissions left.
+  // The thread in the driver, before it waits: arms the wake poll if it is not, the polls handed
+  // over to it and the removals that found no entry, and submits what earlier submissions left.
   // False if something is left still.
   bool submit_pending() {
     // Acquire: pairs with announce_locked's release.
@@ -362,11 +361,11 @@ class UringPoller final : public IoPoller {
     announce_locked();
     return false;
   }
-  // Tells the holder that something waits for its submission (see queued_).
+  // Tells the thread in the driver that something waits for its submission (see queued_).
   void announce_locked() noexcept { queued_.store(true, std::memory_order_release); }
-  // Leaves what is queued to the holder: announces it, lets sq_mutex_ go, and wakes the
-  // holder (one asleep without a timeout submits it now, not at its next wake-up).
-  void leave_to_holder(std::unique_lock<std::mutex>& lock) noexcept {
+  // Announces what is queued, lets sq_mutex_ go and wakes the thread in the driver (asleep
+  // without a timeout, it would submit only at its next wake-up).
+  void leave_to_thread_in_driver(std::unique_lock<std::mutex>& lock) noexcept {
     announce_locked();
     lock.unlock();
     wake();
@@ -399,7 +398,7 @@ class UringPoller final : public IoPoller {
   // worked; see wait). Never lost, since the poll holds its registration and the socket's
   // file (the peer would never see the close): if the kernel takes nothing now, the entry
   // stays in the submission queue, and if that queue is full of entries it refused, the
-  // removal waits in removals_; the holder's next wait submits either. A removal that
+  // removal waits in removals_; the next wait submits either. A removal that
   // waited while its poll ended and the address was reused finds nothing: the tag's
   // generation is not the new poll's.
   void remove_async(std::uint64_t tag) noexcept {
@@ -411,11 +410,11 @@ class UringPoller final : public IoPoller {
       } catch (const std::bad_alloc&) {
         fatal_misuse("out of memory queueing the removal of an io_uring poll");
       }
-      leave_to_holder(lock);
+      leave_to_thread_in_driver(lock);
       return;
     }
     prep_removal(sqe, tag);
-    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) leave_to_holder(lock);
+    if (submit_locked() < 0 || io_uring_sq_ready(&ring_) > 0) leave_to_thread_in_driver(lock);
   }
   static void prep_removal(io_uring_sqe* sqe, std::uint64_t tag) noexcept {
     io_uring_prep_poll_remove(sqe, tag);
@@ -426,28 +425,28 @@ class UringPoller final : public IoPoller {
   io_uring ring_{};
   bool sync_cancel_ = false;  // set by the constructor: IORING_REGISTER_SYNC_CANCEL works
   std::mutex sq_mutex_;       // the submission queue's (any thread that arms or disarms)
-  // The holder's alone: the eventfd's poll is armed (by the holder's first wait, and again
+  // Wait's alone: the eventfd's poll is armed (by the first wait, and again
   // by the wait after it ended).
   bool wake_armed_ = false;
-  // Registrations armed by threads that do not drive the runtime, for the holder to submit
+  // Registrations armed by threads that do not drive the runtime, for the next wait to submit
   // (guarded by sq_mutex_).
   std::vector<ScheduledIo*> handed_over_;
   // The tags of polls whose removal found the submission queue full of entries the kernel
-  // refused, for the holder to submit (guarded by sq_mutex_).
+  // refused, for the next wait to submit (guarded by sq_mutex_).
   std::vector<std::uint64_t> removals_;
   std::uint16_t next_generation_ = 0;               // guarded by sq_mutex_: tag_locked's
   const std::function<bool()> refuse_submissions_;  // see UringPollerOptions
   std::vector<io_uring_sqe*> armed_;                // submit_pending's, under sq_mutex_
-  // True while something waits for the holder's submission: entries the kernel refused or
+  // True while something waits for the next wait's submission: entries the kernel refused or
   // did not take, handed_over_ polls, removals_. Stored (release, announce_locked) under sq_mutex_
   // by arm, wake, remove_async and submit_pending itself; exchanged (acquire) by whichever
   // thread holds the driver, before each wait, which then takes sq_mutex_. What it
   // announces is guarded by that mutex: the pair only makes sure that the flag, and so the
   // need to take the mutex, is seen.
   Atomic<bool> queued_{false};
-  // True from a wake that posts a no-op until the holder takes its completion: exchanged
-  // (release) by wake — only the one that finds it false submits — and (acquire, to false)
-  // by wait, which pairs with it; stored false (relaxed) by a wake that could not post.
+  // True from a wake that posts a no-op until the thread in the driver takes its completion:
+  // exchanged (release) by wake — only the one that finds it false submits — and (acquire, to
+  // false) by wait, which pairs with it; stored false (relaxed) by a wake that could not post.
   Atomic<bool> wake_posted_{false};
   // This poller's identity for tl_waited_on (see next_poller_id).
   const std::uint64_t id_ = next_poller_id.fetch_add(1, std::memory_order_relaxed);

@@ -7,8 +7,8 @@ namespace spool::detail {
 
 namespace {
 
-// The longest a holder parks without looking at the clock again: a deadline days away is
-// reached through a few hourly wake-ups, and no timeout arithmetic comes near overflow.
+// The longest a thread in the driver parks without looking at the clock again: a deadline days away
+// is reached through a few hourly wake-ups, and no timeout arithmetic comes near overflow.
 constexpr std::chrono::nanoseconds kMaxPark = std::chrono::hours(1);
 
 constexpr std::uint32_t kNoShard = ~std::uint32_t{0};
@@ -25,7 +25,8 @@ struct alignas(64) TimeDriver::Shard {
   TimerWheel wheel;  // guarded by lock
   // No later than the wheel's earliest deadline (kNever: empty). Stored under lock:
   // seq_cst when arm lowers it (see wake_at_), relaxed when process raises it; read
-  // without the lock (seq_cst) by the holder to choose its timeout and the shards to poll.
+  // without the lock (seq_cst) by the thread in the driver to choose its timeout and the shards to
+  // poll.
   Atomic<std::uint64_t> next{kNever};
   // Entries linked now; counters. Written under lock (relaxed), read by has_timers and
   // counters() (relaxed).
@@ -130,7 +131,7 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
     }
   }
   if (!lowered) return;
-  // Seq_cst: pairs with the holder's store of wake_at_ (see there).
+  // Seq_cst: pairs with the thread in the driver's store of wake_at_ (see there).
   const std::uint64_t watched_until = wake_at_.load(std::memory_order_seq_cst);
   if (watched_until == 0) {
     if (on_unwatched_arm_) on_unwatched_arm_();
@@ -210,7 +211,7 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   } else if (clock_.is_paused()) {
     const std::uint64_t next = next_expiration();
     if (next != kNever && parker_ != Parker::kBusy && may_auto_advance()) {
-      // Nothing runs (the holder parks only when idle): let the next deadline come at
+      // Nothing runs (the thread in the driver parks only when idle): let the next deadline come at
       // once — unless an unpark says something was woken meanwhile.
       inner_->park(std::chrono::nanoseconds::zero());
       try_jump(next);
@@ -258,7 +259,7 @@ void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
   if (!t || *t > kMaxPark) t = kMaxPark;
   inner_->park(t);
   // Not parked: an arm now hands the driver over instead (seq_cst: the same store buffering
-  // as above, against the holder leaving for work without the new deadline).
+  // as above, against the thread in the driver leaving for work without the new deadline).
   wake_at_.store(0, std::memory_order_seq_cst);
 }
 

@@ -23,7 +23,7 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
       cursor_(levels) {
   // A block_on or background thread left the driver: the driving thread takes it over (it
   // wakes and parks again, in the driver).
-  driver_->set_handoff([this] { parker_->unpark(); });
+  driver_->set_hand_over([this] { parker_->unpark(); });
 }
 
 void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
@@ -32,10 +32,10 @@ void CurrentThread::schedule(TaskHeader* t, bool) noexcept {
   if (queues_.is_edf(channel)) {
     if (!queues_.push_edf(t)) return;  // shut down
     queues_.request_yield(level);
-    if (!is_driver_thread()) parker_->unpark();
+    if (!holds_core()) parker_->unpark();
     return;
   }
-  if (is_driver_thread()) {
+  if (holds_core()) {
     if (local_closed_) {
       drop_task_refs(t);  // shut down: the task is (being) cancelled anyway
       return;
@@ -56,7 +56,7 @@ void CurrentThread::push_local(TaskHeader* t) noexcept {
 }
 
 void CurrentThread::block_in_place(const std::function<void()>& fn) {
-  if (is_driver_thread()) {
+  if (holds_core()) {
     throw std::logic_error(
         "spool::block_in_place called on a current_thread runtime: its one thread runs every "
         "task and cannot be handed over; use spawn_blocking, or a multi_thread runtime");
@@ -64,29 +64,29 @@ void CurrentThread::block_in_place(const std::function<void()>& fn) {
   fn();
 }
 
-bool CurrentThread::try_drive() noexcept {
+bool CurrentThread::try_take_core() noexcept {
   if (is_shutdown()) return false;
-  if (driver_taken_.exchange(true, std::memory_order_acquire)) return false;
-  // A shutdown that began meanwhile waits for this role: drive_until gives it back at once.
-  driver_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  if (core_taken_.exchange(true, std::memory_order_acquire)) return false;
+  // A shutdown that began meanwhile waits for this role: run_until gives it back at once.
+  core_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   return true;
 }
 
-void CurrentThread::release_driver() noexcept {
+void CurrentThread::release_core() noexcept {
   // A shutdown that began may have given up waiting for the role (shutdown_timeout): the
   // queue is this thread's to drain. (close_and_stop sets the flag before it waits, and
   // drain_queues, with the role, drains again: an empty queue then.)
   if (is_shutdown()) close_local();
-  driver_thread_.store(std::thread::id(), std::memory_order_relaxed);
-  driver_taken_.store(false, std::memory_order_release);
+  core_thread_.store(std::thread::id(), std::memory_order_relaxed);
+  core_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
-  // registers after it sees driver_taken_ false (the lock orders the two) and does not park.
-  // The shutdown waits on role_released_ under the same lock.
+  // registers after it sees core_taken_ false (the lock orders the two) and does not park.
+  // The shutdown waits on core_released_ under the same lock.
   {
     std::lock_guard lock(waiters_mutex_);
     for (ThreadParker* p : waiters_) p->unpark();
   }
-  role_released_.notify_all();
+  core_released_.notify_all();
 }
 
 void CurrentThread::close_local() noexcept {
@@ -103,7 +103,7 @@ void CurrentThread::close_local() noexcept {
 bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& parker) {
   for (;;) {
     if (root_woken.exchange(false, std::memory_order_acquire)) return false;
-    if (try_drive()) return true;
+    if (try_take_core()) return true;
     {
       std::lock_guard lock(waiters_mutex_);
       waiters_.push_back(&parker);
@@ -111,7 +111,7 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
     // Re-check once registered: the driver may have left before it could see us. Once shut
     // down, no thread drives again: wait for the root alone.
     if (!root_woken.load(std::memory_order_acquire) &&
-        (driver_taken_.load(std::memory_order_acquire) || is_shutdown())) {
+        (core_taken_.load(std::memory_order_acquire) || is_shutdown())) {
       parker.park_in(nullptr);
     }
     std::lock_guard lock(waiters_mutex_);
@@ -122,7 +122,7 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
 bool CurrentThread::has_runnable() const noexcept {
   // Asked under the time driver's jump mutex (can_auto_advance): by the role holder, which
   // reads its own local_len_, or by a face while no block_on runs — the last one ended with
-  // Driver::block_on_ended, which takes the same mutex after release_driver, so the length it
+  // Driver::block_on_ended, which takes the same mutex after release_core, so the length it
   // left is visible here.
   return local_len_.load(std::memory_order_relaxed) != 0 || queues_.has_shared_work();
 }
@@ -180,7 +180,7 @@ bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
   return ran;
 }
 
-bool CurrentThread::drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
+bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) {
   // The driver parks on the runtime's parker: remote schedules unpark it, and so does the
   // driver's root waker (which also unparks the thread's own parker; see RootWaker).
   ThreadParker& parker = *parker_;
@@ -232,28 +232,28 @@ std::size_t CurrentThread::close_and_stop(
   shutdown_.store(true, std::memory_order_release);
   queues_.close();
   parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
-  if (is_driver_thread()) {
+  if (holds_core()) {
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
     // thread): it holds the role already.
-    shutdown_holds_role_ = true;
+    shutdown_holds_core_ = true;
     return 0;
   }
   std::unique_lock lock(waiters_mutex_);
-  // Acquire pairs with release_driver's release store: the queue as the driver left it.
-  auto take_role = [&] { return !driver_taken_.exchange(true, std::memory_order_acquire); };
+  // Acquire pairs with release_core's release store: the queue as the driver left it.
+  auto take_core = [&] { return !core_taken_.exchange(true, std::memory_order_acquire); };
   if (deadline) {
-    shutdown_holds_role_ = role_released_.wait_until(lock, *deadline, take_role);
+    shutdown_holds_core_ = core_released_.wait_until(lock, *deadline, take_core);
   } else {
-    role_released_.wait(lock, take_role);
-    shutdown_holds_role_ = true;
+    core_released_.wait(lock, take_core);
+    shutdown_holds_core_ = true;
   }
-  return shutdown_holds_role_ ? 0 : 1;
+  return shutdown_holds_core_ ? 0 : 1;
 }
 
 void CurrentThread::drain_queues() noexcept {
   // Without the role (a driver stuck in a poll past the deadline), the local queue is the
   // driver's: leave it.
-  if (shutdown_holds_role_) close_local();
+  if (shutdown_holds_core_) close_local();
   queues_.drain();
 }
 

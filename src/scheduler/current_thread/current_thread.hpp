@@ -53,7 +53,7 @@ class CurrentThread final : public Scheduler {
   // --- The driver role (for Runtime::block_on) ---
   // Claims the role for the calling thread; false if another thread drives or the runtime
   // is shut down.
-  bool try_drive() noexcept;
+  bool try_take_core() noexcept;
   // Runs tasks until `root_woken` is set (returns true) or the runtime shuts down (returns
   // false: the caller must release the role and wait for its root alone). Meanwhile the
   // thread counts as one of the runtime's own (a shutdown started by a task runs on a
@@ -61,11 +61,11 @@ class CurrentThread final : public Scheduler {
   // the RootWaker's flag: set with release ordering by its wake(), consumed here by
   // exchange(false, acquire), which pairs with it.
   // `slot` (holding the runtime's driver) is the block_on call's: tasks are polled with it.
-  bool drive_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
+  bool run_until(std::atomic<bool>& root_woken, ReactorSlot& slot);
   // Gives the role back and wakes the threads waiting for it. After a shutdown began, the
   // releasing thread first drops what is left in the local queue (the shutdown may have
   // given up waiting for the role: nobody else would).
-  void release_driver() noexcept;
+  void release_core() noexcept;
   // A block_on thread that does not drive parks on its own `parker` until its root is woken
   // (returns false), or until it could claim the role (returns true: it now drives). It
   // does not park in the driver: the driving thread does (and fires its timers).
@@ -75,7 +75,7 @@ class CurrentThread final : public Scheduler {
   bool has_runnable() const noexcept;
   // The parker the driving thread parks on: root wakers unpark it too. Shared with them,
   // since a waker may outlive the runtime.
-  const std::shared_ptr<ThreadParker>& driver_parker() const noexcept { return parker_; }
+  const std::shared_ptr<ThreadParker>& core_parker() const noexcept { return parker_; }
 
   // --- Shutdown steps (runtime/shared.cpp runs them in order) ---
   // Refuses remote schedules, stops the driving thread from driving, and takes the driver
@@ -90,8 +90,8 @@ class CurrentThread final : public Scheduler {
 
  private:
   bool is_shutdown() const noexcept { return shutdown_.load(std::memory_order_acquire); }
-  bool is_driver_thread() const noexcept {
-    return driver_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  bool holds_core() const noexcept {
+    return core_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
   // The driving thread's own queues as pick_task sees them.
   struct OwnQueues;
@@ -117,7 +117,7 @@ class CurrentThread final : public Scheduler {
   // counts, the yield request and the per-channel counters; the driving thread is poller 0.
   RunQueues queues_;
   // Schedules from the driving thread, one per channel; touched only by the thread holding
-  // the role (the driver_taken_ acquire/release pair hands them over, with tick_, cursor_ and
+  // the role (the core_taken_ acquire/release pair hands them over, with tick_, cursor_ and
   // local_closed_).
   std::vector<TaskFifo> local_;
   std::uint32_t tick_ = 0;
@@ -128,20 +128,20 @@ class CurrentThread final : public Scheduler {
   // of block_on calls, which may outlive the runtime.
   std::shared_ptr<ThreadParker> parker_ = std::make_shared<ThreadParker>();
   // Exchange(true, acquire) by the thread that claims the role; store(false, release) when
-  // it gives it back (under waiters_mutex_, see release_driver).
-  std::atomic<bool> driver_taken_{false};
+  // it gives it back (under waiters_mutex_, see release_core).
+  std::atomic<bool> core_taken_{false};
   // The thread that drives now (for schedule's local/remote choice); written by the driver
   // (relaxed: each thread only compares it with itself).
-  std::atomic<std::thread::id> driver_thread_{};
+  std::atomic<std::thread::id> core_thread_{};
   // Set once by close_and_stop (release) before it unparks the driver; read (acquire) by the
-  // driver's loop and by try_drive / wait_for_root, which then no longer claim the role.
+  // driver's loop and by try_take_core / wait_for_root, which then no longer claim the role.
   std::atomic<bool> shutdown_{false};
   // True once close_and_stop holds the role (it keeps it); touched only by the shutdown.
-  bool shutdown_holds_role_ = false;
+  bool shutdown_holds_core_ = false;
   // The parkers of block_on threads waiting in wait_for_root while another thread drives,
-  // and the shutdown waiting for the role on role_released_: release_driver wakes both.
+  // and the shutdown waiting for the role on core_released_: release_core wakes both.
   std::mutex waiters_mutex_;
-  std::condition_variable role_released_;
+  std::condition_variable core_released_;
   std::vector<ThreadParker*> waiters_;  // guarded by waiters_mutex_
   // Counters: written by the driver, read by metrics() (relaxed); local_len_ (the tasks in
   // all local FIFOs) also by has_runnable (relaxed, ordered by the time driver's jump mutex;

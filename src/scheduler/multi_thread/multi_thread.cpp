@@ -57,7 +57,7 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
   }
   // A block_on or background thread left the driver: a parked worker takes it over (it
   // finds no work and parks again, in the driver).
-  driver_->set_handoff([this] { hand_driver_over(); });
+  driver_->set_hand_over([this] { hand_driver_over(); });
 }
 
 // The runtime joins (or, past a shutdown deadline, detaches) every thread before it

@@ -254,7 +254,7 @@ Task<void> sleep_then_send(std::chrono::nanoseconds d, spool::oneshot::Sender<in
 // with no timer armed any more — it must still send that thread back into the driver: a timer
 // armed later by another block_on thread (which never parks in the driver) has nobody else
 // to fire it.
-TEST(RealClock, AFaceLeavingTheDriverSendsTheRuntimesThreadBackIntoIt) {
+TEST(RealClock, ABlockOnLeavingTheDriverSendsTheRuntimesThreadBackIntoIt) {
   auto rt = spool::Builder::current_thread().build();
   std::unique_ptr<spool::Sleep> s = rt.block_on(sleep_of_the_runtime(50ms));
   std::thread face([&s] { spool::block_on(*s); });
@@ -287,7 +287,7 @@ Task<void> spawn_and_wait_armed(std::optional<spool::JoinHandle<void>>* task,
 // A current-thread runtime: a task arms its timer while this thread drives (its block_on
 // returns once the timer is armed), then a second thread's block_on takes the driver role
 // and the timer fires there, running the task on that thread.
-TEST(RealClock, TheTimerOfACurrentThreadTaskFiresAfterTheDrivingThreadChanged) {
+TEST(RealClock, TheTimerOfACurrentThreadTaskFiresAfterTheThreadInTheDriverChanged) {
   auto rt = spool::Builder::current_thread().build();
   std::optional<spool::JoinHandle<void>> task;
   std::thread::id woke_on;

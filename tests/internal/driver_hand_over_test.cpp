@@ -28,12 +28,12 @@ struct ParkWhileMaintaining {
   }
 };
 
-TEST(DriverHandOff, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
+TEST(DriverHandOver, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
   Driver::Options options;
   options.start_paused = true;  // the test moves time: the timer is due exactly when told
   Driver driver(options);
-  int handoffs = 0;
-  driver.set_handoff([&] { ++handoffs; });
+  int hand_overs = 0;
+  driver.set_hand_over([&] { ++hand_overs; });
   auto waker_state = std::make_shared<ParkWhileMaintaining>();
   waker_state->driver = &driver;
 
@@ -42,40 +42,40 @@ TEST(DriverHandOff, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
   driver.time().arm(timer, driver.time().clock().now() + std::chrono::milliseconds(5));
   driver.time().clock().advance(std::chrono::milliseconds(10));
 
-  int before = handoffs;  // (arming with nobody in the driver hands it over too)
-  driver.maintain();      // fires the timer, whose waker parks "the other worker" meanwhile
+  int before = hand_overs;  // (arming with nobody in the driver hands it over too)
+  driver.maintain();        // fires the timer, whose waker parks "the other worker" meanwhile
 
   EXPECT_EQ(timer.state.load(), TimerEntry::kFired);
   EXPECT_FALSE(waker_state->parked_in_driver) << "the lock was held: it parked on its own";
-  EXPECT_EQ(handoffs - before, 1) << "maintain let go of the driver without handing it over";
+  EXPECT_EQ(hand_overs - before, 1) << "maintain let go of the driver without handing it over";
 
   // Nobody parked without the driver this time: no hand-off (it would wake a worker for
   // nothing at every maintenance tick).
   TimerEntry second;
   driver.time().arm(second, driver.time().clock().now() + std::chrono::milliseconds(5));
   driver.time().clock().advance(std::chrono::milliseconds(10));
-  before = handoffs;
+  before = hand_overs;
   driver.maintain();
   EXPECT_EQ(second.state.load(), TimerEntry::kFired);
-  EXPECT_EQ(handoffs, before);
+  EXPECT_EQ(hand_overs, before);
   driver.shutdown();
 }
 
 // A timer armed while no thread parks in the driver (every scheduler thread asleep on its own
 // parker, or busy) gets a thread sent in: nobody else would fire it before a maintenance tick.
-TEST(DriverHandOff, ATimerArmedWithNobodyInTheDriverSendsAThreadIn) {
+TEST(DriverHandOver, ATimerArmedWithNobodyInTheDriverSendsAThreadIn) {
   Driver::Options options;
   options.start_paused = true;
   options.always_driven = true;  // a multi-thread runtime's driver
   Driver driver(options);
-  int handoffs = 0;
-  driver.set_handoff([&] { ++handoffs; });
+  int hand_overs = 0;
+  driver.set_hand_over([&] { ++hand_overs; });
   const auto now = driver.time().clock().now();
   TimerEntry first, later;
   driver.time().arm(first, now + std::chrono::milliseconds(5));
-  EXPECT_EQ(handoffs, 1);
+  EXPECT_EQ(hand_overs, 1);
   driver.time().arm(later, now + std::chrono::milliseconds(50));  // the earlier one leads
-  EXPECT_EQ(handoffs, 1);
+  EXPECT_EQ(hand_overs, 1);
   driver.time().disarm(first);
   driver.time().disarm(later);
   driver.shutdown();
