@@ -1,10 +1,7 @@
-// Deferred wakes: the one mechanism behind yield_now on a runtime thread.
-//
-// A task that yields is not requeued at once. Its wake-up is deferred: kept in the thread's
-// DeferredWakes list until the thread's scheduler runs out of other work or reaches its next
-// maintenance tick, so that the rest of the queue, and the inject queue, get their turn.
-// This layer only keeps the list; task/ drains it (wake_deferred in task/harness.hpp), since
-// only it knows how to requeue a spool task.
+// Deferred wakes, behind yield_now on a runtime thread: a yielding task's wake waits in the
+// thread's list until its scheduler runs out of work or reaches its next maintenance tick,
+// so the rest of the queues get their turn. task/ drains it (wake_deferred, task/harness.hpp):
+// only it can requeue a spool task.
 #pragma once
 
 #include <vector>

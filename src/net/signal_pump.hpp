@@ -12,21 +12,15 @@ namespace spool::detail {
 
 class Driver;
 
-// The pipe that spool::signal's handler writes a byte to, registered with a driver. The
-// waker of its registration only asks the thread in the driver for a pump
-// (IoDriver::request_after_wait_work), as a wake must (core/waker.hpp): run inline, the pump
-// would read the pipe and wake other tasks inside whatever woke it — a poll, a foreign
-// thread, or the pump's own registration of that waker (its AtomicWaker wakes the
-// registering side itself when a wake races with it). The thread in the driver pumps after its
-// wait: it drains the pipe until EAGAIN (which registers the waker for the next edge), then calls
-// `deliver`.
+// The pipe spool::signal's handler writes to, registered with a driver. Its waker only asks
+// the thread in the driver for a pump (IoDriver::request_after_wait_work): run inline, the
+// pump would wake tasks inside whatever woke it (core/waker.hpp). After its wait, the thread
+// in the driver drains the pipe until EAGAIN (registering the waker), then calls `deliver`.
 class SignalPump {
  public:
-  // Takes `read_fd` (non-blocking) and registers it with `driver`; the thread in the driver
-  // pumps at its next park (the first pump registers the waker), then whenever the pipe becomes
-  // readable. Driving `driver` is the caller's business. The pump must outlive every park of
-  // `driver` (the process-wide driver's is never destroyed). Throws std::system_error
-  // (read_fd closed) when the pipe cannot be registered.
+  // Registers non-blocking `read_fd` with `driver`, which pumps at its next park and then on
+  // every readable edge. It must outlive every park of `driver` (the process-wide one is
+  // never destroyed). Throws std::system_error (read_fd closed) if registering fails.
   SignalPump(const std::shared_ptr<Driver>& driver, int read_fd, std::function<void()> deliver);
   SignalPump(const SignalPump&) = delete;
   SignalPump& operator=(const SignalPump&) = delete;

@@ -1,13 +1,8 @@
-// Recycling of Task frame memory (the allocation behind TaskPromiseBase::operator new).
-//
-// The usual pattern — one thread spawns, other threads finish and free — makes glibc's
-// malloc contend on the spawning thread's arena lock for every task. Instead frames are
-// recycled with magazines (Bonwick's scheme): each thread keeps, per size class, a loaded
-// and a previous magazine of up to kBatch frames (intrusive lists). A thread that frees
-// into two full magazines hands one to a global depot; a thread that allocates from two
-// empty ones takes a full one from the depot. Every hand-off moves a whole list in O(1):
-// one lock per kBatch frames, whichever threads allocate and free. The depot is capped;
-// beyond the cap, and above the largest class, memory goes back to malloc.
+// Recycling of Task frame memory (TaskPromiseBase::operator new). One thread spawning while
+// others free makes glibc's malloc contend on the spawner's arena lock, so frames go through
+// magazines (Bonwick): per thread and size class, a loaded and a previous list of up to
+// kBatch frames; full or empty ones are swapped with a capped global depot in O(1), one lock
+// per kBatch frames. Past the cap, and above the largest class, memory goes back to malloc.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>

@@ -91,33 +91,13 @@ void setup(io_uring& ring, unsigned entries, unsigned cq_entries) {
   }
 }
 
-// Readiness through io_uring, as epoll gives it: each registration is one multishot poll,
-// which posts a completion (the poll mask) at every wake-up of the socket, as an
-// edge-triggered epoll registration reports every edge. The kernel ends a multishot poll by
-// a completion without IORING_CQE_F_MORE — after a removal, or on its own (the completion
-// queue overflowed; the thread that submitted it exited, which cancels its requests): the
-// driver then arms it again unless it was removed (IoDriver::finish).
-//
-// Who submits a poll matters twice. The kernel posts each of its completions from a
-// task_work of the thread that submitted it (at that thread's next entry into the kernel
-// under COOP_TASKRUN, or waking it if it sleeps); and a poll holds a reference to the
-// socket's file, so a socket's close takes effect only once the poll's cancellation has
-// completed, which that thread's task_work does. A socket opened on a thread that has
-// waited on this ring (one that drives the runtime) has its poll submitted by that thread,
-// at once, and removed with a synchronous cancel (IORING_REGISTER_SYNC_CANCEL, Linux 6.0;
-// before it, an asynchronous IORING_OP_POLL_REMOVE): closed on the thread that opened it,
-// the cancellation completes as that thread leaves the syscall, before the close, which
-// then releases the socket at once, as with epoll. A socket opened on any other thread (a
-// multi-thread runtime's block_on caller, a foreign executor's, a worker that has not held
-// the driver yet) has its poll handed to the thread in the driver, which submits it before its next
-// wait: every wake-up of that socket would otherwise go through a thread that mostly
-// sleeps elsewhere (W10 ran 1.84 times slower so) or may have exited. Closed on a thread
-// other than the poll's, a socket is released when that thread next runs its task_work.
-// For the same reason a wake is a no-op the waker submits itself (see wake), not a write
-// to the eventfd, whose poll belongs to whichever thread in the driver armed it.
-//
-// The submission queue is shared by every thread under sq_mutex_; only the thread in the driver
-// reads the completion queue.
+// Readiness through io_uring as epoll gives it: one multishot poll per registration, armed
+// again when the kernel ends it on its own (IoDriver::finish). Its completions run in the
+// task_work of the thread that submitted it, so a thread that has waited on this ring
+// submits its own sockets' polls at once; any other thread hands them to the thread in the
+// driver (W10 ran 1.84 times slower through a mostly sleeping thread), and a wake is a no-op
+// the waker submits itself. docs/io.md, "Who submits a poll", says why in full. The submission
+// queue is shared under sq_mutex_; only the thread in the driver reads completions.
 class UringPoller final : public IoPoller {
   static constexpr unsigned kEntries = 256;  // of the submission queue
 

@@ -9,13 +9,10 @@
 
 namespace spool::detail {
 
-// Timers keyed by an abstract tick count (the time driver maps its clock to ticks).
-// Insert and remove are O(1); finding the next expiration is O(levels); a poll costs O(levels)
-// per occupied slot it reaches plus O(1) per node it fires or cascades, however far it jumps.
-//
-// Layout: kLevels levels of kSlots slots; a slot of level L covers 64^L ticks, so the wheel
-// spans 64^kLevels ticks (2^36: about 795 days at 1 ms a tick). Each slot is a doubly-linked
-// list of nodes (a head pointer), and each level has a bitmap of its non-empty slots.
+// Timers keyed by ticks. Insert and remove O(1); next expiration O(levels); a poll O(levels)
+// per occupied slot it reaches plus O(1) per node, however far it jumps. A level-L slot
+// covers 64^L ticks: the wheel spans 2^36 ticks (795 days at 1 ms). Each slot is a list;
+// each level has a bitmap of its non-empty slots.
 //
 // Invariants (between calls; `cur(L)` is the level-L slot that contains elapsed()):
 //   - A node of level L < kLevels-1 agrees with elapsed() on every tick bit above level L's
@@ -24,10 +21,8 @@ namespace spool::detail {
 //     them sits in the last (slot cur - 1), keeping its true `when`, and is placed again by
 //     that `when` when the slot is reached (before `when`: it never fires early).
 //   - Slot cur(L) is empty at every level, and a node's slot starts at or before its `when`.
-// Hence the earliest non-empty slot of the lowest non-empty level starts first, and a node is
-// never handed out before its `when`.
-//
-// Not thread-safe: the owner serialises every call (the time driver holds its lock).
+// Hence the lowest non-empty level's first slot starts first, and no node fires early.
+// Not thread-safe: the time driver holds its shard's lock.
 class TimerWheel {
  public:
   /// Levels of the hierarchy, and slots per level (64: one bit each in a level's bitmap).
@@ -46,17 +41,14 @@ class TimerWheel {
   /// Unlinks `node`, which must be linked in this wheel; O(1). It will not be handed out.
   void remove(TimerNode* node) noexcept;
 
-  /// The earliest tick at which poll can hand out a node, or nullopt if the wheel is empty;
-  /// O(levels). Never later than the earliest `when` linked, and earlier when that node sits
-  /// in a higher level's slot (a poll reaching that tick moves it down without firing it).
+  /// The earliest tick at which poll may hand out a node (nullopt: empty). Earlier than the
+  /// earliest `when` if that node sits in a higher level (the poll only moves it down).
   std::optional<std::uint64_t> next_expiration() const noexcept;
 
   /// Advances elapsed() to `now` (a no-op when `now <= elapsed()`) and calls
-  /// `on_expired(TimerNode*)` once for every linked node with `when <= now`, unlinked
-  /// before the call. Order: nondecreasing `when`, within this poll and across polls; nodes
-  /// with equal `when` come out in no specified order. Jumps from one occupied slot to the
-  /// next, never tick by tick. `on_expired` must not call into this wheel: it runs in the
-  /// middle of the poll.
+  /// `on_expired(TimerNode*)` for every node with `when <= now`, unlinked first, in
+  /// nondecreasing `when` (ties unordered). It jumps between occupied slots, never tick by
+  /// tick. `on_expired` must not call into this wheel.
   template <class F>
   void poll(std::uint64_t now, F&& on_expired);
 
