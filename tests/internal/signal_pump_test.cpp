@@ -1,5 +1,5 @@
 // SignalPump (src/net/signal_pump.hpp), the pipe behind spool::signal: a wake of its waker
-// only asks the driver's holder for a pump, whatever thread wakes it; the holder pumps after
+// only asks the thread in the driver for a pump, whatever thread wakes it; it pumps after
 // its next wait, on its own thread (also under many concurrent wakes: a race for TSan).
 #include "net/signal_pump.hpp"
 
@@ -48,7 +48,7 @@ TEST(SignalPump, ConcurrentWakesArePumpedByTheThreadInTheDriverOnly) {
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
   const std::thread::id holder = std::this_thread::get_id();
-  int pumps = 0;                  // the holder's
+  int pumps = 0;                  // the thread in the driver's
   std::atomic<int> elsewhere{0};  // seq_cst adds by the pump, read after the joins
   {
     SignalPump pump(driver, fds[0], [&] {
@@ -56,7 +56,7 @@ TEST(SignalPump, ConcurrentWakesArePumpedByTheThreadInTheDriverOnly) {
       ++pumps;
     });
     constexpr int kThreads = 3;
-    std::atomic<int> finished{0};  // seq_cst: each waker adds, then wakes the holder
+    std::atomic<int> finished{0};  // seq_cst: each waker adds, then wakes the thread in the driver
     std::vector<std::thread> wakers;
     for (int t = 0; t < kThreads; ++t) {
       wakers.emplace_back([&] {

@@ -146,9 +146,9 @@ TEST_F(UringPollerTest, MoreHandedOverArmsThanTheSubmissionQueueHoldsAreAllSubmi
   poller_.reset();  // before the registrations it names
 }
 
-// The hand-over wakes a holder asleep in a wait without a timeout: it submits the poll,
-// which then reports the socket. (Were the wake lost, the holder would sleep for ever, and
-// the test time out, whenever the arm comes after it fell asleep.)
+// The hand-over wakes the thread in the driver asleep in a wait without a timeout: it submits the
+// poll, which then reports the socket. (Were the wake lost, it would sleep for ever, and the test
+// time out, whenever the arm comes after it fell asleep.)
 TEST_F(UringPollerTest, AHandedOverArmWakesTheThreadInTheDriver) {
   EXPECT_TRUE(wait_once().empty());  // the first wait returns at once
   bool reported = false;

@@ -1,8 +1,8 @@
-// Model of the driver's hand-off after maintenance (src/driver/driver_lock.hpp, used by
+// Model of the driver's hand-over after maintenance (src/driver/driver_lock.hpp, used by
 // Driver::park_thread and Driver::maintain), with the real DriverLock.
 //
 // Invariant: a scheduler thread that parks finds a driver: it takes the lock itself, or
-// the holder, after letting go, sees its announcement and hands the driver over.
+// the thread in the driver, after leaving, sees its announcement and hands the driver over.
 //
 // Thread 0 holds the lock (a busy worker's maintenance tick), lets go and looks for an
 // announcement; thread 1 is a worker about to park. Weakening the announcement's store or

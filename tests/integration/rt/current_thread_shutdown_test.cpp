@@ -1,5 +1,5 @@
 // Shutting down a current-thread runtime while a thread drives it: the shutdown takes the
-// driver role before it drains the queues, and nothing scheduled after the drain is lost
+// core before it drains the queues, and nothing scheduled after the drain is lost
 // or leaked.
 #include <gtest/gtest.h>
 
@@ -109,13 +109,13 @@ TEST(CurrentThreadShutdown, AShutdownTimeoutThatGivesUpOnTheDriverLeaksNothing) 
     } catch (const JoinError&) {
     }
   });
-  stalled.wait();                                 // the driver is stuck in a poll, holding the role
-  rt->shutdown_timeout(std::chrono::seconds(0));  // gives up waiting for the role at once
+  stalled.wait();                                 // the thread with the core is stuck in a poll
+  rt->shutdown_timeout(std::chrono::seconds(0));  // gives up waiting for the core at once
   rt.reset();
   release.open();
   driver.join();
   EXPECT_EQ(drops.load(), 1);
-  freed.wait();  // the driver drained its queue when it gave the role back
+  freed.wait();  // that thread drained its queue when it gave the core back
 }
 
 TEST(CurrentThreadShutdown, WakesDeferredPastTheDrainAreDroppedAndTheRuntimeIsFreed) {
@@ -129,7 +129,7 @@ TEST(CurrentThreadShutdown, WakesDeferredPastTheDrainAreDroppedAndTheRuntimeIsFr
     handle.block_on(drop_while_a_task_yields(&holder, &drops, &yields));
   }
   EXPECT_EQ(holder, nullptr);
-  // The task's shutdown ran on a detached thread, which took the driver role once this
+  // The task's shutdown ran on a detached thread, which took the core once this
   // thread's block_on gave it back. Nothing keeps the runtime alive then: no notification
   // was left in a queue that no one drains.
   freed.wait();

@@ -147,7 +147,7 @@ struct SignalWhenPending {
 };
 
 // Thread A drives the runtime (it ran the task); thread B, in block_on too, waits for that
-// task. A's block_on returns first; the task is woken after that: B must take over driving.
+// task. A's block_on returns first; the task is woken after that: B must take the core.
 TEST(CurrentThread, ABlockOnThreadTakesOverWhenTheDriverLeaves) {
   auto rt = spool::Builder::current_thread().build();
   ManualLeaf a_leaf, t_leaf;

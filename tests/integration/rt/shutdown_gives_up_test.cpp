@@ -96,7 +96,7 @@ TEST(ShutdownGivesUp, AThreadStuckInABlockOnRootIsReported) {
   std::thread other([&] {
     rt.handle().block_on(spool::poll_fn([&](spool::Context&) -> spool::Poll<void> {
       spinning.open();
-      release.wait();  // never returns pending: the thread keeps the driver role
+      release.wait();  // never returns pending: the thread keeps the core
       return spool::Poll<void>::ready();
     }));
   });

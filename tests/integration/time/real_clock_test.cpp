@@ -249,8 +249,8 @@ Task<void> sleep_then_send(std::chrono::nanoseconds d, spool::oneshot::Sender<in
   tx.send(1);
 }
 
-// A face (spool::block_on of the runtime's Sleep on another thread) holds the driver when
-// the runtime's thread goes idle, which then parks on its own parker. When the face leaves —
+// A hook park (spool::block_on of the runtime's Sleep on another thread) holds the driver when
+// the runtime's thread goes idle, which then parks on its own parker. When it leaves —
 // with no timer armed any more — it must still send that thread back into the driver: a timer
 // armed later by another block_on thread (which never parks in the driver) has nobody else
 // to fire it.
@@ -284,8 +284,8 @@ Task<void> spawn_and_wait_armed(std::optional<spool::JoinHandle<void>>* task,
   EXPECT_TRUE(co_await std::move(armed_rx));
 }
 
-// A current-thread runtime: a task arms its timer while this thread drives (its block_on
-// returns once the timer is armed), then a second thread's block_on takes the driver role
+// A current-thread runtime: a task arms its timer while this thread has the core (its block_on
+// returns once the timer is armed), then a second thread's block_on takes the core
 // and the timer fires there, running the task on that thread.
 TEST(RealClock, TheTimerOfACurrentThreadTaskFiresAfterTheThreadInTheDriverChanged) {
   auto rt = spool::Builder::current_thread().build();

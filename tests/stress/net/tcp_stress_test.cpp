@@ -1,5 +1,5 @@
 // Races of the I/O driver, for ThreadSanitizer: many connections whose halves are read and
-// written by tasks on different workers while the driver's holder dispatches their edges,
+// written by tasks on different workers while the thread in the driver dispatches their edges,
 // sockets opened and closed while events for them may be in flight (the release queue), and
 // several tasks waiting on one direction of one socket at once (the owner of its waker and
 // the queued waiters). Bounded by counts, not time.
@@ -64,7 +64,8 @@ TEST(TcpStress, ManyConnectionsWithConcurrentHalvesOnFourWorkers) {
 }
 
 // Sockets come and go while other connections keep the driver dispatching: registrations are
-// freed by the holder between its waits, never while an event for them is being handled.
+// freed by the thread in the driver between its waits, never while an event for them is being
+// handled.
 TEST(TcpStress, OpenAndCloseWhileEventsFlow) {
   constexpr int kCycles = 2000;
   auto rt = spool::Builder::multi_thread().worker_threads(4).build();

@@ -1,8 +1,8 @@
 // Stress (run under TSan): timers created, polled, reset, awaited and cancelled at once by
 // many tasks on a runtime of either flavour and by threads outside it, with the runtime's
 // timer counters checked against exactly what the program did. Bounded by counts, not time.
-// On a current-thread runtime the outside threads' Handle::block_on calls take the driver
-// role in turn with the test's own thread, so the thread that fires the timers changes.
+// On a current-thread runtime the outside threads' Handle::block_on calls take the core
+// in turn with the test's own thread, so the thread that fires the timers changes.
 //
 // Where the counters are checked as a range, real time decides, not the program: a reset to
 // a deadline 0-3 ms ahead arms a timer only if that deadline has not passed when the reset
