@@ -24,34 +24,13 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/detail/fork_item.hpp"
 #include "spool/detail/spin_lock.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
 
 namespace spool {
 namespace detail {
-
-class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
-
-// A child offered for stealing in a worker's fork deque.
-struct ForkItem {
-  // Called once, by the thread that took the item from a deque other than by its join's own
-  // pop (a thief, or a worker handing its core over in block_in_place), or by the join
-  // itself where it spawns its children (ForkSite::spawn_others): runs the child as a
-  // runtime task of its own.
-  void (*run_remote)(ForkItem* self) noexcept;
-};
-
-// Where a join is polled.
-struct ForkSite {
-  ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
-  RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
-  // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
-  // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
-  // channel and deadline never change once spawned, and it outlives its join.)
-  const TaskHeader* parent = nullptr;
-  bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
-};
 
 // Sets `site` (empty on entry) to the current thread's: a multi-thread worker holding its
 // core gives its deque; a thread of a multi-thread runtime without a core (block_on,
@@ -60,11 +39,6 @@ struct ForkSite {
 // copied with one wide load of narrower stores, a store-forwarding stall that cost W11 4 ns
 // a join.)
 void fork_site(ForkSite& site) noexcept;
-// Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
-bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
-// Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
-// this thread no longer holds the deque (block_in_place handed its items over as tasks).
-ForkItem* fork_pop(ForkDeque& deque) noexcept;
 // Spawns a stolen child's task on `rt`, as a spawn from `parent` (may be null) would.
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
                             std::coroutine_handle<> frame, const TaskHeader* parent);

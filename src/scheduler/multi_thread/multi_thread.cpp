@@ -8,7 +8,6 @@
 #include "context/enter.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
 #include "scheduler/picker.hpp"
-#include "spool/fork.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
-#include "spool/fork.hpp"
+#include "spool/detail/fork_item.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {

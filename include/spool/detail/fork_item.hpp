@@ -1,0 +1,39 @@
+// What a worker's fork deque (src/scheduler/multi_thread/) and spool::join
+// (spool/detail/fork_join.hpp) share: the item offered for stealing, where a join is polled,
+// and the push and pop the scheduler implements. Below the scheduler: it names the runtime
+// only by a forward declaration.
+#pragma once
+
+namespace spool::detail {
+
+class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
+class RuntimeShared;
+class TaskHeader;
+
+// A child offered for stealing in a worker's fork deque.
+struct ForkItem {
+  // Called once, by the thread that took the item from a deque other than by its join's own
+  // pop (a thief, or a worker handing its core over in block_in_place), or by the join
+  // itself where it spawns its children (ForkSite::spawn_others): runs the child as a
+  // runtime task of its own.
+  void (*run_remote)(ForkItem* self) noexcept;
+};
+
+// Where a join is polled.
+struct ForkSite {
+  ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
+  RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
+  // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
+  // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
+  // channel and deadline never change once spawned, and it outlives its join.)
+  const TaskHeader* parent = nullptr;
+  bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
+};
+
+// Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
+bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
+// Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
+// this thread no longer holds the deque (block_in_place handed its items over as tasks).
+ForkItem* fork_pop(ForkDeque& deque) noexcept;
+
+}  // namespace spool::detail
