@@ -18,7 +18,7 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
-#include "spool/detail/spin_lock.hpp"
+#include "spool/detail/child_set.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
 
@@ -110,11 +110,6 @@ class Scope {
     std::optional<JoinHandle<void>> handle;
     bool exited = false;
   };
-  // What the future's poll needs to know (see watch()).
-  struct Progress {
-    bool failed;      // an exception was recorded
-    bool all_exited;  // no child is left
-  };
   static constexpr std::size_t kNoSlot = static_cast<std::size_t>(-1);
 
   Scope() = default;
@@ -135,9 +130,6 @@ class Scope {
   void child_exited(std::size_t slot, std::exception_ptr error) noexcept;
   // The body threw: records the exception if it is the first, and cancels the children.
   void fail(std::exception_ptr error) noexcept;
-  // Stores the future's waker, to be woken when an exception is recorded, or when no child
-  // is left once `body_stopped` (the body is no longer polled); returns the state seen.
-  Progress watch(const Waker& waker, bool body_stopped);
   // The future finishes if no child is left (later spawns throw) and returns the first
   // exception (null if none); nullopt if a child was spawned since the last watch() (the
   // future waits on, its waker kept).
@@ -145,18 +137,15 @@ class Scope {
   // The future is destroyed: cancels every child at once (a child being polled elsewhere at
   // the end of that poll) and blocks until none is left.
   void close() noexcept;
-  // With lock_ held: enters kCancelling and aborts every attached child.
+  // With children_.lock() held: enters kCancelling and aborts every attached child.
   void cancel_locked() noexcept;
 
-  detail::SpinLock lock_;
-  // All guarded by lock_:
+  // Every reserved slot is a child it expects; its waiter is the future's, or close()'s. Its
+  // lock guards the rest:
+  detail::ChildSet children_;
   Phase phase_ = Phase::kOpen;
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_;  // slots to reuse; has room for every slot (no throw)
-  std::size_t live_ = 0;           // reserved slots whose child has not exited
-  std::exception_ptr error_;       // the first exception, from a child or the body
-  bool body_stopped_ = false;      // the future polls the body no more (last watch())
-  Waker waiter_;                   // the future's waker, or close()'s; noop when none
 };
 
 /// The future of spool::scope: polls the body, then waits for every child of the scope.
@@ -198,7 +187,8 @@ class [[nodiscard]] ScopeFuture {
             "spool::scope's future polled again after it completed (or threw): a future must "
             "not be polled after it returned ready");
       }
-      Scope::Progress seen = scope.watch(cx.waker(), body_stopped);
+      // Once the body stopped, the last child's exit wakes the future.
+      detail::ChildSet::Seen seen = scope.children_.watch(cx.waker(), body_stopped);
       if (!body_stopped && !seen.failed) {
         try {
           if (!running) running.emplace(std::invoke(body, scope));
@@ -208,7 +198,7 @@ class [[nodiscard]] ScopeFuture {
           body_stopped = true;
         }
         if (!body_stopped) return pending;
-        seen = scope.watch(cx.waker(), true);  // now only the children are waited for
+        seen = scope.children_.watch(cx.waker(), true);  // now only the children are waited for
       }
       if (!seen.all_exited) return pending;
       // A child spawned since the look (through a Scope& that escaped) is waited for too.

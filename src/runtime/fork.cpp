@@ -2,9 +2,9 @@
 // deque, or spawned from a thread without one), the first exception, and the wait of a join
 // destroyed before it finished.
 //
-// The protocol (docs/fork.md). Everything in ForkRemote is guarded by its spin lock; no user
-// code runs under it (cancelling a child may destroy its frame on the spot, so it is done
-// after the unlock).
+// The protocol (docs/fork.md). Everything in ForkRemote is guarded by its ChildSet's lock;
+// no user code runs under it (cancelling a child may destroy its frame on the spot, so it is
+// done after the unlock).
 //  - A child taken from a deque is counted remote by its join, which then waits until that
 //    many children were counted out (exited_ == expected_).
 //  - The thread that took it spawns its task and calls started(); the task's end calls
@@ -18,7 +18,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "runtime/root_waker.hpp"
 #include "runtime/shared.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "spool/detail/join.hpp"
@@ -55,9 +54,9 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
   Waker to_wake;
   bool cancel_now = false;
   {
-    std::lock_guard lock(lock_);
+    std::lock_guard lock(children.lock());
     const bool spawn_failed = error != nullptr;
-    if (spawn_failed) record_error_locked(std::move(error), to_wake);
+    if (spawn_failed) children.record_error_locked(std::move(error), to_wake);
     if (task && cancelled_) {
       cancel_now = true;
     } else if (task) {
@@ -67,9 +66,9 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
     if (child.half_exited) {
       // The task ended first. Cancelled: unless its spawn failed, that is the child's error.
       if (child.ended_without_value && !spawn_failed) {
-        record_error_locked(cancelled_error(), to_wake);
+        children.record_error_locked(cancelled_error(), to_wake);
       }
-      count_exit_locked(to_wake);
+      children.count_exit_locked(to_wake);
     } else {
       child.half_exited = true;
     }
@@ -81,12 +80,12 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
 void ForkRemote::exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept {
   Waker to_wake;
   {
-    std::lock_guard lock(lock_);
+    std::lock_guard lock(children.lock());
     const bool cancelled = !error && !produced;
-    if (error) record_error_locked(std::move(error), to_wake);
+    if (error) children.record_error_locked(std::move(error), to_wake);
     if (child.half_exited) {
-      if (cancelled) record_error_locked(cancelled_error(), to_wake);
-      count_exit_locked(to_wake);
+      if (cancelled) children.record_error_locked(cancelled_error(), to_wake);
+      children.count_exit_locked(to_wake);
     } else {
       // started() comes second: a failed spawn's error (the real cause) goes first.
       child.half_exited = true;
@@ -96,38 +95,10 @@ void ForkRemote::exited(ForkChildBase& child, std::exception_ptr error, bool pro
   std::move(to_wake).wake();
 }
 
-void ForkRemote::count_exit_locked(Waker& to_wake) noexcept {
-  if (++exited_ == expected_) to_wake = std::exchange(waiter_, Waker());
-}
-
-void ForkRemote::record_error_locked(std::exception_ptr error, Waker& to_wake) noexcept {
-  if (error_) return;
-  error_ = std::move(error);
-  to_wake = waiter_;  // a copy: the last exit still needs it
-}
-
-void ForkRemote::record_error(std::exception_ptr error) noexcept {
-  std::lock_guard lock(lock_);
-  if (!error_) error_ = std::move(error);  // the join's own: it cancels the rest itself
-}
-
-ForkRemote::Seen ForkRemote::watch(std::size_t expected, const Waker& waker) {
-  std::lock_guard lock(lock_);
-  expected_ = expected;
-  const Seen seen{exited_ == expected, error_ != nullptr};
-  if (!seen.all_exited && !waiter_.will_wake(waker)) waiter_ = waker;
-  return seen;
-}
-
-std::exception_ptr ForkRemote::first_error() noexcept {
-  std::lock_guard lock(lock_);
-  return error_;
-}
-
 void ForkRemote::cancel() noexcept {
   ForkChildBase* started;
   {
-    std::lock_guard lock(lock_);
+    std::lock_guard lock(children.lock());
     cancelled_ = true;
     started = std::exchange(started_, nullptr);
   }
@@ -140,10 +111,7 @@ void ForkRemote::cancel() noexcept {
 
 void ForkRemote::cancel_and_wait(std::size_t expected) noexcept {
   cancel();
-  block_until(lock_, waiter_, [&] {
-    expected_ = expected;
-    return exited_ == expected;
-  });
+  children.wait_all_exited(expected);
 }
 
 }  // namespace spool::detail

@@ -1,12 +1,13 @@
 // spool::Scope: the children's bookkeeping, and the wait of a scope destroyed early.
 //
-// The protocol (docs/scope.md). Everything below is guarded by the scope's spin lock; no
-// user code runs under it (aborting a child only queues it; a child's own JoinHandle is
-// dropped before it completes, which never destroys a frame).
-//  - spawn: reserve() a slot (the child counts as live from now on), spawn the child's
+// The protocol (docs/scope.md). Everything below is guarded by the lock of the scope's
+// ChildSet (its books: children expected and exited, first exception, waiter); no user code
+// runs under it (aborting a child only queues it; a child's own JoinHandle is dropped before
+// it completes, which never destroys a frame).
+//  - spawn: reserve() a slot (the child is expected from now on), spawn the child's
 //    runtime task, attach() its JoinHandle to the slot. The child may exit before that: its
 //    slot then says so and attach() frees it.
-//  - A child exits (ScopeChild::exit, after its Task was destroyed): live count down, its
+//  - A child exits (ScopeChild::exit, after its Task was destroyed): counted out, its
 //    handle dropped, its exception recorded if it is the first (then every other child is
 //    aborted), and the waiter woken if that is news to it. That unlock is the child's last
 //    touch of the scope: a waiter that then sees no child left may free it.
@@ -22,7 +23,6 @@
 #include <mutex>
 #include <utility>
 
-#include "runtime/root_waker.hpp"
 #include "spool/detail/join.hpp"
 
 namespace spool {
@@ -58,7 +58,7 @@ detail::RuntimeShared& Scope::runtime_for_spawn() {
 }
 
 std::size_t Scope::reserve() {
-  std::lock_guard lock(lock_);
+  std::lock_guard lock(children_.lock());
   if (phase_ == Phase::kFinished) {
     throw std::logic_error(
         "spool::Scope::spawn after the scope finished: the Scope& escaped its body, and no "
@@ -74,13 +74,13 @@ std::size_t Scope::reserve() {
     slot = free_.back();
     free_.pop_back();
   }
-  ++live_;
+  children_.add_expected_locked();
   return slot;
 }
 
 void Scope::attach(std::size_t slot, JoinHandle<void> handle) noexcept {
   {
-    std::lock_guard lock(lock_);
+    std::lock_guard lock(children_.lock());
     if (phase_ != Phase::kClosed) {
       Slot& s = slots_[slot];
       if (s.exited) {
@@ -98,7 +98,7 @@ void Scope::attach(std::size_t slot, JoinHandle<void> handle) noexcept {
 }
 
 void Scope::abandon(std::size_t slot) noexcept {
-  std::lock_guard lock(lock_);
+  std::lock_guard lock(children_.lock());
   if (phase_ == Phase::kClosed) return;
   assert(slots_[slot].exited);
   slots_[slot].exited = false;
@@ -108,14 +108,12 @@ void Scope::abandon(std::size_t slot) noexcept {
 void Scope::child_exited(std::size_t slot, std::exception_ptr error) noexcept {
   Waker to_wake;
   {
-    std::lock_guard lock(lock_);
-    bool news = false;
+    std::lock_guard lock(children_.lock());
     if (error && phase_ == Phase::kOpen) {
-      error_ = std::move(error);
+      children_.record_error_locked(std::move(error), to_wake);
       cancel_locked();
-      news = true;
     }
-    --live_;
+    children_.count_exit_locked(to_wake);
     if (phase_ != Phase::kClosed) {  // closed: the slots were taken
       Slot& s = slots_[slot];
       if (s.handle) {
@@ -125,58 +123,49 @@ void Scope::child_exited(std::size_t slot, std::exception_ptr error) noexcept {
         s.exited = true;  // its spawner frees the slot in attach() or abandon()
       }
     }
-    if (live_ == 0 && (body_stopped_ || phase_ != Phase::kOpen)) news = true;
-    if (news) to_wake = std::exchange(waiter_, Waker());
   }
   std::move(to_wake).wake();
 }
 
 void Scope::fail(std::exception_ptr error) noexcept {
-  std::lock_guard lock(lock_);
+  std::lock_guard lock(children_.lock());
   if (phase_ != Phase::kOpen) return;  // not the first: dropped
-  error_ = std::move(error);
+  children_.record_error_locked(std::move(error));
   cancel_locked();
 }
 
 void Scope::cancel_locked() noexcept {
   phase_ = Phase::kCancelling;
+  children_.wait_all_locked();  // the future polls the body no more
   for (Slot& s : slots_) {
     if (s.handle) s.handle->abort();  // only queues the child
   }
 }
 
-Scope::Progress Scope::watch(const Waker& waker, bool body_stopped) {
-  Waker old;  // the previous waker is dropped after the unlock
-  std::lock_guard lock(lock_);
-  body_stopped_ = body_stopped;
-  if (!waiter_.will_wake(waker)) old = std::exchange(waiter_, waker);
-  return Progress{phase_ != Phase::kOpen, live_ == 0};
-}
-
 std::optional<std::exception_ptr> Scope::try_finish() noexcept {
   Waker old;  // dropped after the unlock
-  std::lock_guard lock(lock_);
-  if (live_ != 0) return std::nullopt;
+  std::lock_guard lock(children_.lock());
+  if (!children_.all_exited_locked()) return std::nullopt;
   phase_ = Phase::kFinished;
-  old = std::exchange(waiter_, Waker());
-  return std::move(error_);
+  old = children_.take_waiter_locked();
+  return children_.take_error_locked();
 }
 
 void Scope::close() noexcept {
   std::vector<Slot> taken;
   Waker old;
   {
-    std::lock_guard lock(lock_);
+    std::lock_guard lock(children_.lock());
     if (phase_ == Phase::kFinished) return;  // no child is left
     phase_ = Phase::kClosed;
     taken.swap(slots_);
-    old = std::exchange(waiter_, Waker());
+    old = children_.take_waiter_locked();
   }
   for (Slot& s : taken) {
     if (s.handle) detail::join_cancel_now(detail::JoinHandleAccess::task_of(*s.handle));
   }
   taken.clear();
-  detail::block_until(lock_, waiter_, [&] { return live_ == 0; });  // the last child exits
+  children_.wait_all_exited(std::nullopt);  // the last child exits
 }
 
 }  // namespace spool

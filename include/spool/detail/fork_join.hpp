@@ -24,8 +24,8 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/detail/child_set.hpp"
 #include "spool/detail/fork_item.hpp"
-#include "spool/detail/spin_lock.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
 
@@ -63,16 +63,16 @@ struct ForkChildBase : ForkItem {
   void (*drop_task)(ForkChildBase& self) noexcept;
   ForkRemote* remote = nullptr;         // set by the join's first poll, before the child is offered
   ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
-  // ForkRemote's, under its lock, for a child taken from the deque:
+  // ForkRemote's, under its children.lock(), for a child taken from the deque:
   bool half_exited = false;               // its task's start or end was counted already
   bool ended_without_value = false;       // its task ended first, cancelled (see exited())
   ForkChildBase* next_started = nullptr;  // the list of started tasks (to cancel them)
   std::optional<JoinHandle<void>> remote_task;
 };
 
-// The children of one join that run as tasks of their own, and the join's first exception.
-// Touched only when a child was stolen or something failed: its lock is the rare path.
-// Implemented in src/runtime/fork.cpp.
+// The children of one join that run as tasks of their own: their books (the ChildSet, whose
+// lock guards the rest), and the list of their tasks, to cancel them. Touched only when a
+// child was stolen or something failed: the rare path. Implemented in src/runtime/fork.cpp.
 class ForkRemote {
  public:
   ForkRemote() = default;
@@ -82,26 +82,15 @@ class ForkRemote {
   // Set by the join's first poll before any child is offered; read by the thread that runs
   // a child remotely (ordered by the deque's protocol, or by the spawn).
   ForkSite site;
+  // Counts a stolen child out once both started() and exited() were called for it.
+  ChildSet children;
 
-  // A stolen child's task was spawned (`task`), or could not be (nullopt; `error`). With
-  // exited(), counts the child out once both were called.
+  // A stolen child's task was spawned (`task`), or could not be (nullopt; `error`).
   void started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
                std::exception_ptr error) noexcept;
   // A stolen child's task ends: its value stored (`produced`), its exception, or neither
   // (cancelled). Wakes the join if this was the last child it waits for.
   void exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept;
-  // Records `error` unless an earlier one was recorded.
-  void record_error(std::exception_ptr error) noexcept;
-  // What the join sees of its stolen children.
-  struct Seen {
-    bool all_exited;  // `expected` of them were counted out
-    bool failed;      // an exception was recorded (a stolen child's, or the join's own)
-  };
-  // Keeps `waker` (unless all exited), woken when `expected` stolen children were counted
-  // out, and when the first exception is recorded.
-  Seen watch(std::size_t expected, const Waker& waker);
-  // The first exception recorded, or null.
-  std::exception_ptr first_error() noexcept;
   // Cancels every stolen child: those started now, the others as they start.
   void cancel() noexcept;
   // cancel(), then blocks until `expected` stolen children were counted out (the join is
@@ -109,19 +98,8 @@ class ForkRemote {
   void cancel_and_wait(std::size_t expected) noexcept;
 
  private:
-  // With lock_ held: one more child is out; hands over the waker to wake if it was the last.
-  void count_exit_locked(Waker& to_wake) noexcept;
-  // With lock_ held: records `error` if it is the first, and then copies the waker to wake
-  // (the join cancels its other children at its next poll).
-  void record_error_locked(std::exception_ptr error, Waker& to_wake) noexcept;
-
-  SpinLock lock_;
-  // All guarded by lock_:
-  std::size_t exited_ = 0;
-  std::size_t expected_ = static_cast<std::size_t>(-1);  // unknown until the join waits
+  // Guarded by children.lock():
   bool cancelled_ = false;
-  Waker waiter_;
-  std::exception_ptr error_;
   ForkChildBase* started_ = nullptr;
 };
 
@@ -324,7 +302,7 @@ class ForkJoinCore {
     }
     bool remote_done = true;
     if (remote_count_ > 0) {
-      const ForkRemote::Seen seen = remote_.watch(remote_count_, cx.waker());
+      const ChildSet::Seen seen = remote_.children.watch_all(remote_count_, cx.waker());
       remote_done = seen.all_exited;
       if (seen.failed && !failed_) {  // a stolen child threw: the others are cancelled
         failed_ = true;
@@ -340,7 +318,7 @@ class ForkJoinCore {
     if (pending || !remote_done) return false;
     finished_ = true;
     if (failed_ || remote_count_ > 0) {
-      if (std::exception_ptr e = remote_.first_error()) std::rethrow_exception(e);
+      if (std::exception_ptr e = remote_.children.first_error()) std::rethrow_exception(e);
     }
     return true;
   }
@@ -380,7 +358,7 @@ class ForkJoinCore {
   }
   void fail(std::exception_ptr error) noexcept {
     failed_ = true;
-    remote_.record_error(std::move(error));
+    remote_.children.record_error(std::move(error));
     remote_.cancel();
   }
 

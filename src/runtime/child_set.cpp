@@ -1,0 +1,51 @@
+// ChildSet's locking members (spool/detail/child_set.hpp): out of line, so that the rare
+// path stays out of the join's inlined poll.
+#include "spool/detail/child_set.hpp"
+
+#include <mutex>
+
+#include "runtime/root_waker.hpp"
+
+namespace spool::detail {
+
+void ChildSet::record_error(std::exception_ptr error) noexcept {
+  std::lock_guard guard(lock_);
+  record_error_locked(std::move(error));
+}
+
+ChildSet::Seen ChildSet::watch(const Waker& waker, bool wait_all) {
+  Waker old;  // dropped after the unlock
+  std::lock_guard guard(lock_);
+  return watch_locked(waker, wait_all, old);
+}
+
+ChildSet::Seen ChildSet::watch_all(std::size_t expected, const Waker& waker) {
+  Waker old;  // dropped after the unlock
+  std::lock_guard guard(lock_);
+  expected_ = expected;
+  return watch_locked(waker, true, old);
+}
+
+std::exception_ptr ChildSet::first_error() noexcept {
+  std::lock_guard guard(lock_);
+  return error_;
+}
+
+void ChildSet::wait_all_exited(std::optional<std::size_t> expected) noexcept {
+  block_until(lock_, waiter_, [&] {
+    if (expected) expected_ = *expected;
+    wait_all_ = true;
+    return exited_ == expected_;
+  });
+}
+
+ChildSet::Seen ChildSet::watch_locked(const Waker& waker, bool wait_all, Waker& old) {
+  wait_all_ = wait_all_ || wait_all;
+  const Seen seen{exited_ == expected_, error_ != nullptr};
+  if (!(seen.all_exited && wait_all_) && !waiter_.will_wake(waker)) {
+    old = std::exchange(waiter_, waker);
+  }
+  return seen;
+}
+
+}  // namespace spool::detail
