@@ -16,14 +16,20 @@ void ChildSet::record_error(std::exception_ptr error) noexcept {
 ChildSet::Seen ChildSet::watch(const Waker& waker, bool wait_all) {
   Waker old;  // dropped after the unlock
   std::lock_guard guard(lock_);
-  return watch_locked(waker, wait_all, old);
+  wait_all_ = wait_all_ || wait_all;
+  // Kept even when all exited: a scope's child spawned before its try_finish wakes it.
+  keep_waiter_locked(waker, old);
+  return Seen{exited_ == expected_, error_ != nullptr};
 }
 
 ChildSet::Seen ChildSet::watch_all(std::size_t expected, const Waker& waker) {
   Waker old;  // dropped after the unlock
   std::lock_guard guard(lock_);
   expected_ = expected;
-  return watch_locked(waker, true, old);
+  wait_all_ = true;
+  const Seen seen{exited_ == expected_, error_ != nullptr};
+  if (!seen.all_exited) keep_waiter_locked(waker, old);  // else the join finishes now
+  return seen;
 }
 
 std::exception_ptr ChildSet::first_error() noexcept {
@@ -39,13 +45,8 @@ void ChildSet::wait_all_exited(std::optional<std::size_t> expected) noexcept {
   });
 }
 
-ChildSet::Seen ChildSet::watch_locked(const Waker& waker, bool wait_all, Waker& old) {
-  wait_all_ = wait_all_ || wait_all;
-  const Seen seen{exited_ == expected_, error_ != nullptr};
-  if (!(seen.all_exited && wait_all_) && !waiter_.will_wake(waker)) {
-    old = std::exchange(waiter_, waker);
-  }
-  return seen;
+void ChildSet::keep_waiter_locked(const Waker& waker, Waker& old) {
+  if (!waiter_.will_wake(waker)) old = std::exchange(waiter_, waker);
 }
 
 }  // namespace spool::detail

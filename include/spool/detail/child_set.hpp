@@ -63,10 +63,10 @@ class ChildSet {
 
   // Records `error` unless an earlier one was recorded; wakes no one (the parent's own).
   void record_error(std::exception_ptr error) noexcept;
-  // Keeps `waker`, unless the last exit is past; with `wait_all`, from now on the last exit
-  // wakes it.
+  // Keeps `waker`; with `wait_all`, from now on the last exit wakes it.
   Seen watch(const Waker& waker, bool wait_all);
-  // watch(waker, true), expecting `expected` children (a join's stolen ones).
+  // watch(waker, true), expecting `expected` children (a join's stolen ones); the waker is
+  // not kept once they all exited.
   Seen watch_all(std::size_t expected, const Waker& waker);
   // The first exception recorded, or null.
   std::exception_ptr first_error() noexcept;
@@ -76,8 +76,8 @@ class ChildSet {
   void wait_all_exited(std::optional<std::size_t> expected) noexcept;
 
  private:
-  // With lock_ held: watch(), the waiter it replaces moved to `old`.
-  Seen watch_locked(const Waker& waker, bool wait_all, Waker& old);
+  // With lock_ held: keeps `waker` as the waiter, the one it replaces moved to `old`.
+  void keep_waiter_locked(const Waker& waker, Waker& old);
 
   SpinLock lock_;
   // All guarded by lock_:
