@@ -1,7 +1,7 @@
 // The run queues a scheduler's threads share and the rules of levels over them
 // (docs/levels.md), for both flavours: an inject queue per channel, an EDF queue per
 // earliest-deadline-first channel, a queued count per level, and each polling thread's yield
-// request. A flavour adds only its threads' own queues and picks with pick_task (pick.hpp).
+// request. A flavour adds only its threads' own queues and picks with pick_task (picker.hpp).
 #pragma once
 
 #include <cstdint>

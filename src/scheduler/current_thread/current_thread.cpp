@@ -21,7 +21,7 @@ CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config
       queues_(levels, 1),
       local_(levels.num_channels()),
       cursor_(levels) {
-  // A block_on or background thread left the driver: the driving thread takes it over (it
+  // A block_on or background thread left the driver: the thread with the core takes it over (it
   // wakes and parks again, in the driver).
   driver_->set_hand_over([this] { parker_->unpark(); });
 }
@@ -67,15 +67,15 @@ void CurrentThread::block_in_place(const std::function<void()>& fn) {
 bool CurrentThread::try_take_core() noexcept {
   if (is_shutdown()) return false;
   if (core_taken_.exchange(true, std::memory_order_acquire)) return false;
-  // A shutdown that began meanwhile waits for this role: run_until gives it back at once.
+  // A shutdown that began meanwhile waits for the core: run_until gives it back at once.
   core_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   return true;
 }
 
 void CurrentThread::release_core() noexcept {
-  // A shutdown that began may have given up waiting for the role (shutdown_timeout): the
+  // A shutdown that began may have given up waiting for the core (shutdown_timeout): the
   // queue is this thread's to drain. (close_and_stop sets the flag before it waits, and
-  // drain_queues, with the role, drains again: an empty queue then.)
+  // drain_queues, with the core, drains again: an empty queue then.)
   if (is_shutdown()) close_local();
   core_thread_.store(std::thread::id(), std::memory_order_relaxed);
   core_taken_.store(false, std::memory_order_release);
@@ -120,7 +120,7 @@ bool CurrentThread::wait_for_root(std::atomic<bool>& root_woken, ThreadParker& p
 }
 
 bool CurrentThread::has_runnable() const noexcept {
-  // Asked under the time driver's jump mutex (can_auto_advance): by the role holder, which
+  // Asked under the time driver's jump mutex (can_auto_advance): by the core's thread, which
   // reads its own local_len_, or by a face while no block_on runs — the last one ended with
   // Driver::block_on_ended, which takes the same mutex after release_core, so the length it
   // left is visible here.
@@ -194,7 +194,7 @@ bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) 
     DeferredWakesScope defer_here(&deferred);
     for (;;) {
       if (is_shutdown()) {
-        shut_down = true;  // the shutdown waits for this role: give it back
+        shut_down = true;  // the shutdown waits for the core: give it back
         break;
       }
       // A batch of tasks first, then the root if it was woken: a root that wakes itself
@@ -221,7 +221,7 @@ bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) 
       }
     }
   }
-  // Into the local queue, while this thread still holds the role: the next driver runs
+  // Into the local queue, while this thread still holds the core: the next driver runs
   // them, or the shutdown drains them (dropped at once if it already did).
   wake_deferred(deferred);
   return !shut_down;
@@ -231,10 +231,10 @@ std::size_t CurrentThread::close_and_stop(
     std::optional<std::chrono::steady_clock::time_point> deadline) {
   shutdown_.store(true, std::memory_order_release);
   queues_.close();
-  parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the role back
+  parker_->unpark();  // a parked driver wakes, sees the shutdown and gives the core back
   if (holds_core()) {
     // Shut down from a root future this thread polls (a task's shutdown runs on a detached
-    // thread): it holds the role already.
+    // thread): it holds the core already.
     shutdown_holds_core_ = true;
     return 0;
   }
@@ -251,7 +251,7 @@ std::size_t CurrentThread::close_and_stop(
 }
 
 void CurrentThread::drain_queues() noexcept {
-  // Without the role (a driver stuck in a poll past the deadline), the local queue is the
+  // Without the core (a driver stuck in a poll past the deadline), the local queue is the
   // driver's: leave it.
   if (shutdown_holds_core_) close_local();
   queues_.drain();
@@ -261,7 +261,7 @@ void CurrentThread::fill_metrics(RuntimeMetrics& m) {
   m.workers.push_back(WorkerMetrics{polls_.load(std::memory_order_relaxed), 0,
                                     parks_.load(std::memory_order_relaxed),
                                     local_len_.load(std::memory_order_relaxed)});
-  // The local FIFOs are the driving thread's: their lengths are not read from here.
+  // The local FIFOs are the thread with the core's: their lengths are not read from here.
   queues_.fill_metrics(m);
   if (levels_.num_channels() == 1) m.channels[0].polled = polls_.load(std::memory_order_relaxed);
 }

@@ -56,12 +56,12 @@ struct alignas(64) WorkerShared {
   explicit WorkerShared(std::uint16_t num_channels) : queues(new LocalQueue<>[num_channels]) {}
   const std::unique_ptr<LocalQueue<>[]> queues;  // one per channel (scheduler/levels.hpp)
   ThreadParker parker;
-  // Counters: written by the core holder (relaxed increments), read by metrics().
+  // Counters: written by the core's thread (relaxed increments), read by metrics().
   std::atomic<std::uint64_t> polls{0};
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> parks{0};
   // The children of spool::join waiting for the joins of the polls in progress on the
-  // core's holder (include/spool/fork.hpp); other workers steal them.
+  // core's thread (include/spool/fork.hpp); other workers steal them.
   ForkDeque forks;
 };
 

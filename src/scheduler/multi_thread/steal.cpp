@@ -104,7 +104,7 @@ bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {
 }
 
 ForkItem* fork_pop(ForkDeque& deque) noexcept {
-  // Only the core's holder owns its deque: after block_in_place this thread has none (and
+  // Only the core's thread owns its deque: after block_in_place this thread has none (and
   // spill_forks emptied it).
   WorkerContext* ctx = current_worker;
   if (ctx == nullptr || ctx->core == nullptr ||
