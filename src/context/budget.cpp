@@ -28,10 +28,7 @@ void enter_executor_budget() noexcept {
 void exit_executor_budget() noexcept { thread_budget = outside_executor; }
 
 YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
-    : saved_(thread_budget.yield_request) {
-  thread_budget.yield_request = request;
-}
-YieldRequestScope::~YieldRequestScope() { thread_budget.yield_request = saved_; }
+    : ThreadLocalScope(thread_budget.yield_request, request) {}
 
 bool yield_requested() noexcept {
   const ThreadBudget& b = thread_budget;

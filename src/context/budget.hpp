@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "context/thread_local_scope.hpp"
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
@@ -64,15 +65,9 @@ void exit_executor_budget() noexcept;
 // Makes `request` the flag this thread's tasks read to learn that the scheduler asks them to
 // yield (docs/levels.md), for the scope's lifetime; null: never asked. Set by a worker of a
 // runtime with more than one level, around its loop.
-class YieldRequestScope {
+class YieldRequestScope : ThreadLocalScope<const std::atomic<bool>*> {
  public:
   explicit YieldRequestScope(const std::atomic<bool>* request) noexcept;
-  ~YieldRequestScope();
-  YieldRequestScope(const YieldRequestScope&) = delete;
-  YieldRequestScope& operator=(const YieldRequestScope&) = delete;
-
- private:
-  const std::atomic<bool>* saved_;
 };
 
 }  // namespace spool::detail

@@ -11,15 +11,10 @@ thread_local RuntimeShared* own_runtime = nullptr;
 RuntimeShared* current_runtime_ptr() noexcept { return current; }
 RuntimeShared* runtime_of_thread() noexcept { return own_runtime; }
 
-CurrentRuntimeScope::CurrentRuntimeScope(RuntimeShared* rt) noexcept : saved_(current) {
-  current = rt;
-}
-CurrentRuntimeScope::~CurrentRuntimeScope() { current = saved_; }
+CurrentRuntimeScope::CurrentRuntimeScope(RuntimeShared* rt) noexcept
+    : ThreadLocalScope(current, rt) {}
 
 RuntimeThreadScope::RuntimeThreadScope(RuntimeShared* rt) noexcept
-    : current_(rt), saved_(own_runtime) {
-  own_runtime = rt;
-}
-RuntimeThreadScope::~RuntimeThreadScope() { own_runtime = saved_; }
+    : ThreadLocalScope(own_runtime, rt), current_(rt) {}
 
 }  // namespace spool::detail

@@ -1,6 +1,8 @@
 // Which runtime the calling thread is in, and whether it is one of that runtime's threads.
 #pragma once
 
+#include "context/thread_local_scope.hpp"
+
 namespace spool::detail {
 
 class RuntimeShared;
@@ -14,29 +16,19 @@ RuntimeShared* current_runtime_ptr() noexcept;
 RuntimeShared* runtime_of_thread() noexcept;
 
 // Makes `rt` the current runtime for the scope's lifetime; restores the previous one after.
-class CurrentRuntimeScope {
+class CurrentRuntimeScope : ThreadLocalScope<RuntimeShared*> {
  public:
   explicit CurrentRuntimeScope(RuntimeShared* rt) noexcept;
-  ~CurrentRuntimeScope();
-  CurrentRuntimeScope(const CurrentRuntimeScope&) = delete;
-  CurrentRuntimeScope& operator=(const CurrentRuntimeScope&) = delete;
-
- private:
-  RuntimeShared* saved_;
 };
 
 // Marks the calling thread as one of `rt`'s own threads (and `rt` as its current runtime)
 // for the scope's lifetime.
-class RuntimeThreadScope {
+class RuntimeThreadScope : ThreadLocalScope<RuntimeShared*> {
  public:
   explicit RuntimeThreadScope(RuntimeShared* rt) noexcept;
-  ~RuntimeThreadScope();
-  RuntimeThreadScope(const RuntimeThreadScope&) = delete;
-  RuntimeThreadScope& operator=(const RuntimeThreadScope&) = delete;
 
  private:
   CurrentRuntimeScope current_;
-  RuntimeShared* saved_;
 };
 
 }  // namespace spool::detail

@@ -10,10 +10,8 @@ namespace {
 thread_local DeferredWakes* current_list = nullptr;
 }  // namespace
 
-DeferredWakesScope::DeferredWakesScope(DeferredWakes* list) noexcept : saved_(current_list) {
-  current_list = list;
-}
-DeferredWakesScope::~DeferredWakesScope() { current_list = saved_; }
+DeferredWakesScope::DeferredWakesScope(DeferredWakes* list) noexcept
+    : ThreadLocalScope(current_list, list) {}
 
 DeferredWakes* current_deferred() noexcept { return current_list; }
 

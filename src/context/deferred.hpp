@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "context/thread_local_scope.hpp"
 #include "spool/core/waker.hpp"
 
 namespace spool::detail {
@@ -44,15 +45,9 @@ class DeferredWakes {
 
 // Installs `list` as the calling thread's deferred-wake list for the scope's lifetime
 // (a scheduler's run loop does this); restores the previous one afterwards.
-class DeferredWakesScope {
+class DeferredWakesScope : ThreadLocalScope<DeferredWakes*> {
  public:
   explicit DeferredWakesScope(DeferredWakes* list) noexcept;
-  ~DeferredWakesScope();
-  DeferredWakesScope(const DeferredWakesScope&) = delete;
-  DeferredWakesScope& operator=(const DeferredWakesScope&) = delete;
-
- private:
-  DeferredWakes* saved_;
 };
 
 // Marks the poll of a spool task whose waker is `own` on this thread. While it lasts, a
