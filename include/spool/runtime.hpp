@@ -182,6 +182,15 @@ JoinHandle<spawn_output_t<F>> spawn_at_into(RuntimeShared& rt, ChannelId channel
   return spawn_into_channel(rt, start_at(when, into_task(std::forward<F>(fut))), channel);
 }
 
+// Runs `fn` on rt's blocking pool (Handle::spawn_blocking).
+template <class Fn>
+JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking_into(RuntimeShared& rt, Fn&& fn) {
+  return spawn_as_task(blocking_body(std::forward<Fn>(fn)),
+                       [&rt](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                         return spawn_blocking_task(rt, promise, frame);
+                       });
+}
+
 // The shared state behind a Runtime or Handle; throws std::logic_error naming `who` when it
 // was moved from.
 inline RuntimeShared& checked(const std::shared_ptr<RuntimeShared>& rt, const char* who) {
@@ -305,12 +314,7 @@ class Handle {
   /// Throws std::system_error when the pool has no thread and cannot start one.
   template <class Fn>
   JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
-    detail::RuntimeShared& runtime = rt();  // before the frame is taken over: may throw
-    return detail::spawn_as_task(
-        detail::blocking_body(std::forward<Fn>(fn)),
-        [&runtime](detail::TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-          return detail::spawn_blocking_task(runtime, promise, frame);
-        });
+    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn));
   }
 
   /// Runs `fut` to completion on the calling thread, inside this runtime (see
@@ -383,38 +387,38 @@ class Runtime {
   /// Spawns `fut` onto this runtime. See Handle::spawn.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
-    return handle().spawn(std::forward<F>(fut));
+    return detail::spawn_into(rt(), std::forward<F>(fut));
   }
   /// Spawns `fut` onto `channel`. See Handle::spawn_on.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
-    return handle().spawn_on(channel, std::forward<F>(fut));
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel);
   }
   /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`. See
   /// Handle::spawn_on.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
                                                  std::chrono::steady_clock::time_point deadline) {
-    return handle().spawn_on(channel, std::forward<F>(fut), deadline);
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline);
   }
   /// Spawns `fut` onto `channel` to start at `when`. See Handle::spawn_at.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) {
-    return handle().spawn_at(channel, when, std::forward<F>(fut));
+    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut));
   }
   /// Spawns `fut` onto `channel` to start `delay` from now. See Handle::spawn_at.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
                                                     std::chrono::nanoseconds delay, F&& fut) {
-    return handle().spawn_after(channel, delay, std::forward<F>(fut));
+    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut));
   }
   /// The channel called `name`. See Handle::channel.
-  ChannelId channel(std::string_view name) const { return handle().channel(name); }
+  ChannelId channel(std::string_view name) const { return detail::runtime_channel(rt(), name); }
 
   /// Runs `fn` on the blocking pool. See Handle::spawn_blocking.
   template <class Fn>
   JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) {
-    return handle().spawn_blocking(std::forward<Fn>(fn));
+    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn));
   }
 
   /// A handle to this runtime.
@@ -431,15 +435,13 @@ class Runtime {
   /// destructor runs on one of them (the Runtime was owned by a task), the shutdown is
   /// finished on a background thread instead. A later call returns the first one's report.
   ShutdownReport shutdown_timeout(std::chrono::nanoseconds timeout) {
-    return detail::shutdown_runtime(detail::checked(rt_, "Runtime"), timeout, false);
+    return detail::shutdown_runtime(rt(), timeout, false);
   }
 
   /// A snapshot of the runtime's counters.
-  RuntimeMetrics metrics() const {
-    return detail::runtime_metrics(detail::checked(rt_, "Runtime"));
-  }
+  RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
   /// A human-readable list of live tasks and what each waits on.
-  std::string dump() const { return detail::runtime_dump(detail::checked(rt_, "Runtime")); }
+  std::string dump() const { return detail::runtime_dump(rt()); }
 
   // Every member but the destructor and the move assignment throws std::logic_error on a
   // moved-from Runtime.
@@ -447,6 +449,8 @@ class Runtime {
  private:
   friend class Builder;
   explicit Runtime(std::shared_ptr<detail::RuntimeShared> rt) noexcept : rt_(std::move(rt)) {}
+  // The runtime's state, without a Handle's copy of the pointer (two atomic RMWs a spawn).
+  detail::RuntimeShared& rt() const { return detail::checked(rt_, "Runtime"); }
   std::shared_ptr<detail::RuntimeShared> rt_;
 };
 
