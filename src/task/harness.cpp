@@ -84,6 +84,15 @@ void destroy_finished_frame(TaskHeader* t) noexcept {
 // destroys the frame), leaves the owned-task list, and drops the claim's reference (plus
 // the list's, if it held one).
 void complete(TaskHeader* t) noexcept {
+  // Acquire: sees what the JoinHandle did before it cleared the bit (state.hpp).
+  if (!(t->state.load(std::memory_order_acquire) & kJoinInterest)) {
+    // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
+    // completing and letting go are then one RMW.
+    destroy_finished_frame(t);
+    const std::uint64_t refs = 1 + (t->scheduler->release(t) ? 1 : 0);
+    if (transition_to_complete_and_release(*t, refs)) dealloc(t);
+    return;
+  }
   std::uint64_t prev = transition_to_complete(*t);
   if (prev & kJoinInterest) {
     t->join_waker.wake();
@@ -283,10 +292,12 @@ void join_cancel_now(TaskHeader* t) noexcept {
 }
 
 void join_drop(TaskHeader* t) noexcept {
-  // The acq_rel RMW (state.hpp) hands over the JoinHandle's reads, and sees the output (and
-  // frame_destroyed) if complete.
-  if (transition_to_join_dropped(*t)) destroy_finished_frame(t);  // else complete() will
-  drop_task_refs(t);
+  // Not complete: one CAS dropped the interest and the reference (complete() destroys the
+  // frame). Complete: this thread alone destroys the frame, then lets go (state.hpp).
+  if (transition_to_join_dropped(*t)) {
+    destroy_finished_frame(t);
+    drop_task_refs(t);
+  }
 }
 
 std::uint64_t join_task_id(const TaskHeader* t) noexcept { return t->id; }

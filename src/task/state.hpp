@@ -84,6 +84,19 @@ inline std::uint64_t transition_to_complete(StateWord& state) noexcept {
   return prev;
 }
 
+// Marks a claimed task complete and drops `n` references, in one RMW; true when they were
+// the last (the caller deallocates). Only for a task whose JoinHandle is gone (JOIN_INTEREST
+// is never set again) and whose frame the caller destroyed first: nobody is left to wake,
+// and the header may be freed by another holder as soon as this returns. AcqRel: as
+// transition_to_complete and ref_dec together.
+inline bool transition_to_complete_and_release(StateWord& state, std::uint64_t n) noexcept {
+  // RUNNING is set and COMPLETE is clear, so adding COMPLETE - RUNNING flips both.
+  std::uint64_t prev =
+      state.fetch_sub(n * kRefOne + kRunning - kComplete, std::memory_order_acq_rel);
+  assert((prev & kRunning) && !(prev & (kComplete | kJoinInterest)) && ref_count(prev) >= n);
+  return ref_count(prev) == n;
+}
+
 // A wake through a Waker reference. Submit: the caller must schedule the task with the
 // reference this added.
 //
@@ -174,14 +187,24 @@ inline bool ref_dec(StateWord& state, std::uint64_t n = 1) noexcept {
   return ref_count(prev) == n;
 }
 
-// The JoinHandle is dropped: clears JOIN_INTEREST (the JoinHandle's reference is dropped
-// separately, with ref_dec). True when the task was complete already: the caller then
-// destroys the finished frame, else complete() will. AcqRel: release hands over the
-// JoinHandle's reads; acquire sees the output (and frame_destroyed) if complete.
+// The JoinHandle is dropped. Before completion one CAS clears JOIN_INTEREST and drops the
+// JoinHandle's reference (complete() then destroys the frame: its RMW reads the cleared bit,
+// and its acquire sees the JoinHandle's reads). Once COMPLETE is set (final, published by
+// complete()'s acq_rel RMW, seen here with acquire) nothing changes and this returns true:
+// complete() saw JOIN_INTEREST and left the frame, so the caller destroys it, then drops
+// the reference with ref_dec (not before: the reference keeps the memory).
 inline bool transition_to_join_dropped(StateWord& state) noexcept {
-  std::uint64_t prev = state.fetch_and(~kJoinInterest, std::memory_order_acq_rel);
-  assert(prev & kJoinInterest);
-  return (prev & kComplete) != 0;
+  std::uint64_t cur = state.load(std::memory_order_acquire);
+  for (;;) {
+    assert(cur & kJoinInterest);
+    if (cur & kComplete) return true;
+    // Not the last reference: an unfinished task is held by its list or its claimer too.
+    assert(ref_count(cur) >= 2);
+    if (state.compare_exchange_weak(cur, cur - kJoinInterest - kRefOne, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return false;
+    }
+  }
 }
 
 // The same transitions on a task's header (what the runtime calls).
@@ -194,6 +217,9 @@ inline bool transition_to_idle_deferred(TaskHeader& t) noexcept {
 }
 inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
   return transition_to_complete(t.state);
+}
+inline bool transition_to_complete_and_release(TaskHeader& t, std::uint64_t n) noexcept {
+  return transition_to_complete_and_release(t.state, n);
 }
 inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
   return transition_to_notified_by_ref(t.state);

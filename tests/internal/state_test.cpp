@@ -155,15 +155,31 @@ TEST(TaskStateTest, ReferencesCountUpAndDownToZeroOnce) {
   EXPECT_EQ(flags(two), kNotified);  // the flags are untouched
 }
 
-TEST(TaskStateTest, JoinDropClearsJoinInterestAndSaysWhetherTheTaskWasComplete) {
-  StateWord pending{kJoinInterest | kRefOne};
+TEST(TaskStateTest, JoinDropBeforeCompletionDropsInterestAndReferenceInOneStep) {
+  StateWord pending{kNotified | kJoinInterest | 3 * kRefOne};
   EXPECT_FALSE(transition_to_join_dropped(pending));
-  EXPECT_EQ(flags(pending), 0u);
-  EXPECT_EQ(refs(pending), 1u);
+  EXPECT_EQ(flags(pending), kNotified);
+  EXPECT_EQ(refs(pending), 2u);
+}
 
-  StateWord complete{kComplete | kJoinInterest | kRefOne};
+TEST(TaskStateTest, JoinDropAfterCompletionLeavesTheWordToTheCaller) {
+  // The caller destroys the frame first, then drops the reference itself.
+  StateWord complete{kComplete | kJoinInterest | 2 * kRefOne};
   EXPECT_TRUE(transition_to_join_dropped(complete));
-  EXPECT_EQ(flags(complete), kComplete);
+  EXPECT_EQ(flags(complete), kComplete | kJoinInterest);
+  EXPECT_EQ(refs(complete), 2u);
+}
+
+TEST(TaskStateTest, CompleteAndReleaseDropsTheReferencesWithTheClaim) {
+  StateWord w{kRunning | kNotified | 3 * kRefOne};
+  EXPECT_FALSE(transition_to_complete_and_release(w, 2));
+  EXPECT_EQ(flags(w), kComplete | kNotified);  // a wake during the poll stays recorded
+  EXPECT_EQ(refs(w), 1u);
+
+  StateWord last{kRunning | kCancelled | 2 * kRefOne};
+  EXPECT_TRUE(transition_to_complete_and_release(last, 2));
+  EXPECT_EQ(flags(last), kComplete | kCancelled);
+  EXPECT_EQ(refs(last), 0u);
 }
 
 }  // namespace

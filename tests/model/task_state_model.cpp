@@ -7,7 +7,8 @@
 //  - a wake during a poll causes exactly one more poll: the task is polled after the wake
 //    (it sees the event and completes) unless it was cancelled, and polled at most twice;
 //  - the frame is destroyed, by exactly one thread (cancel, complete without a JoinHandle,
-//    or the JoinHandle's drop after completion), ordered before any other access to it;
+//    or the JoinHandle's drop after completion), ordered after the task wrote its output
+//    and before the memory is freed (`output` and `freed` are Relacy vars);
 //  - the reference count reaches zero exactly once, and the memory is freed then.
 //
 // Threads: a worker runs the task's first queue entry; a waker sets the event and wakes
@@ -33,6 +34,8 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
   rl::var<int> polls;
   rl::var<bool> completed;
   rl::var<int> frame_destroyed;  // 1 once destroyed
+  rl::var<int> output;           // written by the completing poll, destroyed with the frame
+  rl::var<bool> freed;           // the memory, freed by the last reference
   sd::Atomic<int> deallocs{0};   // times the count reached zero
   sd::Atomic<bool> list_holds{true};
 
@@ -40,29 +43,50 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
     polls($) = 0;
     completed($) = false;
     frame_destroyed($) = 0;
+    output($) = 0;
+    freed($) = false;
   }
 
-  void dealloc() { deallocs.fetch_add(1, std::memory_order_relaxed); }
+  void dealloc() {
+    RL_ASSERT(frame_destroyed($) == 1);
+    freed($) = true;
+    deallocs.fetch_add(1, std::memory_order_relaxed);
+  }
   void drop_refs(std::uint64_t n) {
     if (sd::ref_dec(state, n)) dealloc();
   }
   // harness.cpp destroy_finished_frame: by the one thread that saw both COMPLETE and the
   // JoinHandle gone.
   void destroy_finished_frame() {
-    if (frame_destroyed($) == 0) frame_destroyed($) = 1;
+    RL_ASSERT(!freed($));
+    if (frame_destroyed($) == 0) {
+      output($) = -1;
+      frame_destroyed($) = 1;
+    }
+  }
+  // The list's reference, if release() still finds the task in the list (once).
+  std::uint64_t list_refs() {
+    return list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0;
   }
 
   // harness.cpp complete(): publishes the outcome, then drops the claim's reference and
-  // the owned-task list's (release() removes the task from the list once).
+  // the owned-task list's. Without a JoinHandle: destroys the frame, then completes and
+  // drops them in one RMW.
   void complete() {
     completed($) = true;
+    if (!(state.load(std::memory_order_acquire) & sd::kJoinInterest)) {
+      destroy_finished_frame();
+      if (sd::transition_to_complete_and_release(state, 1 + list_refs())) dealloc();
+      return;
+    }
     std::uint64_t prev = sd::transition_to_complete(state);
     if (!(prev & sd::kJoinInterest)) destroy_finished_frame();  // else: wake the JoinHandle
-    drop_refs(1 + (list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0));
+    drop_refs(1 + list_refs());
   }
   // harness.cpp cancel(): the claimer destroys the frame, then completes.
   void cancel() {
     RL_ASSERT(frame_destroyed($) == 0);
+    output($) = -1;
     frame_destroyed($) = 1;
     complete();
   }
@@ -85,6 +109,7 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
       RL_ASSERT(!completed($));
       polls($) = polls($) + 1;
       if (event.load(std::memory_order_relaxed)) {  // ready: the poll completes the task
+        output($) = 1;
         complete();
         return;
       }
@@ -114,9 +139,11 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
       if (kAbort) {
         if (sd::transition_to_notified_and_cancel(state) == sd::WakeResult::kSubmit) run_entry();
       }
-      // harness.cpp join_drop.
-      if (sd::transition_to_join_dropped(state)) destroy_finished_frame();
-      drop_refs(1);
+      // harness.cpp join_drop: after completion it destroys the frame, then lets go.
+      if (sd::transition_to_join_dropped(state)) {
+        destroy_finished_frame();
+        drop_refs(1);
+      }
     }
   }
 
