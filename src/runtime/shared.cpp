@@ -69,7 +69,8 @@ RuntimeShared::~RuntimeShared() { (void)shutdown(std::nullopt); }
 
 void RuntimeShared::start() {
   blocking_.set_owner(weak_from_this());
-  if (!multi_thread_) return;  // a current-thread runtime runs on its block_on callers
+  scheduler_->set_owner(weak_from_this());  // a task's pin (TaskHeader::scheduler_pin)
+  if (!multi_thread_) return;               // a current-thread runtime runs on its block_on callers
   try {
     multi_thread_->start(weak_from_this());
   } catch (const std::system_error& e) {
@@ -115,7 +116,7 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
 
 TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                     std::uint16_t channel, const Deadline* deadline) {
-  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+  TaskHeader* t = new_task(promise, frame, scheduler_, nullptr);  // pinned if need be
   t->channel = channel;
   if (levels_.earliest_deadline_first(channel)) {
     t->set_deadline(deadline != nullptr ? *deadline : Deadline::max());
@@ -128,7 +129,7 @@ TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle
   if (!single_fifo_channel_) return spawn_inheriting(promise, frame);
   // Nothing to choose, inherit or order: spawn_on without its tests (the spawn of a runtime
   // without levels costs what it did before levels).
-  TaskHeader* t = new_task(promise, frame, scheduler_, shared_from_this());
+  TaskHeader* t = new_task(promise, frame, scheduler_, nullptr);  // pinned if need be
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
@@ -158,6 +159,7 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
       spawner != nullptr && spawner->scheduler == scheduler_) {
     ch = spawner->channel;
   }
+  // Pinned for life: its JoinHandle's abort may take it back from the pool's queue.
   TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this());
   t->channel = ch;
   if (!bind_new(t)) return t;

@@ -36,7 +36,7 @@ std::uint64_t new_task_id() noexcept {
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
   std::uint32_t size_class = t->size_class;
-  t->~TaskHeader();  // may free the scheduler (see scheduler_owner): nothing touches it after
+  t->~TaskHeader();  // may free the scheduler (see scheduler_pin): nothing touches it after
   deallocate_frame(base, size_class);
 }
 
@@ -80,17 +80,28 @@ void destroy_finished_frame(TaskHeader* t) noexcept {
   if (!t->frame_destroyed) t->frame.destroy();  // on_frame_freed marks frame_destroyed
 }
 
-// Completes a claimed task: publishes the outcome, wakes the JoinHandle (or, with none,
-// destroys the frame), leaves the owned-task list, and drops the claim's reference (plus
+// Before a completing claimer drops its `own` references (the claim's and the list's):
+// pins the scheduler if `state` shows references besides those and the JoinHandle's, one of
+// which may be a thread about to call schedule() (TaskHeader::scheduler_pin). Those other
+// references cannot grow meanwhile: no wake submits a claimed or complete task.
+void pin_if_referenced(TaskHeader* t, std::uint64_t state, std::uint64_t own) noexcept {
+  const std::uint64_t join = (state & kJoinInterest) ? 1 : 0;
+  if (ref_count(state) > own + join && !t->pinned_for_life) t->scheduler_pin = t->scheduler->pin();
+}
+
+// Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
+// JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
 // the list's, if it held one).
 void complete(TaskHeader* t) noexcept {
+  const std::uint64_t own = 1 + (t->scheduler->release(t) ? 1 : 0);
   // Acquire: sees what the JoinHandle did before it cleared the bit (state.hpp).
-  if (!(t->state.load(std::memory_order_acquire) & kJoinInterest)) {
+  const std::uint64_t before = t->state.load(std::memory_order_acquire);
+  if (!(before & kJoinInterest)) {
     // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
     // completing and letting go are then one RMW.
     destroy_finished_frame(t);
-    const std::uint64_t refs = 1 + (t->scheduler->release(t) ? 1 : 0);
-    if (transition_to_complete_and_release(*t, refs)) dealloc(t);
+    pin_if_referenced(t, t->state.load(std::memory_order_relaxed), own);
+    if (transition_to_complete_and_release(*t, own)) dealloc(t);
     return;
   }
   std::uint64_t prev = transition_to_complete(*t);
@@ -99,8 +110,8 @@ void complete(TaskHeader* t) noexcept {
   } else {
     destroy_finished_frame(t);
   }
-  std::uint64_t refs = 1 + (t->scheduler->release(t) ? 1 : 0);
-  drop_task_refs(t, refs);
+  pin_if_referenced(t, prev, own);
+  drop_task_refs(t, own);
 }
 
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
@@ -144,21 +155,22 @@ TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler*
       promise(&p),
       frame(f),
       scheduler(s),
-      scheduler_owner(std::move(owner)),
-      id(task_id) {}
+      scheduler_pin(std::move(owner)),
+      id(task_id),
+      pinned_for_life(scheduler_pin != nullptr) {}
 
 void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
   static_cast<TaskHeader*>(prefix)->frame_destroyed = true;  // the memory stays (dealloc)
 }
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner) {
+                     std::shared_ptr<void> life_pin) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
   std::uint32_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
   auto* t = ::new (static_cast<void*>(prefix))
-      TaskHeader(promise, frame, scheduler, std::move(scheduler_owner), id);
+      TaskHeader(promise, frame, scheduler, std::move(life_pin), id);
   t->size_class = size_class;
   return t;
 }
@@ -274,8 +286,8 @@ bool join_is_finished(const TaskHeader* t) noexcept {
 
 void join_abort(TaskHeader* t) noexcept {
   if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit) {
-    t->scheduler->schedule(t, false);
-  } else if (t->scheduler->take_queued(t)) {
+    t->scheduler->schedule(t, false);  // a reference of ours: pinned if completed meanwhile
+  } else if (t->pinned_for_life && t->scheduler->take_queued(t)) {
     // A blocking call still queued behind busy pool threads (perhaps for good, when no
     // thread can start): cancelled here, so that its JoinHandle need not wait for them.
     run_task(t, nullptr);  // claims it as cancelled (CANCELLED is set) and cancels it

@@ -12,10 +12,11 @@ namespace spool::detail {
 
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
 // JOIN_INTEREST, 3 references). The frame's prefix must not hold a header yet (the Task
-// may have been polled by hand before). `scheduler_owner` keeps `scheduler` alive while the
-// task exists. The task is on channel 0 until the caller sets TaskHeader::channel.
+// may have been polled by hand before). `life_pin`, if not null, keeps `scheduler` alive
+// while the task exists (else complete() pins it if needed: TaskHeader::scheduler_pin). The
+// task is on channel 0 until the caller sets TaskHeader::channel.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> scheduler_owner);
+                     std::shared_ptr<void> life_pin);
 
 // The spawned task being polled on this thread, or null (outside any poll, or inside a poll
 // that spool::block_on makes).

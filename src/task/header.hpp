@@ -48,7 +48,7 @@ inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 
 class TaskHeader : public FramePrefix {
  public:
   TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::shared_ptr<void> scheduler_owner, std::uint64_t id) noexcept;
+             std::shared_ptr<void> life_pin, std::uint64_t id) noexcept;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -62,11 +62,15 @@ class TaskHeader : public FramePrefix {
   TaskPromiseBase* const promise;
   const std::coroutine_handle<> frame;
   Scheduler* const scheduler;
-  // Keeps `scheduler` alive as long as this header exists: a thread holding a Waker may
-  // still be between the task's state change and scheduler->schedule() when the runtime
-  // shuts down, and a JoinHandle or a Waker may outlive the Runtime object. Set at spawn,
-  // released when the header is freed; never touched in between.
-  const std::shared_ptr<void> scheduler_owner;
+  // Keeps `scheduler` alive while a reference that may still call it exists, past the
+  // Runtime object and its shutdown; released when the header is freed. Until the task
+  // completes, the runtime holds it (its shutdown completes every task). After that, only
+  // a thread between a wake that submitted the task and its schedule() call needs the
+  // scheduler (a wake of a complete task does nothing), and it holds a reference: so
+  // complete() pins the scheduler if references besides its own, the list's and the
+  // JoinHandle's remain. Written by the spawner before publication (pinned_for_life) or by
+  // the completing claimer before its final RMW; read by ~TaskHeader after the last one.
+  std::shared_ptr<void> scheduler_pin;
   const std::uint64_t id;
 
   // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
@@ -89,6 +93,10 @@ class TaskHeader : public FramePrefix {
   // each write is ordered before the later readers by the acq_rel state-word RMWs
   // (COMPLETE, JOIN_INTEREST, the reference count).
   bool frame_destroyed = false;
+
+  // Pinned from the spawn on (a blocking call: its JoinHandle's abort may call
+  // scheduler->take_queued at any time); no other task's JoinHandle calls the scheduler.
+  const bool pinned_for_life;
 
   // What the task's chain last waited on (for dump()); written by the poller, read by
   // dump() from any thread; relaxed, since it is for display only.

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 namespace spool::detail {
 
@@ -20,8 +22,18 @@ class Scheduler {
   // blocking call behind busy pool threads); true: the caller owns the entry's reference.
   virtual bool take_queued(TaskHeader*) noexcept { return false; }
 
+  // The object that owns this scheduler (the runtime), which pin() keeps alive. Set once,
+  // before the first task is spawned and before any thread that may call pin() starts.
+  void set_owner(std::weak_ptr<void> owner) noexcept { owner_ = std::move(owner); }
+  // Keeps the scheduler alive while the result is held (null once the owner is being
+  // destroyed, which happens only after its shutdown completed every task).
+  std::shared_ptr<void> pin() const noexcept { return owner_.lock(); }
+
  protected:
   ~Scheduler() = default;
+
+ private:
+  std::weak_ptr<void> owner_;
 };
 
 }  // namespace spool::detail

@@ -69,19 +69,20 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
     return list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0;
   }
 
-  // harness.cpp complete(): publishes the outcome, then drops the claim's reference and
-  // the owned-task list's. Without a JoinHandle: destroys the frame, then completes and
+  // harness.cpp complete(): leaves the list, publishes the outcome, then drops the claim's
+  // reference and the list's. Without a JoinHandle: destroys the frame, then completes and
   // drops them in one RMW.
   void complete() {
+    const std::uint64_t own = 1 + list_refs();  // release() comes first
     completed($) = true;
     if (!(state.load(std::memory_order_acquire) & sd::kJoinInterest)) {
       destroy_finished_frame();
-      if (sd::transition_to_complete_and_release(state, 1 + list_refs())) dealloc();
+      if (sd::transition_to_complete_and_release(state, own)) dealloc();
       return;
     }
     std::uint64_t prev = sd::transition_to_complete(state);
     if (!(prev & sd::kJoinInterest)) destroy_finished_frame();  // else: wake the JoinHandle
-    drop_refs(1 + list_refs());
+    drop_refs(own);
   }
   // harness.cpp cancel(): the claimer destroys the frame, then completes.
   void cancel() {
