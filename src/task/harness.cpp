@@ -106,7 +106,7 @@ void complete(TaskHeader* t) noexcept {
   }
   std::uint64_t prev = transition_to_complete(*t);
   if (prev & kJoinInterest) {
-    t->join_waker.wake();
+    if (prev & kJoinWaker) t->join_waker.wake();
   } else {
     destroy_finished_frame(t);
   }
@@ -270,8 +270,9 @@ bool wake_deferred(DeferredWakes& list) {
 // --- JoinHandle operations (spool/detail/join.hpp) ---
 
 bool join_poll_complete(TaskHeader* t, const Waker& waker) {
-  // Register first, then check: a completion in between finds the new waker.
-  if (t->state.load(std::memory_order_acquire) & kComplete) return true;
+  if (transition_to_join_waker_set(*t)) return true;
+  // Register, then check: a completion that woke the slot before the waker was in it is
+  // seen by the check (its wake's release, the register's acquire).
   t->join_waker.register_waker(waker);
   return (t->state.load(std::memory_order_acquire) & kComplete) != 0;
 }

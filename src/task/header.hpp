@@ -30,6 +30,9 @@ class Scheduler;
 //                 instead of polling, and a poll in progress ends at its next cooperative
 //                 point (context/budget.hpp). Once set, never unset.
 //   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
+//   JOIN_WAKER    the JoinHandle registers (or registered) a waker in join_waker: only
+//                 then does complete() wake it. Set once, by the JoinHandle's first pending
+//                 poll (transition_to_join_waker_set).
 //   bits 6..63    reference count. References: the owned-task list, each run-queue entry
 //                 (a notification), the JoinHandle, and every Waker clone.
 // Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
@@ -40,6 +43,7 @@ inline constexpr std::uint64_t kComplete = 1u << 1;
 inline constexpr std::uint64_t kNotified = 1u << 2;
 inline constexpr std::uint64_t kCancelled = 1u << 3;
 inline constexpr std::uint64_t kJoinInterest = 1u << 4;
+inline constexpr std::uint64_t kJoinWaker = 1u << 5;
 inline constexpr std::uint64_t kRefOne = 1u << 6;
 inline constexpr std::uint64_t kFlagMask = kRefOne - 1;
 
@@ -73,7 +77,8 @@ class TaskHeader : public FramePrefix {
   std::shared_ptr<void> scheduler_pin;
   const std::uint64_t id;
 
-  // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion.
+  // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion if
+  // JOIN_WAKER was set before (a JoinHandle that was never pending costs no wake).
   AtomicWaker join_waker;
 
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it

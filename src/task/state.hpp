@@ -207,6 +207,20 @@ inline bool transition_to_join_dropped(StateWord& state) noexcept {
   }
 }
 
+// The JoinHandle's poll, before it registers its waker: sets JOIN_WAKER, so that complete()
+// wakes join_waker; true if the task is complete already (nothing to register). The bit and
+// COMPLETE meet in RMWs on this one word, so exactly one side sees the other: the fetch_or
+// returns COMPLETE, or complete()'s RMW returns JOIN_WAKER (a plain load on either side would
+// be the store-buffering pattern). Once set by this JoinHandle (the only writer) and seen
+// with the task unfinished, it is in every later completion's view. AcqRel: acquire sees
+// the output if complete; release keeps the JoinHandle's earlier reads before completion.
+inline bool transition_to_join_waker_set(StateWord& state) noexcept {
+  const std::uint64_t cur = state.load(std::memory_order_acquire);
+  if (cur & kComplete) return true;
+  if (cur & kJoinWaker) return false;
+  return (state.fetch_or(kJoinWaker, std::memory_order_acq_rel) & kComplete) != 0;
+}
+
 // The same transitions on a task's header (what the runtime calls).
 inline RunClaim transition_to_running(TaskHeader& t) noexcept {
   return transition_to_running(t.state);
@@ -232,6 +246,9 @@ inline bool transition_to_shutdown(TaskHeader& t) noexcept {
 }
 inline void transition_to_cancel_requested(TaskHeader& t) noexcept {
   transition_to_cancel_requested(t.state);
+}
+inline bool transition_to_join_waker_set(TaskHeader& t) noexcept {
+  return transition_to_join_waker_set(t.state);
 }
 inline bool transition_to_join_dropped(TaskHeader& t) noexcept {
   return transition_to_join_dropped(t.state);

@@ -170,6 +170,18 @@ TEST(TaskStateTest, JoinDropAfterCompletionLeavesTheWordToTheCaller) {
   EXPECT_EQ(refs(complete), 2u);
 }
 
+TEST(TaskStateTest, JoinWakerIsSetOnceAndOnlyBeforeCompletion) {
+  StateWord w{kRunning | kJoinInterest | 2 * kRefOne};
+  EXPECT_FALSE(transition_to_join_waker_set(w));
+  EXPECT_EQ(flags(w), kRunning | kJoinInterest | kJoinWaker);
+  EXPECT_FALSE(transition_to_join_waker_set(w));  // already set: the next poll registers
+  EXPECT_EQ(transition_to_complete(w), kRunning | kJoinInterest | kJoinWaker | 2 * kRefOne);
+
+  StateWord complete{kComplete | kJoinInterest | kRefOne};
+  EXPECT_TRUE(transition_to_join_waker_set(complete));
+  EXPECT_EQ(flags(complete), kComplete | kJoinInterest);  // nothing to register
+}
+
 TEST(TaskStateTest, CompleteAndReleaseDropsTheReferencesWithTheClaim) {
   StateWord w{kRunning | kNotified | 3 * kRefOne};
   EXPECT_FALSE(transition_to_complete_and_release(w, 2));
