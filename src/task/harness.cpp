@@ -86,7 +86,7 @@ void destroy_finished_frame(TaskHeader* t) noexcept {
 // references cannot grow meanwhile: no wake submits a claimed or complete task.
 void pin_if_referenced(TaskHeader* t, std::uint64_t state, std::uint64_t own) noexcept {
   const std::uint64_t join = (state & kJoinInterest) ? 1 : 0;
-  if (ref_count(state) > own + join && !t->pinned_for_life) t->scheduler_pin = t->scheduler->pin();
+  if (ref_count(state) > own + join && !t->scheduler_pin) t->scheduler_pin = t->scheduler->pin();
 }
 
 // Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
@@ -95,8 +95,15 @@ void pin_if_referenced(TaskHeader* t, std::uint64_t state, std::uint64_t own) no
 void complete(TaskHeader* t) noexcept {
   const std::uint64_t own = 1 + (t->scheduler->release(t) ? 1 : 0);
   // Acquire: sees what the JoinHandle did before it cleared the bit (state.hpp).
-  const std::uint64_t before = t->state.load(std::memory_order_acquire);
-  if (!(before & kJoinInterest)) {
+  std::uint64_t cur = t->state.load(std::memory_order_acquire);
+  while ((cur & kJoinInterest) && !(cur & kJoinWaker)) {
+    // A JoinHandle with no waker to wake yet: one CAS completes and lets go, the JoinHandle's
+    // reference keeping the header. A change meanwhile (its drop, its first pending poll, a
+    // wake, an abort) makes this thread decide again.
+    pin_if_referenced(t, cur, own);
+    if (transition_to_complete_for_join(*t, cur, own)) return;
+  }
+  if (!(cur & kJoinInterest)) {
     // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
     // completing and letting go are then one RMW.
     destroy_finished_frame(t);

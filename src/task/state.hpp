@@ -97,6 +97,20 @@ inline bool transition_to_complete_and_release(StateWord& state, std::uint64_t n
   return ref_count(prev) == n;
 }
 
+// Marks a claimed task complete and drops `n` references, in one CAS from `expected` (read
+// by the caller): for a task whose JoinHandle is alive and registered no waker (JOIN_INTEREST
+// set, JOIN_WAKER clear), so there is nobody to wake and the JoinHandle's reference keeps
+// the header. False, with `expected` reloaded, if the word changed: the caller decides
+// again. AcqRel: as transition_to_complete (the JoinHandle's fetch_or or its load of
+// COMPLETE acquires the output) and ref_dec.
+inline bool transition_to_complete_for_join(StateWord& state, std::uint64_t& expected,
+                                            std::uint64_t n) noexcept {
+  assert((expected & (kRunning | kJoinInterest)) == (kRunning | kJoinInterest));
+  assert(!(expected & (kComplete | kJoinWaker)) && ref_count(expected) > n);
+  return state.compare_exchange_weak(expected, expected - n * kRefOne - kRunning + kComplete,
+                                     std::memory_order_acq_rel, std::memory_order_acquire);
+}
+
 // A wake through a Waker reference. Submit: the caller must schedule the task with the
 // reference this added.
 //
@@ -234,6 +248,10 @@ inline std::uint64_t transition_to_complete(TaskHeader& t) noexcept {
 }
 inline bool transition_to_complete_and_release(TaskHeader& t, std::uint64_t n) noexcept {
   return transition_to_complete_and_release(t.state, n);
+}
+inline bool transition_to_complete_for_join(TaskHeader& t, std::uint64_t& expected,
+                                            std::uint64_t n) noexcept {
+  return transition_to_complete_for_join(t.state, expected, n);
 }
 inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
   return transition_to_notified_by_ref(t.state);

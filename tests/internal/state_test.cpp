@@ -182,6 +182,21 @@ TEST(TaskStateTest, JoinWakerIsSetOnceAndOnlyBeforeCompletion) {
   EXPECT_EQ(flags(complete), kComplete | kJoinInterest);  // nothing to register
 }
 
+TEST(TaskStateTest, CompleteForJoinDropsTheReferencesUnlessTheWordChanged) {
+  StateWord w{kRunning | kJoinInterest | 3 * kRefOne};
+  std::uint64_t expected = kRunning | kJoinInterest | 3 * kRefOne;
+  EXPECT_TRUE(transition_to_complete_for_join(w, expected, 2));
+  EXPECT_EQ(flags(w), kComplete | kJoinInterest);
+  EXPECT_EQ(refs(w), 1u);  // the JoinHandle's
+
+  // The JoinHandle registered a waker since the caller read the word: nothing changes.
+  StateWord polled{kRunning | kJoinInterest | kJoinWaker | 2 * kRefOne};
+  std::uint64_t stale = kRunning | kJoinInterest | 2 * kRefOne;
+  EXPECT_FALSE(transition_to_complete_for_join(polled, stale, 1));
+  EXPECT_EQ(stale, kRunning | kJoinInterest | kJoinWaker | 2 * kRefOne);  // reloaded
+  EXPECT_EQ(flags(polled), kRunning | kJoinInterest | kJoinWaker);
+}
+
 TEST(TaskStateTest, CompleteAndReleaseDropsTheReferencesWithTheClaim) {
   StateWord w{kRunning | kNotified | 3 * kRefOne};
   EXPECT_FALSE(transition_to_complete_and_release(w, 2));

@@ -44,8 +44,13 @@ struct JoinWakerModel : rl::test_suite<JoinWakerModel, 2> {
 
   void thread(unsigned index) {
     if (index == 0) {
-      // harness.cpp complete(), with the JoinHandle alive.
+      // harness.cpp complete(), with the JoinHandle alive: one CAS while it has registered no
+      // waker, else COMPLETE, then the wake.
       output($) = 42;
+      std::uint64_t cur = state.load(std::memory_order_acquire);
+      while (!(cur & sd::kJoinWaker)) {
+        if (sd::transition_to_complete_for_join(state, cur, 1)) return;
+      }
       const std::uint64_t prev = sd::transition_to_complete(state);
       if (prev & sd::kJoinWaker) join_waker->wake();
     } else {

@@ -70,12 +70,17 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
   }
 
   // harness.cpp complete(): leaves the list, publishes the outcome, then drops the claim's
-  // reference and the list's. Without a JoinHandle: destroys the frame, then completes and
-  // drops them in one RMW.
+  // reference and the list's: in one CAS while the JoinHandle has no waker registered (never,
+  // here: the model's JoinHandle does not poll); without a JoinHandle, after destroying the
+  // frame, in one RMW.
   void complete() {
     const std::uint64_t own = 1 + list_refs();  // release() comes first
     completed($) = true;
-    if (!(state.load(std::memory_order_acquire) & sd::kJoinInterest)) {
+    std::uint64_t cur = state.load(std::memory_order_acquire);
+    while ((cur & sd::kJoinInterest) && !(cur & sd::kJoinWaker)) {
+      if (sd::transition_to_complete_for_join(state, cur, own)) return;
+    }
+    if (!(cur & sd::kJoinInterest)) {
       destroy_finished_frame();
       if (sd::transition_to_complete_and_release(state, own)) dealloc();
       return;
