@@ -30,9 +30,8 @@ class Scheduler;
 //                 instead of polling, and a poll in progress ends at its next cooperative
 //                 point (context/budget.hpp). Once set, never unset.
 //   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
-//   JOIN_WAKER    the JoinHandle registers (or registered) a waker in join_waker: only
-//                 then does complete() wake it. Set once, by the JoinHandle's first pending
-//                 poll (transition_to_join_waker_set).
+//   JOIN_WAKER    set once, by the JoinHandle's first pending poll: only then does
+//                 complete() wake join_waker.
 //   bits 6..63    reference count. References: the owned-task list, each run-queue entry
 //                 (a notification), the JoinHandle, and every Waker clone.
 // Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
@@ -66,41 +65,33 @@ class TaskHeader : public FramePrefix {
   TaskPromiseBase* const promise;
   const std::coroutine_handle<> frame;
   Scheduler* const scheduler;
-  // Keeps `scheduler` alive while a reference that may still call it exists, past the
-  // Runtime object and its shutdown; released when the header is freed. Until the task
-  // completes, the runtime holds it (its shutdown completes every task). After that, only
-  // a thread between a wake that submitted the task and its schedule() call needs the
-  // scheduler (a wake of a complete task does nothing), and it holds a reference: so
-  // complete() pins the scheduler if references besides its own, the list's and the
-  // JoinHandle's remain. Written by the spawner before publication (pinned_for_life) or by
-  // the completing claimer before its final RMW; read by ~TaskHeader after the last one.
+  // Keeps `scheduler` alive for a wake that submitted the task before it completed and has
+  // yet to call schedule() (docs/tasks.md, "Who keeps the scheduler alive"). Written by the
+  // spawner before publication or by the completing claimer before its last RMW; read by
+  // ~TaskHeader, after the last reference.
   std::shared_ptr<void> scheduler_pin;
   const std::uint64_t id;
 
-  // The JoinHandle's waker: registered by the JoinHandle's poll, woken at completion if
-  // JOIN_WAKER was set before (a JoinHandle that was never pending costs no wake).
+  // The JoinHandle's waker: registered by its pending polls, woken at completion if
+  // JOIN_WAKER is set.
   AtomicWaker join_waker;
 
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
-  // there again. Set by the spawn before the task is published (0 until then, stored with
-  // the flags next to it: a runtime with one channel writes nothing more), never changed
-  // after. (Here, in what was padding: the fields above keep their offsets.)
+  // there again. Set by the spawn before the task is published (0 until then: a runtime
+  // with one channel writes nothing more), never changed after.
   std::uint16_t channel = 0;
 
   // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
   // it saw COMPLETE (acquire).
   bool output_cancelled = false;
 
-  // Set when the frame (locals, parameters, output) is destroyed; the memory stays until the
-  // last reference goes (dealloc frees it then; the frame always goes first). Written by
-  // the claimer when it cancels (before COMPLETE is set), or once the task is complete by
-  // whoever saw its JoinHandle gone (complete() or join_drop, see destroy_finished_frame);
-  // each write is ordered before the later readers by the acq_rel state-word RMWs
-  // (COMPLETE, JOIN_INTEREST, the reference count).
+  // Set when the frame (locals, parameters, output) is destroyed, always before the last
+  // reference goes. Written by the claimer (a cancel, or a completion without JoinHandle)
+  // or by the JoinHandle's drop after completion (destroy_finished_frame); ordered before
+  // later readers by the acq_rel state-word RMWs (COMPLETE, JOIN_INTEREST, the count).
   bool frame_destroyed = false;
 
-  // Pinned from the spawn on (a blocking call: its JoinHandle's abort may call
-  // scheduler->take_queued at any time); no other task's JoinHandle calls the scheduler.
+  // A blocking call, pinned from its spawn on: its JoinHandle's abort may call take_queued.
   const bool pinned_for_life;
 
   // What the task's chain last waited on (for dump()); written by the poller, read by
