@@ -293,13 +293,17 @@ bool join_is_finished(const TaskHeader* t) noexcept {
 }
 
 void join_abort(TaskHeader* t) noexcept {
+  // A reference of this call's own across schedule(): should the task complete before that
+  // call returns, complete() counts it and pins the scheduler (the JoinHandle's does not).
+  ref_inc(*t);
   if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit) {
-    t->scheduler->schedule(t, false);  // a reference of ours: pinned if completed meanwhile
+    t->scheduler->schedule(t, false);
   } else if (t->pinned_for_life && t->scheduler->take_queued(t)) {
     // A blocking call still queued behind busy pool threads (perhaps for good, when no
     // thread can start): cancelled here, so that its JoinHandle need not wait for them.
     run_task(t, nullptr);  // claims it as cancelled (CANCELLED is set) and cancels it
   }
+  drop_task_refs(t);
 }
 
 void join_cancel_now(TaskHeader* t) noexcept {

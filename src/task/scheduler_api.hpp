@@ -14,6 +14,8 @@ class Scheduler {
  public:
   // Queues `task` to be polled. Takes over the reference of the notification (the caller
   // set NOTIFIED). `is_yield`: the task yielded, so it goes behind other runnable work.
+  // Unless on one of the runtime's threads, the caller holds another reference until this
+  // returns: that is what keeps the scheduler alive meanwhile (TaskHeader::scheduler_pin).
   virtual void schedule(TaskHeader* task, bool is_yield) noexcept = 0;
   // Removes a completed `task` from the owned-task list; true if it was there (the caller
   // then drops the list's reference).
