@@ -6,12 +6,14 @@
 
 #include "scheduler/task_fifo.hpp"
 #include "spool/detail/atomic.hpp"
+#include "spool/detail/spin_lock.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
 
-// An intrusive FIFO (TaskFifo, through TaskHeader::queue_next) under a mutex. Each entry owns the
-// task's notification reference. After close(), pushes are refused.
+// An intrusive FIFO (TaskFifo, through TaskHeader::queue_next) under a spin lock (its critical
+// sections are a few pointer writes). Each entry owns the task's notification reference.
+// After close(), pushes are refused.
 class InjectQueue {
  public:
   // Appends; false when closed (the caller keeps the reference and must drop it).
@@ -25,7 +27,8 @@ class InjectQueue {
   bool push_batch(TaskHeader* const* tasks, std::size_t n) noexcept {
     std::lock_guard lock(mutex_);
     if (closed_) return false;
-    for (std::size_t i = 0; i < n; ++i) append(tasks[i]);
+    for (std::size_t i = 0; i < n; ++i) fifo_.push_back(tasks[i]);
+    publish_len();
     return true;
   }
   TaskHeader* pop() noexcept {
@@ -39,10 +42,11 @@ class InjectQueue {
     std::lock_guard lock(mutex_);
     std::size_t n = 0;
     while (n < max) {
-      TaskHeader* t = pop_locked();
+      TaskHeader* t = fifo_.pop_front();
       if (!t) break;
       out[n++] = t;
     }
+    publish_len();
     return n;
   }
   void close() noexcept {
@@ -60,21 +64,23 @@ class InjectQueue {
   std::size_t len() const noexcept { return len_.load(std::memory_order_relaxed); }
 
  private:
+  // One store per batch: only the last length matters to the pairing with is_empty.
+  void publish_len() noexcept { len_.store(fifo_.len(), std::memory_order_seq_cst); }
   void append(TaskHeader* t) noexcept {
     fifo_.push_back(t);
-    len_.store(fifo_.len(), std::memory_order_seq_cst);
+    publish_len();
   }
   TaskHeader* pop_locked() noexcept {
     TaskHeader* t = fifo_.pop_front();
-    if (t) len_.store(fifo_.len(), std::memory_order_seq_cst);
+    if (t) publish_len();
     return t;
   }
 
-  Mutex mutex_;
+  SpinLock mutex_;
   TaskFifo fifo_;        // guarded by mutex_
   bool closed_ = false;  // guarded by mutex_
-  // The number of queued tasks. Written only under mutex_ (append/pop_locked: a seq_cst
-  // store of the FIFO's length), read without it: seq_cst in is_empty (the
+  // The number of queued tasks. Written only under mutex_ (publish_len: a seq_cst store of
+  // the FIFO's length), read without it: seq_cst in is_empty (the
   // Dekker pairing described there, with Idle's seq_cst RMWs), relaxed in len (a hint).
   Atomic<std::size_t> len_{0};
 };

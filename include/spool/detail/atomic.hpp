@@ -44,7 +44,7 @@ namespace spool::detail {
 template <class T>
 using Atomic = std::atomic<T>;
 
-/// The mutex of the core's lock-protected parts (Idle, InjectQueue): std::mutex itself.
+/// The mutex of the core's lock-protected parts (Idle): std::mutex itself.
 using Mutex = std::mutex;
 
 #else  // SPOOL_MODEL_CHECK

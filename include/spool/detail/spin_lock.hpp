@@ -14,18 +14,24 @@ namespace spool::detail {
 class SpinLock {
  public:
   void lock() noexcept {
-    for (int spins = 0;; ++spins) {
-      // Acquire: pairs with unlock's release, so the critical section sees the last
-      // holder's writes.
-      if (!locked_.exchange(true, std::memory_order_acquire)) return;
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) sched_yield();
-      }
-    }
+    // Acquire: pairs with unlock's release, so the critical section sees the last holder's
+    // writes.
+    if (!locked_.exchange(true, std::memory_order_acquire)) return;
+    lock_contended();
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
+  // Out of line: inlined, the loop made every caller save registers it uncontended never needs.
+  [[gnu::noinline]] void lock_contended() noexcept {
+    for (int spins = 0;; ++spins) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) sched_yield();
+      }
+      if (!locked_.exchange(true, std::memory_order_acquire)) return;  // acquire: as in lock
+    }
+  }
+
   std::atomic<bool> locked_{false};
 };
 
