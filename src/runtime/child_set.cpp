@@ -5,8 +5,13 @@
 #include <mutex>
 
 #include "runtime/root_waker.hpp"
+#include "spool/detail/join.hpp"
 
 namespace spool::detail {
+
+void ChildSet::keep_runtime_locked(const TaskHeader* child) noexcept {
+  if (!runtime_) runtime_ = pin_runtime_of(child);
+}
 
 void ChildSet::record_error(std::exception_ptr error) noexcept {
   std::lock_guard guard(lock_);

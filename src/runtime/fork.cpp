@@ -60,6 +60,7 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
     if (task && cancelled_) {
       cancel_now = true;
     } else if (task) {
+      children.keep_runtime_locked(JoinHandleAccess::task_of(*task));
       child.remote_task = std::move(task);
       child.next_started = std::exchange(started_, &child);
     }

@@ -88,6 +88,7 @@ void Scope::attach(std::size_t slot, JoinHandle<void> handle) noexcept {
         free_.push_back(slot);
         return;  // `handle` is dropped after the unlock
       }
+      children_.keep_runtime_locked(detail::JoinHandleAccess::task_of(handle));
       s.handle.emplace(std::move(handle));
       if (phase_ == Phase::kCancelling) s.handle->abort();
       return;

@@ -87,10 +87,11 @@ void RuntimeShared::start() {
 
 TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
   if (owned_.bind(t)) return t;
-  // Shut down already: the task is cancelled at once. Its first notification serves as
-  // the claim (consumed by the cancellation), and the list's reference was never taken.
-  shutdown_task(t);   // drops one reference: the claim
-  drop_task_refs(t);  // the owned-list reference
+  // Shut down already: the task is cancelled at once. The list's reference was never
+  // taken: dropped first, so that the cancel's completion sees only its own and the
+  // JoinHandle's (and pins nothing). Its first notification serves as the claim.
+  drop_task_refs(t);  // the owned-list reference (the claim's and the JoinHandle's remain)
+  shutdown_task(t);   // consumes the claim
   return nullptr;
 }
 

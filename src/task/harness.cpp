@@ -315,6 +315,8 @@ void join_cancel_now(TaskHeader* t) noexcept {
   }
 }
 
+std::shared_ptr<void> pin_runtime_of(const TaskHeader* t) noexcept { return t->scheduler->pin(); }
+
 void join_drop(TaskHeader* t) noexcept {
   // Not complete: one CAS dropped the interest and the reference (complete() destroys the
   // frame). Complete: this thread alone destroys the frame, then lets go (state.hpp).

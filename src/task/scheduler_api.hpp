@@ -28,7 +28,8 @@ class Scheduler {
   // before the first task is spawned and before any thread that may call pin() starts.
   void set_owner(std::weak_ptr<void> owner) noexcept { owner_ = std::move(owner); }
   // Keeps the scheduler alive while the result is held (null once the owner is being
-  // destroyed, which happens only after its shutdown completed every task).
+  // destroyed: its shutdown completes every task it can claim, and a claimer off its
+  // threads holds a pin of its own, e.g. ChildSet::keep_runtime_locked).
   std::shared_ptr<void> pin() const noexcept { return owner_.lock(); }
 
  protected:

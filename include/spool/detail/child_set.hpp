@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -12,6 +13,8 @@
 #include "spool/detail/spin_lock.hpp"
 
 namespace spool::detail {
+
+class TaskHeader;
 
 // How many children the parent waits for and how many exited, the first exception, and the
 // parent's waker: woken by the first exception, and by the last exit once the parent waits
@@ -59,6 +62,11 @@ class ChildSet {
     return true;
   }
   Waker take_waiter_locked() noexcept { return std::exchange(waiter_, Waker()); }
+  // Keeps the runtime of `child` (a task just attached, on one of its runtime's threads)
+  // alive while the set lives: a parent dropped on any thread cancels its children there
+  // (join_cancel_now), which touches their scheduler, and a runtime's shutdown does not
+  // wait for such a thread.
+  void keep_runtime_locked(const TaskHeader* child) noexcept;
   std::exception_ptr take_error_locked() noexcept { return std::exchange(error_, nullptr); }
 
   // Records `error` unless an earlier one was recorded; wakes no one (the parent's own).
@@ -86,6 +94,7 @@ class ChildSet {
   std::size_t expected_ = 0;
   Waker waiter_;  // the parent's waker (or the blocking wait's); noop when none
   std::exception_ptr error_;
+  std::shared_ptr<void> runtime_;  // the children's runtime (keep_runtime_locked)
 };
 
 }  // namespace spool::detail

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "spool/core/task.hpp"
@@ -24,6 +25,9 @@ void join_abort(TaskHeader* task) noexcept;
 // before this returns. A task being polled elsewhere is cancelled by its poller when that
 // poll ends (the caller waits for that itself); a finished task is left as it is.
 void join_cancel_now(TaskHeader* task) noexcept;
+// Keeps `task`'s runtime alive while the result is held (null once it is being destroyed).
+// Safe on one of that runtime's threads, or while a reference to a live task pins it.
+std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 // Drops the JoinHandle's interest and reference.
 void join_drop(TaskHeader* task) noexcept;
 std::uint64_t join_task_id(const TaskHeader* task) noexcept;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <latch>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
+#include "support/time_helpers.hpp"
 
 namespace spool_comb_test {
 namespace {
@@ -287,6 +289,35 @@ TEST(ScopeMisuse, SpawningAfterTheScopeFinishedOrPollingItAgainThrows) {
   std::string what = rt.block_on(spawn_through(escaped));
   EXPECT_NE(what.find("after the scope finished"), std::string::npos) << what;
   EXPECT_THROW(rt.block_on(fut), std::logic_error);
+}
+
+// Destroys the runtime when the frame that holds it is destroyed.
+struct ResetRuntimeOnDrop {
+  explicit ResetRuntimeOnDrop(std::optional<spool::Runtime>* runtime) : rt(runtime) {}
+  ResetRuntimeOnDrop(ResetRuntimeOnDrop&& other) noexcept : rt(std::exchange(other.rt, nullptr)) {}
+  ~ResetRuntimeOnDrop() {
+    if (rt != nullptr) rt->reset();
+  }
+  std::optional<spool::Runtime>* rt;
+};
+
+Task<void> never_polled(ResetRuntimeOnDrop) { co_return; }
+
+// A scope dropped off its runtime's threads cancels its children on the dropping thread; the
+// runtime may go meanwhile (here from the child's own destructor): the cancel's completion
+// must still find the child's scheduler (under ASan, a use after free without the scope's
+// pin of its children's runtime).
+TEST(ScopeCurrentThread, ADroppedScopeCancelsItsChildEvenIfTheRuntimeGoesMeanwhile) {
+  std::optional<spool::Runtime> rt(spool::Builder::current_thread().build());
+  {
+    auto fut = spool::scope([&](Scope& s) -> Task<void> {
+      s.spawn(never_polled(ResetRuntimeOnDrop(&rt)));
+      NeverReady never;
+      co_await never;
+    });
+    rt->block_on(spool_time_test::poll_once(fut));  // the body spawned the child and waits
+  }  // the drop cancels the child here, which destroys the runtime
+  EXPECT_FALSE(rt.has_value());
 }
 
 }  // namespace
