@@ -117,11 +117,18 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
 
 TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                     std::uint16_t channel, const Deadline* deadline) {
+  std::unique_ptr<EdfNode> edf;
+  if (levels_.earliest_deadline_first(channel)) {
+    try {
+      edf = std::make_unique<EdfNode>(deadline != nullptr ? *deadline : Deadline::max());
+    } catch (...) {
+      frame.destroy();  // taken over from its Task already: the failed spawn frees it
+      throw;
+    }
+  }
   TaskHeader* t = new_task(promise, frame, scheduler_, nullptr);  // pinned if need be
   t->channel = channel;
-  if (levels_.earliest_deadline_first(channel)) {
-    t->set_deadline(deadline != nullptr ? *deadline : Deadline::max());
-  }
+  t->edf = std::move(edf);
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }

@@ -16,13 +16,14 @@ namespace spool::detail {
 
 class EdfQueue {
  public:
-  // Adds `task` (ordered by task->deadline); false when closed (the caller keeps the reference).
+  // Adds `task` (ordered by its deadline; it has an EdfNode); false when closed (the caller
+  // keeps the reference).
   bool push(TaskHeader* task) noexcept {
-    task->heap_child = nullptr;
+    task->edf->heap_child = nullptr;
     task->queue_next = nullptr;  // the heap's sibling link
     std::lock_guard lock(lock_);
     if (closed_) return false;
-    task->heap_seq = next_seq_++;
+    task->edf->heap_seq = next_seq_++;
     root_ = meld(root_, task);
     len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     return true;
@@ -34,11 +35,12 @@ class EdfQueue {
     std::lock_guard lock(lock_);
     TaskHeader* t = root_;
     if (t == nullptr) return nullptr;
-    root_ = merge_pairs(t->heap_child);
-    t->heap_child = nullptr;
+    EdfNode& node = *t->edf;
+    root_ = merge_pairs(node.heap_child);
+    node.heap_child = nullptr;
     len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
-    if (!t->deadline_checked) {
-      t->deadline_checked = true;
+    if (!node.deadline_checked) {
+      node.deadline_checked = true;
       if (now > t->deadline()) {
         misses_.store(misses_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
@@ -55,21 +57,23 @@ class EdfQueue {
   std::uint64_t misses() const noexcept { return misses_.load(std::memory_order_relaxed); }
 
  private:
-  // Pairing heap: roots have no sibling; a node's children hang from heap_child, linked
-  // through queue_next.
+  // Pairing heap: roots have no sibling; a node's children hang from its EdfNode's
+  // heap_child, linked through queue_next.
   static TaskHeader* meld(TaskHeader* a, TaskHeader* b) noexcept {
     if (a == nullptr) return b;
     if (b == nullptr) return a;
     if (before(b, a)) std::swap(a, b);
-    b->queue_next = a->heap_child;
-    a->heap_child = b;
+    b->queue_next = a->edf->heap_child;
+    a->edf->heap_child = b;
     return a;
   }
   // The heap's order: the earlier deadline, then the earlier arrival (so that tasks with
   // equal deadlines, or none, run in FIFO order and none is passed over forever).
   static bool before(const TaskHeader* a, const TaskHeader* b) noexcept {
-    return a->deadline_ticks < b->deadline_ticks ||
-           (a->deadline_ticks == b->deadline_ticks && a->heap_seq < b->heap_seq);
+    const EdfNode& x = *a->edf;
+    const EdfNode& y = *b->edf;
+    return x.deadline_ticks < y.deadline_ticks ||
+           (x.deadline_ticks == y.deadline_ticks && x.heap_seq < y.heap_seq);
   }
   // The two-pass merge of a removed root's children, without recursion.
   static TaskHeader* merge_pairs(TaskHeader* first) noexcept {

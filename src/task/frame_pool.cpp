@@ -165,17 +165,17 @@ ThreadCache& thread_cache() {
 
 }  // namespace
 
-void* allocate_frame(std::size_t bytes, std::uint32_t& size_class) {
+void* allocate_frame(std::size_t bytes, std::uint16_t& size_class) {
   std::size_t c = class_of(bytes);
   if (!SPOOL_FRAME_POOL || c > kClasses || cache_gone) {
     size_class = 0;
     return ::operator new(bytes);
   }
-  size_class = static_cast<std::uint32_t>(c);
+  size_class = static_cast<std::uint16_t>(c);
   return thread_cache().allocate(c);
 }
 
-void deallocate_frame(void* p, std::uint32_t size_class) noexcept {
+void deallocate_frame(void* p, std::uint16_t size_class) noexcept {
   if (size_class == 0 || cache_gone) {
     ::operator delete(p);
     return;

@@ -35,7 +35,7 @@ std::uint64_t new_task_id() noexcept {
 
 void free_memory(TaskHeader* t) noexcept {
   void* base = static_cast<FramePrefix*>(t);  // the allocation starts with the prefix
-  std::uint32_t size_class = t->size_class;
+  std::uint16_t size_class = t->size_class;
   t->~TaskHeader();  // may free the scheduler (see scheduler_pin): nothing touches it after
   deallocate_frame(base, size_class);
 }
@@ -77,7 +77,7 @@ RawWaker waker_clone(const void* p) {
 // The header (and the memory) stays until the last reference is dropped. Called by the one
 // thread that saw both COMPLETE and the JoinHandle gone (one RMW on the state word each).
 void destroy_finished_frame(TaskHeader* t) noexcept {
-  if (!t->frame_destroyed) t->frame.destroy();  // on_frame_freed marks frame_destroyed
+  if (!t->frame_destroyed) t->frame().destroy();  // operator delete marks frame_destroyed
 }
 
 // Before a completing claimer drops its `own` references (the claim's and the list's):
@@ -125,7 +125,7 @@ void complete(TaskHeader* t) noexcept {
 // its header lives until the last reference goes.
 void cancel(TaskHeader* t) noexcept {
   t->output_cancelled = true;
-  t->frame.destroy();  // on_frame_freed marks frame_destroyed; the memory stays
+  t->frame().destroy();  // operator delete marks frame_destroyed; the memory stays
   complete(t);
 }
 
@@ -155,30 +155,26 @@ bool push_deferred(TaskHeader* t) noexcept {
 
 }  // namespace
 
-TaskHeader::TaskHeader(TaskPromiseBase& p, std::coroutine_handle<> f, Scheduler* s,
-                       std::shared_ptr<void> owner, std::uint64_t task_id) noexcept
-    : FramePrefix{&TaskHeader::on_frame_freed},
+TaskHeader::TaskHeader(TaskPromiseBase& p, Scheduler* s, std::shared_ptr<void> owner,
+                       std::uint64_t task_id) noexcept
+    : FramePrefix{0, true, false},
+      pinned_for_life(owner != nullptr),
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
-      frame(f),
       scheduler(s),
       scheduler_pin(std::move(owner)),
-      id(task_id),
-      pinned_for_life(scheduler_pin != nullptr) {}
-
-void TaskHeader::on_frame_freed(FramePrefix* prefix) noexcept {
-  static_cast<TaskHeader*>(prefix)->frame_destroyed = true;  // the memory stays (dealloc)
-}
+      id(task_id) {}
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
                      std::shared_ptr<void> life_pin) {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
-  std::uint32_t size_class = prefix->size_class;  // the header takes the prefix's place
+  std::uint16_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
-  auto* t = ::new (static_cast<void*>(prefix))
-      TaskHeader(promise, frame, scheduler, std::move(life_pin), id);
+  auto* t =
+      ::new (static_cast<void*>(prefix)) TaskHeader(promise, scheduler, std::move(life_pin), id);
   t->size_class = size_class;
+  assert(t->frame() == frame);
   return t;
 }
 
@@ -208,7 +204,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   {
     BudgetScope budget(t->state);
     PollScope poll(waker.get().as_raw());
-    done = run_chain(*t->promise, t->frame, cx);
+    done = run_chain(*t->promise, t->frame(), cx);
     deferred_self = poll.deferred_self();
   }
   if (done) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <typeinfo>
@@ -15,6 +16,7 @@
 namespace spool::detail {
 
 class Scheduler;
+class TaskHeader;
 
 // The task state word. Bits:
 //   RUNNING       a thread has claimed the task (to poll it, cancel it, or shut it down).
@@ -48,10 +50,41 @@ inline constexpr std::uint64_t kFlagMask = kRefOne - 1;
 
 inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 6; }
 
+// What a task of an earliest-deadline-first channel carries besides its header: allocated
+// by its spawn and freed with the header, so that the other tasks' headers do not hold it.
+// Spawn sets the deadline (time_point::max(): none) before the task is published; the EDF
+// queue (scheduler/edf_queue.hpp) writes and reads the rest under its lock.
+struct EdfNode {
+  explicit EdfNode(std::chrono::steady_clock::time_point deadline) noexcept
+      : deadline_ticks(deadline.time_since_epoch().count()) {}
+
+  std::chrono::steady_clock::duration::rep deadline_ticks;
+  TaskHeader* heap_child = nullptr;  // the EDF heap's child link
+  // The EDF heap's arrival order, which breaks deadline ties (set at push).
+  std::uint64_t heap_seq = 0;
+  // Set the first time the queue hands the task out: only the first start counts as a
+  // deadline miss.
+  bool deadline_checked = false;
+};
+
+// The fields are ordered so that the small ones fill the 4 bytes after the FramePrefix and
+// the header fits kFramePrefixSize (the static_assert below).
 class TaskHeader : public FramePrefix {
  public:
-  TaskHeader(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-             std::shared_ptr<void> life_pin, std::uint64_t id) noexcept;
+  TaskHeader(TaskPromiseBase& promise, Scheduler* scheduler, std::shared_ptr<void> life_pin,
+             std::uint64_t id) noexcept;
+
+  // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
+  // there again. Set by the spawn before the task is published (0 until then: a runtime
+  // with one channel writes nothing more), never changed after.
+  std::uint16_t channel = 0;
+
+  // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
+  // it saw COMPLETE (acquire).
+  bool output_cancelled = false;
+
+  // A blocking call, pinned from its spawn on: its JoinHandle's abort may call take_queued.
+  const bool pinned_for_life;
 
   // See the bit list above. Initially NOTIFIED | JOIN_INTEREST with three references: the
   // owned-task list, the first run-queue entry, and the JoinHandle.
@@ -63,7 +96,6 @@ class TaskHeader : public FramePrefix {
   TaskHeader* owned_next = nullptr;
 
   TaskPromiseBase* const promise;
-  const std::coroutine_handle<> frame;
   Scheduler* const scheduler;
   // Keeps `scheduler` alive for a wake that submitted the task before it completed and has
   // yet to call schedule() (docs/tasks.md, "Who keeps the scheduler alive"). Written by the
@@ -76,53 +108,25 @@ class TaskHeader : public FramePrefix {
   // JOIN_WAKER is set.
   AtomicWaker join_waker;
 
-  // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
-  // there again. Set by the spawn before the task is published (0 until then: a runtime
-  // with one channel writes nothing more), never changed after.
-  std::uint16_t channel = 0;
-
-  // Written by the claimer before COMPLETE is set (release); read by the JoinHandle after
-  // it saw COMPLETE (acquire).
-  bool output_cancelled = false;
-
-  // Set when the frame (locals, parameters, output) is destroyed, always before the last
-  // reference goes. Written by the claimer (a cancel, or a completion without JoinHandle)
-  // or by the JoinHandle's drop after completion (destroy_finished_frame); ordered before
-  // later readers by the acq_rel state-word RMWs (COMPLETE, JOIN_INTEREST, the count).
-  bool frame_destroyed = false;
-
-  // A blocking call, pinned from its spawn on: its JoinHandle's abort may call take_queued.
-  const bool pinned_for_life;
-
   // What the task's chain last waited on (for dump()); written by the poller, read by
   // dump() from any thread; relaxed, since it is for display only.
   std::atomic<const std::type_info*> waiting_on{nullptr};
 
-  // Earliest-deadline-first channels only (last: the other tasks never touch them), left
-  // uninitialised for other tasks (a spawn stores nothing that will never be read): for a
-  // task of an EDF channel, spawn sets the deadline (time_point::max(): none) and clears
-  // deadline_checked before the task is published, and the queue's push sets heap_child and
-  // heap_seq; the queue reads them under its lock.
-  std::chrono::steady_clock::duration::rep deadline_ticks;
-  TaskHeader* heap_child;  // the EDF heap's child link (scheduler/edf_queue.hpp)
-  // The EDF heap's arrival order, which breaks deadline ties (set under its lock at push).
-  std::uint64_t heap_seq;
-  // Set by the EDF queue the first time it hands the task out (under its lock): only the
-  // first start counts as a deadline miss.
-  bool deadline_checked;
+  // Tasks of earliest-deadline-first channels only (null for the others): set by the spawn
+  // before the task is published, freed with the header.
+  std::unique_ptr<EdfNode> edf;
 
+  // The coroutine frame, which follows the prefix the header lives in.
+  std::coroutine_handle<> frame() const noexcept {
+    const auto* prefix = reinterpret_cast<const std::byte*>(static_cast<const FramePrefix*>(this));
+    return std::coroutine_handle<>::from_address(const_cast<std::byte*>(prefix) + kFramePrefixSize);
+  }
+
+  // The deadline of a task of an EDF channel.
   std::chrono::steady_clock::time_point deadline() const noexcept {
     return std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(deadline_ticks));
+        std::chrono::steady_clock::duration(edf->deadline_ticks));
   }
-  // For a task of an EDF channel, at spawn.
-  void set_deadline(std::chrono::steady_clock::time_point d) noexcept {
-    deadline_ticks = d.time_since_epoch().count();
-    deadline_checked = false;
-  }
-
-  // Called from the frame's operator delete (see FramePrefix).
-  static void on_frame_freed(FramePrefix* prefix) noexcept;
 };
 
 static_assert(sizeof(TaskHeader) <= kFramePrefixSize,

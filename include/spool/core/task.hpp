@@ -84,22 +84,29 @@ bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx);
 bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
 
 // Every Task frame is allocated with this many bytes in front of it: room for the task
-// header of a spawned task (src/task), so that a spawned task is one allocation.
-inline constexpr std::size_t kFramePrefixSize = 192;
+// header of a spawned task (src/task), so that a spawned task is one allocation. Two cache
+// lines: a header that fits them keeps every frame's size class one granule smaller.
+inline constexpr std::size_t kFramePrefixSize = 128;
 
-// The start of every frame's prefix. `release` is null for a frame that was never spawned:
+// The start of every frame's prefix. `spawned` is false for a frame that was never spawned:
 // freeing the frame then frees the memory at once. A spawned task's header sets it, and
-// from then on decides when the memory is freed (its header may outlive the frame).
+// from then on frees the memory itself (the header may outlive the frame): freeing the
+// frame only sets `frame_destroyed`.
 // `size_class` says which free list the memory returns to (see allocate_frame).
 struct FramePrefix {
-  void (*release)(FramePrefix* self) noexcept = nullptr;
-  std::uint32_t size_class = 0;
+  std::uint16_t size_class = 0;
+  bool spawned = false;
+  // Set when a spawned task's frame is destroyed, always before the header's last reference
+  // goes: by the claimer (a cancel, or a completion without JoinHandle) or by the
+  // JoinHandle's drop after completion; ordered before later readers by the acq_rel RMWs
+  // of the header's state word.
+  bool frame_destroyed = false;
 };
 
 // Frame memory, recycled through per-thread free lists by size class (src/task/
 // frame_pool.cpp). allocate_frame sets `size_class`, which deallocate_frame needs back.
-void* allocate_frame(std::size_t bytes, std::uint32_t& size_class);
-void deallocate_frame(void* memory, std::uint32_t size_class) noexcept;
+void* allocate_frame(std::size_t bytes, std::uint16_t& size_class);
+void deallocate_frame(void* memory, std::uint16_t size_class) noexcept;
 
 // What every Task promise has, whatever T is.
 class TaskPromiseBase {
@@ -107,17 +114,17 @@ class TaskPromiseBase {
   // Not inlined: g++ 12 at -O1 (the tsan preset) otherwise sees the frame pointer come from
   // ::operator new and go to this class's operator delete, and -Wmismatched-new-delete fires.
   [[gnu::noinline]] static void* operator new(std::size_t frame_size) {
-    std::uint32_t size_class;
+    std::uint16_t size_class;
     auto* base = static_cast<std::byte*>(allocate_frame(kFramePrefixSize + frame_size, size_class));
-    ::new (base) FramePrefix{nullptr, size_class};
+    ::new (base) FramePrefix{size_class, false, false};
     return base + kFramePrefixSize;
   }
   static void operator delete(void* frame, std::size_t) noexcept {
     auto* prefix = prefix_of(frame);
-    if (prefix->release != nullptr) {
-      prefix->release(prefix);  // the spawned task's header frees the memory when done
+    if (prefix->spawned) {
+      prefix->frame_destroyed = true;  // the spawned task's header frees the memory when done
     } else {
-      std::uint32_t size_class = prefix->size_class;
+      std::uint16_t size_class = prefix->size_class;
       prefix->~FramePrefix();
       deallocate_frame(prefix, size_class);
     }

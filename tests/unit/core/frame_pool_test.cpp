@@ -14,7 +14,7 @@ namespace {
 
 struct Block {
   void* memory;
-  std::uint32_t size_class;
+  std::uint16_t size_class;
 };
 
 std::vector<Block> allocate_many(std::size_t n, std::size_t bytes) {
@@ -54,7 +54,7 @@ TEST(FramePool, LiveFramesNeverShareMemoryAcrossThreadHandOffs) {
 }
 
 TEST(FramePool, SmallFramesHaveASizeClassAndHugeOnesGoToMalloc) {
-  std::uint32_t small_class = 99, huge_class = 99;
+  std::uint16_t small_class = 99, huge_class = 99;
   void* small = spool::detail::allocate_frame(300, small_class);
   void* huge = spool::detail::allocate_frame(1 << 20, huge_class);
   EXPECT_EQ(huge_class, 0u);  // 0: plain malloc, whatever the build
