@@ -113,7 +113,8 @@ void complete(TaskHeader* t) noexcept {
   }
   std::uint64_t prev = transition_to_complete(*t);
   if (prev & kJoinInterest) {
-    if (prev & kJoinWaker) t->join_waker.wake();
+    // The RMW saw JOIN_WAKER (acquire): the slot is written and stays so (state.hpp).
+    if (prev & kJoinWaker) t->join_waker.wake_by_ref();
   } else {
     destroy_finished_frame(t);
   }
@@ -273,11 +274,7 @@ bool wake_deferred(DeferredWakes& list) {
 // --- JoinHandle operations (spool/detail/join.hpp) ---
 
 bool join_poll_complete(TaskHeader* t, const Waker& waker) {
-  if (transition_to_join_waker_set(*t)) return true;
-  // Register, then check: a completion that woke the slot before the waker was in it is
-  // seen by the check (its wake's release, the register's acquire).
-  t->join_waker.register_waker(waker);
-  return (t->state.load(std::memory_order_acquire) & kComplete) != 0;
+  return join_register_waker(*t, waker);
 }
 
 bool join_output_cancelled(const TaskHeader* t) noexcept { return t->output_cancelled; }

@@ -10,8 +10,9 @@
 #include <memory>
 #include <typeinfo>
 
-#include "spool/core/atomic_waker.hpp"
 #include "spool/core/task.hpp"
+#include "spool/core/waker.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
@@ -32,8 +33,8 @@ class TaskHeader;
 //                 instead of polling, and a poll in progress ends at its next cooperative
 //                 point (context/budget.hpp). Once set, never unset.
 //   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
-//   JOIN_WAKER    set once, by the JoinHandle's first pending poll: only then does
-//                 complete() wake join_waker.
+//   JOIN_WAKER    join_waker holds the JoinHandle's waker, for complete() to wake. Set
+//                 and cleared by the JoinHandle only (state.hpp, join_register_waker).
 //   bits 6..63    reference count. References: the owned-task list, each run-queue entry
 //                 (a notification), the JoinHandle, and every Waker clone.
 // Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
@@ -104,9 +105,10 @@ class TaskHeader : public FramePrefix {
   std::shared_ptr<void> scheduler_pin;
   const std::uint64_t id;
 
-  // The JoinHandle's waker: registered by its pending polls, woken at completion if
-  // JOIN_WAKER is set.
-  AtomicWaker join_waker;
+  // The JoinHandle's waker (a no-op one until its first pending poll). Written by the
+  // JoinHandle only while JOIN_WAKER is clear and the task unfinished; read by complete()
+  // only if its COMPLETE RMW saw JOIN_WAKER; the bit's RMWs order the two (state.hpp).
+  Waker join_waker;
 
   // What the task's chain last waited on (for dump()); written by the poller, read by
   // dump() from any thread; relaxed, since it is for display only.

@@ -221,18 +221,51 @@ inline bool transition_to_join_dropped(StateWord& state) noexcept {
   }
 }
 
-// The JoinHandle's poll, before it registers its waker: sets JOIN_WAKER, so that complete()
-// wakes join_waker; true if the task is complete already (nothing to register). The bit and
-// COMPLETE meet in RMWs on this one word, so exactly one side sees the other: the fetch_or
-// returns COMPLETE, or complete()'s RMW returns JOIN_WAKER (a plain load on either side would
-// be the store-buffering pattern). Once set by this JoinHandle (the only writer) and seen
-// with the task unfinished, it is in every later completion's view. AcqRel: acquire sees
-// the output if complete; release keeps the JoinHandle's earlier reads before completion.
+// The JoinHandle's waker slot (TaskHeader::join_waker, a plain Waker) is guarded by
+// JOIN_WAKER, as tokio's is. The JoinHandle, its only writer, writes it only while the bit is
+// clear and the task unfinished, then sets the bit; complete() reads it (wake_by_ref) only if
+// its COMPLETE RMW saw the bit set; after COMPLETE nobody writes it (it goes with the header,
+// after the last reference).
+
+// Sets JOIN_WAKER once the JoinHandle wrote the slot; true if the task completed first (no
+// one reads the slot then). The bit and COMPLETE meet in RMWs on this one word, so exactly
+// one side sees the other: this fetch_or returns COMPLETE, or complete()'s RMW returns
+// JOIN_WAKER (a plain load on either side would be the store-buffering pattern). AcqRel:
+// release publishes the slot to complete()'s acquire; acquire sees the output if complete.
 inline bool transition_to_join_waker_set(StateWord& state) noexcept {
+  return (state.fetch_or(kJoinWaker, std::memory_order_acq_rel) & kComplete) != 0;
+}
+
+// Takes the slot back, to write another waker: clears JOIN_WAKER unless the task completed
+// (false: complete() may be reading the slot, and the output is final). A CAS that fails on
+// COMPLETE: once it succeeds, complete()'s RMW (later in the word's order) sees the bit clear
+// and leaves the slot alone. Acquire: sees the output when it fails on COMPLETE.
+inline bool transition_to_join_waker_unset(StateWord& state) noexcept {
+  std::uint64_t cur = state.load(std::memory_order_acquire);
+  for (;;) {
+    assert(cur & kJoinWaker);  // only the JoinHandle clears it
+    if (cur & kComplete) return false;
+    if (state.compare_exchange_weak(cur, cur & ~kJoinWaker, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return true;
+    }
+  }
+}
+
+// The JoinHandle's poll: true if the task is complete (the output may be taken); false once
+// complete() will wake `waker`. `slot` is the task's join_waker. A second poll with the same
+// waker costs no RMW; another waker is swapped in with the bit cleared (tokio's protocol).
+// If cloning `waker` throws, the bit stays clear (nothing will be woken) and the poll throws.
+inline bool join_register_waker(StateWord& state, Waker& slot, const Waker& waker) {
+  // Acquire: sees the output if COMPLETE is set (complete()'s acq_rel RMW published it).
   const std::uint64_t cur = state.load(std::memory_order_acquire);
   if (cur & kComplete) return true;
-  if (cur & kJoinWaker) return false;
-  return (state.fetch_or(kJoinWaker, std::memory_order_acq_rel) & kComplete) != 0;
+  if (cur & kJoinWaker) {
+    if (slot.will_wake(waker)) return false;  // a read, as complete()'s is
+    if (!transition_to_join_waker_unset(state)) return true;
+  }
+  slot = waker;
+  return transition_to_join_waker_set(state);
 }
 
 // The same transitions on a task's header (what the runtime calls).
@@ -265,8 +298,8 @@ inline bool transition_to_shutdown(TaskHeader& t) noexcept {
 inline void transition_to_cancel_requested(TaskHeader& t) noexcept {
   transition_to_cancel_requested(t.state);
 }
-inline bool transition_to_join_waker_set(TaskHeader& t) noexcept {
-  return transition_to_join_waker_set(t.state);
+inline bool join_register_waker(TaskHeader& t, const Waker& waker) {
+  return join_register_waker(t.state, t.join_waker, waker);
 }
 inline bool transition_to_join_dropped(TaskHeader& t) noexcept {
   return transition_to_join_dropped(t.state);

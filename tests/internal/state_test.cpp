@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace {
 
@@ -170,16 +171,36 @@ TEST(TaskStateTest, JoinDropAfterCompletionLeavesTheWordToTheCaller) {
   EXPECT_EQ(refs(complete), 2u);
 }
 
-TEST(TaskStateTest, JoinWakerIsSetOnceAndOnlyBeforeCompletion) {
+// What a Waker built with Waker::from wakes (its wake-ups are not counted here).
+struct NoWake {
+  void wake() {}
+};
+
+TEST(TaskStateTest, JoinWakerGuardsTheSlotWhichIsRewrittenOnlyBeforeCompletion) {
+  const spool::Waker a = spool::Waker::from(std::make_shared<NoWake>());
+  const spool::Waker b = spool::Waker::from(std::make_shared<NoWake>());
+  spool::Waker slot;  // a no-op waker, as in a new header
   StateWord w{kRunning | kJoinInterest | 2 * kRefOne};
-  EXPECT_FALSE(transition_to_join_waker_set(w));
+  EXPECT_FALSE(join_register_waker(w, slot, a));
   EXPECT_EQ(flags(w), kRunning | kJoinInterest | kJoinWaker);
-  EXPECT_FALSE(transition_to_join_waker_set(w));  // already set: the next poll registers
+  EXPECT_TRUE(slot.will_wake(a));
+  EXPECT_FALSE(join_register_waker(w, slot, a));  // the same waker: nothing to do
+  EXPECT_FALSE(join_register_waker(w, slot, b));  // another: taken back, rewritten, set again
+  EXPECT_TRUE(slot.will_wake(b));
+  EXPECT_EQ(flags(w), kRunning | kJoinInterest | kJoinWaker);
   EXPECT_EQ(transition_to_complete(w), kRunning | kJoinInterest | kJoinWaker | 2 * kRefOne);
 
+  // Complete: the completer may be reading the slot, so it is never rewritten.
+  EXPECT_FALSE(transition_to_join_waker_unset(w));
+  EXPECT_TRUE(join_register_waker(w, slot, a));
+  EXPECT_TRUE(slot.will_wake(b));
+  EXPECT_EQ(flags(w), kComplete | kJoinInterest | kJoinWaker);
+
+  spool::Waker unused;
   StateWord complete{kComplete | kJoinInterest | kRefOne};
-  EXPECT_TRUE(transition_to_join_waker_set(complete));
-  EXPECT_EQ(flags(complete), kComplete | kJoinInterest);  // nothing to register
+  EXPECT_TRUE(join_register_waker(complete, unused, a));
+  EXPECT_EQ(flags(complete), kComplete | kJoinInterest);  // nothing registered
+  EXPECT_FALSE(unused.will_wake(a));
 }
 
 TEST(TaskStateTest, CompleteForJoinDropsTheReferencesUnlessTheWordChanged) {

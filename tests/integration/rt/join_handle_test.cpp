@@ -346,6 +346,37 @@ TEST_P(JoinHandleAnyFlavor, PollingAfterTheResultWasTakenThrowsLogicError) {
   EXPECT_THROW(wait(rt, h), std::logic_error);
 }
 
+// Counts the wake-ups that reach it (through a Waker built with Waker::from).
+struct WakeCounter {
+  std::atomic<int> wakes{0};
+  void wake() { wakes.fetch_add(1); }
+};
+
+// A JoinHandle polled again with another waker: the completion wakes that one, not the first
+// (the task's waker slot is swapped under JOIN_WAKER); a poll with the same waker again
+// changes nothing. A current-thread runtime: the completion (and its wake) is over when
+// block_on(probe) returns.
+TEST(JoinHandle, CompletionWakesTheWakerOfTheLatestPoll) {
+  auto rt = spool::Builder::current_thread().build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(await_leaf(leaf));
+  auto first = std::make_shared<WakeCounter>();
+  auto second = std::make_shared<WakeCounter>();
+  const spool::Waker first_waker = spool::Waker::from(first);
+  const spool::Waker second_waker = spool::Waker::from(second);
+  spool::Context first_cx(first_waker);
+  spool::Context second_cx(second_waker);
+  ASSERT_TRUE(h.poll(first_cx).is_pending());
+  ASSERT_TRUE(h.poll(second_cx).is_pending());
+  ASSERT_TRUE(h.poll(second_cx).is_pending());
+  leaf.fire();
+  auto probe = rt.spawn(value(0));  // queued after the task
+  rt.block_on(probe);
+  EXPECT_EQ(second->wakes.load(), 1) << "the latest poll's waker must be woken";
+  EXPECT_EQ(first->wakes.load(), 0) << "a replaced waker must not be woken";
+  EXPECT_TRUE(h.poll(second_cx).is_ready());
+}
+
 // The frame-lifetime tests rely on a current-thread runtime's order (a multi-thread worker
 // may still hold its reference to a completed task for a moment).
 TEST(JoinHandle, FrameIsDestroyedOnceTheResultIsTaken) {
