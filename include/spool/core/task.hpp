@@ -84,9 +84,11 @@ bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx);
 bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
 
 // Every Task frame is allocated with this many bytes in front of it: room for the task
-// header of a spawned task (src/task), so that a spawned task is one allocation. Two cache
-// lines: a header that fits them keeps every frame's size class one granule smaller.
-inline constexpr std::size_t kFramePrefixSize = 128;
+// header of a spawned task (src/task), so that a spawned task is one allocation. Exactly the
+// header's size, rounded up to 16 so that the frame keeps operator new's alignment.
+inline constexpr std::size_t kFramePrefixSize = 112;
+static_assert(kFramePrefixSize % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0,
+              "the frame after the prefix must keep operator new's alignment");
 
 // The start of every frame's prefix. `spawned` is false for a frame that was never spawned:
 // freeing the frame then frees the memory at once. A spawned task's header sets it, and
