@@ -1,9 +1,11 @@
-// Stress: a million spawns from several threads, spawn trees from inside tasks, and remote
-// spawners feeding a current-thread runtime — every completion counted exactly.
+// Stress: a million spawns from several threads, spawn trees from inside tasks, remote
+// spawners feeding a current-thread runtime — every completion counted exactly — and a
+// JoinHandle polled with two wakers in turn while its task completes.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -123,6 +125,45 @@ TEST(SpawnStress, RemoteSpawnersFeedACurrentThreadRuntime) {
   rt.block_on(c.all);  // the block_on thread runs them all, woken by each remote spawn
   for (auto& t : spawners) t.join();
   EXPECT_EQ(c.done.load(), kTotal);
+}
+
+// A waker that records its wake-up, for a thread to wait on.
+struct WokenFlag {
+  // Written by wake() (seq_cst store, then notify); read by wait() (seq_cst): it returns
+  // once the wake-up came.
+  std::atomic<bool> woken{false};
+  void wake() {
+    woken.store(true);
+    woken.notify_all();
+  }
+  void wait() const { woken.wait(false); }
+};
+
+Task<int> answer() { co_return 42; }
+
+// The JoinHandle's waker slot is swapped under JOIN_WAKER while a worker completes the task:
+// after the last pending poll, that poll's waker is woken (else this test hangs in wait()),
+// and the next poll is ready.
+TEST(SpawnStress, JoinHandlePolledWithTwoWakersInTurnWhileTheTaskCompletes) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  const long rounds = scaled(20'000, 2'000);
+  for (long i = 0; i < rounds; ++i) {
+    const std::shared_ptr<WokenFlag> flags[2] = {std::make_shared<WokenFlag>(),
+                                                 std::make_shared<WokenFlag>()};
+    const spool::Waker wakers[2] = {spool::Waker::from(flags[0]), spool::Waker::from(flags[1])};
+    auto h = rt.spawn(answer());
+    bool ready = false;
+    int last = 0;  // the waker of the last pending poll
+    for (int k = 0; k < 4 && !ready; ++k) {
+      spool::Context cx(wakers[k % 2]);
+      ready = h.poll(cx).is_ready();
+      if (!ready) last = k % 2;
+    }
+    if (ready) continue;
+    flags[last]->wait();
+    spool::Context cx(wakers[0]);
+    ASSERT_TRUE(h.poll(cx).is_ready()) << "woken, so the task is complete";
+  }
 }
 
 }  // namespace
