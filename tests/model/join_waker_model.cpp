@@ -7,6 +7,10 @@
 // again (no RMW); after the last pending poll, its waker is woken. A JoinHandle that saw the
 // task complete sees its output, and the slot is never written while complete() reads it:
 // the counted wakers' Relacy vars report a clone or drop that races with the wake's read.
+// Each of these weakenings fails it: the set's fetch_or without release (a race on the new
+// clone) or as a load + store (a lost wake), the unset without its COMPLETE check (a drop
+// racing the wake), the unset's or the poll's acquire made relaxed (a race on the output),
+// and no re-registration with another waker (a lost wake).
 #include <optional>
 
 #include "model/counted_waker.hpp"
