@@ -93,94 +93,130 @@ GlobalPool& global_pool() {
   return *pool;
 }
 
-// Set when this thread's cache has been destroyed (thread exit); later allocations and
-// frees on the thread go straight to operator new/delete, which is valid for every frame:
-// each pooled frame is its own operator new block. Trivially destructible, so it stays
-// readable to the very end of the thread.
-thread_local bool cache_gone = false;
+// One thread's magazines, touched only by its thread. Constant-initialised and trivially
+// destructible, so the fast paths read it without a thread_local guard and it stays readable
+// to the very end of the thread. Every magazine starts (and ends, after the thread's exit)
+// "empty and full" (no frame, count kBatch), which sends both fast paths to their slow
+// path: that is where a thread's first use registers the exit cleanup and where a use after
+// the cleanup goes straight to operator new/delete (valid for every frame: each pooled
+// frame is its own operator new block).
+struct Magazine {
+  FreeFrame* head = nullptr;
+  std::size_t count = kBatch;
+};
+struct ClassCache {
+  Magazine loaded;
+  Magazine previous;
+};
+enum class CacheLife : std::uint8_t { kUnused, kLive, kGone };
+struct ThreadCache {
+  ClassCache classes[kClasses + 1];
+  CacheLife life = CacheLife::kUnused;
+};
+constinit thread_local ThreadCache cache;
 
-// One thread's magazines. Touched only by its thread.
-class ThreadCache {
- public:
-  ThreadCache() : pool_(global_pool()) {}
-  ~ThreadCache() {
-    cache_gone = true;
-    for (Class& k : classes_) {
-      GlobalPool::free_list(k.loaded.head);
-      GlobalPool::free_list(k.previous.head);
-    }
+void release_cache() noexcept {
+  for (ClassCache& k : cache.classes) {
+    GlobalPool::free_list(k.loaded.head);
+    GlobalPool::free_list(k.previous.head);
+    k = ClassCache{};
   }
+  cache.life = CacheLife::kGone;
+}
 
-  void* allocate(std::size_t c) {
-    Class& k = classes_[c];
-    if (k.loaded.count == 0) {
-      if (k.previous.count > 0) {
-        std::swap(k.loaded, k.previous);
-      } else if (FreeFrame* batch = pool_.take(c)) {
-        k.loaded = Magazine{batch, kBatch};
-      } else {
-        return ::operator new(c* kGranule);
-      }
-    }
-    FreeFrame* f = k.loaded.head;
-    k.loaded.head = f->next;
-    --k.loaded.count;
-    // Frames come back from the threads that ran them: the next one is likely in another
-    // core's cache. Start fetching it (for writing) now, so that the next spawn does not
-    // stall on it.
-    if (k.loaded.head) __builtin_prefetch(k.loaded.head, 1);
-    return f;
-  }
-
-  void deallocate(void* p, std::size_t c) noexcept {
-    Class& k = classes_[c];
-    if (k.loaded.count == kBatch) {
-      if (k.previous.count == kBatch) {
-        pool_.give(c, k.previous.head);  // a full magazine, exactly kBatch frames
-        k.previous = Magazine{};
-      }
-      std::swap(k.loaded, k.previous);
-    }
-    k.loaded.head = ::new (p) FreeFrame{k.loaded.head};
-    ++k.loaded.count;
-  }
-
- private:
-  struct Magazine {
-    FreeFrame* head = nullptr;
-    std::size_t count = 0;
-  };
-  struct Class {
-    Magazine loaded;
-    Magazine previous;
-  };
-  GlobalPool& pool_;
-  Class classes_[kClasses + 1];
+// Returns the thread's frames to the system at its exit. Constructed on the thread's first
+// slow path (which registers its destructor), never touched by the fast paths.
+struct CacheReleaser {
+  ~CacheReleaser() { release_cache(); }
 };
 
-ThreadCache& thread_cache() {
-  thread_local ThreadCache cache;
-  return cache;
+// Whether the cache may be used: registers the exit cleanup on the thread's first call.
+bool cache_usable() {
+  if (cache.life == CacheLife::kUnused) {
+    thread_local CacheReleaser releaser;
+    for (ClassCache& k : cache.classes) k.loaded.count = k.previous.count = 0;
+    cache.life = CacheLife::kLive;
+  }
+  return cache.life == CacheLife::kLive;
+}
+
+[[gnu::noinline]] void* refill_and_allocate(std::size_t c, std::uint16_t& size_class) {
+  ClassCache& k = cache.classes[c];
+  if (cache_usable()) {
+    if (k.previous.head != nullptr) {
+      std::swap(k.loaded, k.previous);
+    } else if (FreeFrame* batch = global_pool().take(c)) {
+      k.loaded = Magazine{batch, kBatch};
+    }
+  }
+  FreeFrame* f = k.loaded.head;
+  if (f == nullptr) {
+    size_class = cache.life == CacheLife::kLive ? static_cast<std::uint16_t>(c) : 0;
+    return ::operator new(c* kGranule);
+  }
+  size_class = static_cast<std::uint16_t>(c);
+  k.loaded.head = f->next;
+  --k.loaded.count;
+  return f;
+}
+
+[[gnu::noinline]] void make_room_and_deallocate(void* p, std::size_t c) noexcept {
+  ClassCache& k = cache.classes[c];
+  bool usable;
+  try {
+    usable = cache_usable();
+  } catch (...) {
+    usable = false;  // the exit cleanup could not be registered: do not keep the frame
+  }
+  if (!usable) {
+    ::operator delete(p);
+    return;
+  }
+  if (k.loaded.count == kBatch) {
+    if (k.previous.count == kBatch) {
+      global_pool().give(c, k.previous.head);  // a full magazine, exactly kBatch frames
+      k.previous = Magazine{nullptr, 0};
+    }
+    std::swap(k.loaded, k.previous);
+  }
+  k.loaded.head = ::new (p) FreeFrame{k.loaded.head};
+  ++k.loaded.count;
 }
 
 }  // namespace
 
 void* allocate_frame(std::size_t bytes, std::uint16_t& size_class) {
-  std::size_t c = class_of(bytes);
-  if (!SPOOL_FRAME_POOL || c > kClasses || cache_gone) {
+  const std::size_t c = class_of(bytes);
+  if (!SPOOL_FRAME_POOL || c > kClasses) {
     size_class = 0;
     return ::operator new(bytes);
   }
+  Magazine& m = cache.classes[c].loaded;
+  FreeFrame* f = m.head;
+  if (f == nullptr) [[unlikely]]
+    return refill_and_allocate(c, size_class);
   size_class = static_cast<std::uint16_t>(c);
-  return thread_cache().allocate(c);
+  m.head = f->next;
+  --m.count;
+  // Frames come back from the threads that ran them: the next one is likely in another
+  // core's cache. Start fetching it (for writing) now, so that the next spawn does not
+  // stall on it.
+  if (m.head) __builtin_prefetch(m.head, 1);
+  return f;
 }
 
 void deallocate_frame(void* p, std::uint16_t size_class) noexcept {
-  if (size_class == 0 || cache_gone) {
+  if (size_class == 0) {
     ::operator delete(p);
     return;
   }
-  thread_cache().deallocate(p, size_class);
+  Magazine& m = cache.classes[size_class].loaded;
+  if (m.count == kBatch) [[unlikely]] {
+    make_room_and_deallocate(p, size_class);
+    return;
+  }
+  m.head = ::new (p) FreeFrame{m.head};
+  ++m.count;
 }
 
 }  // namespace spool::detail
