@@ -103,12 +103,12 @@ class BlockingPool {
 // Schedules blocking tasks (spawn_blocking) on the pool instead of on the workers.
 class BlockingScheduler final : public Scheduler {
  public:
-  BlockingScheduler(BlockingPool& pool, OwnedTasks& owned) noexcept : pool_(pool), owned_(owned) {}
+  BlockingScheduler(BlockingPool& pool, OwnedTasks& owned) noexcept
+      : Scheduler(owned), pool_(pool) {}
   // Queues the task on the pool; on failure (shut down, or no thread could start) the
   // notification is dropped: shutdown cancels the task (spawn_blocking submits through
   // submit() instead, which reports a failure to its caller).
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   bool take_queued(TaskHeader* task) noexcept override { return pool_.take_queued(task); }
   // The first submission of a new blocking task: false after shutdown; throws
   // std::system_error when no thread could be started to run it.
@@ -116,7 +116,6 @@ class BlockingScheduler final : public Scheduler {
 
  private:
   BlockingPool& pool_;
-  OwnedTasks& owned_;
 };
 
 }  // namespace spool::detail

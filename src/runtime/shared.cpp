@@ -126,7 +126,7 @@ TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_han
       throw;
     }
   }
-  TaskHeader* t = new_task(promise, frame, scheduler_, nullptr);  // pinned if need be
+  TaskHeader* t = new_task(promise, frame, scheduler_);
   t->channel = channel;
   t->edf = std::move(edf);
   if (bind_new(t)) scheduler_->schedule(t, false);
@@ -137,7 +137,7 @@ TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle
   if (!single_fifo_channel_) return spawn_inheriting(promise, frame);
   // Nothing to choose, inherit or order: spawn_on without its tests (the spawn of a runtime
   // without levels costs what it did before levels).
-  TaskHeader* t = new_task(promise, frame, scheduler_, nullptr);  // pinned if need be
+  TaskHeader* t = new_task(promise, frame, scheduler_);
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
@@ -168,7 +168,9 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
     ch = spawner->channel;
   }
   // Pinned for life: its JoinHandle's abort may take it back from the pool's queue.
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, shared_from_this());
+  std::shared_ptr<void> pin = shared_from_this();
+  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, true);
+  t->scheduler_pin = std::move(pin);
   t->channel = ch;
   if (!bind_new(t)) return t;
   bool queued;

@@ -7,6 +7,7 @@
 
 #include "context/budget.hpp"
 #include "context/deferred.hpp"
+#include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
 
@@ -93,7 +94,7 @@ void pin_if_referenced(TaskHeader* t, std::uint64_t state, std::uint64_t own) no
 // JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
 // the list's, if it held one).
 void complete(TaskHeader* t) noexcept {
-  const std::uint64_t own = 1 + (t->scheduler->release(t) ? 1 : 0);
+  const std::uint64_t own = 1 + (t->scheduler->owned().remove(t) ? 1 : 0);
   // Acquire: sees what the JoinHandle did before it cleared the bit (state.hpp).
   std::uint64_t cur = t->state.load(std::memory_order_acquire);
   while ((cur & kJoinInterest) && !(cur & kJoinWaker)) {
@@ -156,24 +157,22 @@ bool push_deferred(TaskHeader* t) noexcept {
 
 }  // namespace
 
-TaskHeader::TaskHeader(TaskPromiseBase& p, Scheduler* s, std::shared_ptr<void> owner,
+TaskHeader::TaskHeader(TaskPromiseBase& p, Scheduler* s, bool pinned,
                        std::uint64_t task_id) noexcept
     : FramePrefix{0, true, false},
-      pinned_for_life(owner != nullptr),
+      pinned_for_life(pinned),
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       scheduler(s),
-      scheduler_pin(std::move(owner)),
       id(task_id) {}
 
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> life_pin) {
+                     bool pinned_for_life) noexcept {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
   std::uint16_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
-  auto* t =
-      ::new (static_cast<void*>(prefix)) TaskHeader(promise, scheduler, std::move(life_pin), id);
+  auto* t = ::new (static_cast<void*>(prefix)) TaskHeader(promise, scheduler, pinned_for_life, id);
   t->size_class = size_class;
   assert(t->frame() == frame);
   return t;

@@ -12,11 +12,12 @@ namespace spool::detail {
 
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
 // JOIN_INTEREST, 3 references). The frame's prefix must not hold a header yet (the Task
-// may have been polled by hand before). `life_pin`, if not null, keeps `scheduler` alive
-// while the task exists (else complete() pins it if needed: TaskHeader::scheduler_pin). The
-// task is on channel 0 until the caller sets TaskHeader::channel.
+// may have been polled by hand before). A task `pinned_for_life` must get its
+// TaskHeader::scheduler_pin from the caller before it is published; the others are pinned
+// by complete() if need be. The task is on channel 0 until the caller sets
+// TaskHeader::channel.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     std::shared_ptr<void> life_pin);
+                     bool pinned_for_life = false) noexcept;
 
 // The spawned task being polled on this thread, or null (outside any poll, or inside a poll
 // that spool::block_on makes).

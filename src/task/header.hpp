@@ -72,7 +72,7 @@ struct EdfNode {
 // the header fits kFramePrefixSize (the static_assert below).
 class TaskHeader : public FramePrefix {
  public:
-  TaskHeader(TaskPromiseBase& promise, Scheduler* scheduler, std::shared_ptr<void> life_pin,
+  TaskHeader(TaskPromiseBase& promise, Scheduler* scheduler, bool pinned_for_life,
              std::uint64_t id) noexcept;
 
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it

@@ -2,48 +2,13 @@
 
 namespace spool::detail {
 
-// A task is in its shard's list iff owned_prev != nullptr or it is the head; membership is
-// tracked with owned_prev pointing at itself for the head.
-void OwnedTasks::unlink(Shard& s, TaskHeader* t) noexcept {
-  if (s.head == t) {
-    s.head = t->owned_next;
-    if (s.head) s.head->owned_prev = s.head;
-  } else {
-    t->owned_prev->owned_next = t->owned_next;
-    if (t->owned_next) t->owned_next->owned_prev = t->owned_prev;
+bool OwnedTasks::admit(Shard& s, const TaskHeader& t) noexcept {
+  if (s.bind_mode == Shard::BindMode::kRefuse) return false;
+  if (is_drained(t)) {
+    drain_.add_task();
+    return true;
   }
-  t->owned_prev = t->owned_next = nullptr;
-  s.count.store(s.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-}
-
-bool OwnedTasks::bind(TaskHeader* t) noexcept {
-  Shard& s = shard_of(t);
-  std::lock_guard lock(s.mutex);
-  if (s.bind_mode != Shard::BindMode::kLink) {
-    if (s.bind_mode == Shard::BindMode::kRefuse) return false;
-    if (is_drained(*t)) {
-      drain_.add_task();
-    } else if (s.bind_mode == Shard::BindMode::kDrainedOnly) {
-      return false;
-    }
-  }
-  t->owned_next = s.head;
-  t->owned_prev = t;  // head marker
-  if (s.head) s.head->owned_prev = t;
-  s.head = t;
-  s.count.store(s.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  return true;
-}
-
-bool OwnedTasks::remove(TaskHeader* t) noexcept {
-  Shard& s = shard_of(t);
-  {
-    std::lock_guard lock(s.mutex);
-    if (t->owned_prev == nullptr) return false;  // not in the list (popped at shutdown)
-    unlink(s, t);
-  }
-  if (is_drained(*t)) drain_.task_done();  // after the lock: it may wake the drain
-  return true;
+  return s.bind_mode != Shard::BindMode::kDrainedOnly;
 }
 
 std::size_t OwnedTasks::size() const noexcept {

@@ -7,6 +7,7 @@
 
 namespace spool::detail {
 
+class OwnedTasks;
 class TaskHeader;
 
 // A scheduler runs spawned tasks. All functions are thread-safe.
@@ -17,12 +18,13 @@ class Scheduler {
   // Unless on one of the runtime's threads, the caller holds another reference until this
   // returns: that is what keeps the scheduler alive meanwhile (TaskHeader::scheduler_pin).
   virtual void schedule(TaskHeader* task, bool is_yield) noexcept = 0;
-  // Removes a completed `task` from the owned-task list; true if it was there (the caller
-  // then drops the list's reference).
-  virtual bool release(TaskHeader* task) noexcept = 0;
   // Takes `task`'s queue entry back if it is still queued where it may wait a long time (a
   // blocking call behind busy pool threads); true: the caller owns the entry's reference.
   virtual bool take_queued(TaskHeader*) noexcept { return false; }
+
+  // The owned-task list of the scheduler's runtime, which a completed task leaves. Not a
+  // virtual call: every scheduler of a runtime shares its one list.
+  OwnedTasks& owned() const noexcept { return owned_; }
 
   // The object that owns this scheduler (the runtime), which pin() keeps alive. Set once,
   // before the first task is spawned and before any thread that may call pin() starts.
@@ -33,9 +35,11 @@ class Scheduler {
   std::shared_ptr<void> pin() const noexcept { return owner_.lock(); }
 
  protected:
+  explicit Scheduler(OwnedTasks& owned) noexcept : owned_(owned) {}
   ~Scheduler() = default;
 
  private:
+  OwnedTasks& owned_;
   std::weak_ptr<void> owner_;
 };
 

@@ -13,10 +13,10 @@ namespace spool::detail {
 CurrentThread::CurrentThread(RuntimeShared* runtime, const RuntimeConfig& config,
                              const LevelTable& levels, OwnedTasks& owned,
                              std::shared_ptr<Driver> driver)
-    : runtime_(runtime),
+    : Scheduler(owned),
+      runtime_(runtime),
       config_(config),
       levels_(levels),
-      owned_(owned),
       driver_(std::move(driver)),
       queues_(levels, 1),
       local_(levels.num_channels()),

@@ -42,8 +42,6 @@ class CurrentThread final : public Scheduler {
   CurrentThread& operator=(const CurrentThread&) = delete;
 
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  // Removes a completed task from the owned-task list (see Scheduler::release).
-  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   // Runs fn; throws std::logic_error on the thread with the core (it runs every task and
   // cannot be handed over).
   void block_in_place(const std::function<void()>& fn);
@@ -108,7 +106,6 @@ class CurrentThread final : public Scheduler {
   RuntimeShared* const runtime_;
   const RuntimeConfig& config_;
   const LevelTable& levels_;
-  OwnedTasks& owned_;
   const std::shared_ptr<Driver> driver_;
   // The inject and EDF queues, level counts, yield flag and channel counters (poller 0).
   RunQueues queues_;

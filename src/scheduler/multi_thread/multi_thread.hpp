@@ -92,7 +92,6 @@ class MultiThread final : public Scheduler {
   // fork_push's side here: a push into an empty deque wakes a parked worker to steal.
   void fork_pushed_into_empty() noexcept { notify_parked(Idle::Published::kLocalQueue); }
   friend ForkItem* fork_pop(ForkDeque& deque) noexcept;
-  bool release(TaskHeader* task) noexcept override { return owned_.remove(task); }
   // block_in_place on a thread of this runtime: a worker hands its core to a new thread.
   void block_in_place(const std::function<void()>& fn);
   // Runs `fn`, which blocks: on a worker whose core holds tasks (LIFO slot, queues, fork
@@ -196,7 +195,6 @@ class MultiThread final : public Scheduler {
   const LevelTable& levels_;
   const std::uint16_t num_channels_;
   const bool has_levels_;  // RunQueues::has_levels: which Picker the hot paths take
-  OwnedTasks& owned_;
   BlockingPool& blocking_;
   const std::shared_ptr<Driver> driver_;
   const std::uint32_t num_workers_;
