@@ -7,6 +7,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <optional>
 
 #include "spool/detail/atomic.hpp"
 #include "task/header.hpp"
@@ -20,61 +21,65 @@ enum class RunClaim { kPoll, kCancel, kNone, kDealloc };
 enum class IdleResult { kIdle, kNotified, kCancel, kDealloc };
 enum class WakeResult { kNothing, kSubmit };
 
-// Claims a notified task to poll it, consuming the queue entry's reference if it cannot.
-inline RunClaim transition_to_running(StateWord& state) noexcept {
+// What a transition decides from the word it read: its result, and the word to write in
+// its place (none: the result stands without a write).
+template <class Result>
+struct Step {
+  Result result;
+  std::optional<std::uint64_t> next;
+};
+
+// The loop of every transition that decides from the current word: `decide(cur)` returns a
+// Step, whose word is written by a CAS that is retried, deciding again, until it succeeds.
+// AcqRel on success, acquire on every read (header.hpp says why).
+template <class Decide>
+auto update_state(StateWord& state, Decide decide) noexcept {
   std::uint64_t cur = state.load(std::memory_order_acquire);
   for (;;) {
-    assert(cur & kNotified || cur & (kRunning | kComplete));
-    std::uint64_t next;
-    RunClaim claim;
-    if (cur & (kRunning | kComplete)) {
-      next = cur - kRefOne;  // a stale entry (the task was shut down): drop its reference
-      claim = ref_count(next) == 0 ? RunClaim::kDealloc : RunClaim::kNone;
-    } else {
-      next = (cur | kRunning) & ~kNotified;
-      claim = (cur & kCancelled) ? RunClaim::kCancel : RunClaim::kPoll;
-    }
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
+    const auto step = decide(cur);
+    if (!step.next) return step.result;
+    if (state.compare_exchange_weak(cur, *step.next, std::memory_order_acq_rel,
                                     std::memory_order_acquire)) {
-      return claim;
+      return step.result;
     }
   }
+}
+
+// Claims a notified task to poll it, consuming the queue entry's reference if it cannot.
+inline RunClaim transition_to_running(StateWord& state) noexcept {
+  return update_state(state, [](std::uint64_t cur) -> Step<RunClaim> {
+    assert(cur & kNotified || cur & (kRunning | kComplete));
+    if (cur & (kRunning | kComplete)) {
+      const std::uint64_t next = cur - kRefOne;  // a stale entry (shut down): drop its reference
+      return {ref_count(next) == 0 ? RunClaim::kDealloc : RunClaim::kNone, next};
+    }
+    return {(cur & kCancelled) ? RunClaim::kCancel : RunClaim::kPoll,
+            (cur | kRunning) & ~kNotified};
+  });
 }
 
 // After a pending poll. A wake that came during the poll (NOTIFIED) keeps the run
 // reference for the reschedule; otherwise the run reference is dropped.
 inline IdleResult transition_to_idle(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
+  return update_state(state, [](std::uint64_t cur) -> Step<IdleResult> {
     assert(cur & kRunning);
-    if (cur & kCancelled) return IdleResult::kCancel;  // stays claimed: the caller cancels
-    std::uint64_t next = cur & ~kRunning;
-    IdleResult result = IdleResult::kNotified;
-    if (!(next & kNotified)) {
-      next -= kRefOne;
-      result = ref_count(next) == 0 ? IdleResult::kDealloc : IdleResult::kIdle;
-    }
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return result;
-    }
-  }
+    if (cur & kCancelled) return {IdleResult::kCancel, std::nullopt};  // the caller cancels
+    const std::uint64_t next = cur & ~kRunning;
+    if (next & kNotified) return {IdleResult::kNotified, next};
+    return {ref_count(next - kRefOne) == 0 ? IdleResult::kDealloc : IdleResult::kIdle,
+            next - kRefOne};
+  });
 }
 
 // After a pending poll in which the task deferred its own wake-up (yield_now on a runtime
 // thread): it becomes idle and NOTIFIED at once, keeping the run reference for its entry
 // in the deferred list. kCancel: stays claimed, the caller cancels.
 inline bool transition_to_idle_deferred(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
     assert(cur & kRunning);
-    if (cur & kCancelled) return false;
-    std::uint64_t next = (cur & ~kRunning) | kNotified;
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return true;
-    }
-  }
+    if (cur & kCancelled) return {false, std::nullopt};
+    return {true, (cur & ~kRunning) | kNotified};
+  });
 }
 
 // Marks a claimed task complete; returns the state before.
@@ -123,62 +128,32 @@ inline bool transition_to_complete_for_join(StateWord& state, std::uint64_t& exp
 // claim (and sets NOTIFIED again, for one more poll) or the claim comes after it and
 // acquires the waker's event with it. COMPLETE is final, so a load that sees it is enough.
 inline WakeResult transition_to_notified_by_ref(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
-    if (cur & kComplete) return WakeResult::kNothing;
-    if (cur & kNotified) {
-      // Confirm with an RMW that NOTIFIED is still set (see above); release publishes the
-      // waker's event to the poller whose claim reads this value.
-      if (state.compare_exchange_weak(cur, cur, std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
-        return WakeResult::kNothing;
-      }
-      continue;
-    }
-    std::uint64_t next = cur | kNotified;
-    WakeResult result = WakeResult::kNothing;  // RUNNING: the poller reschedules
-    if (!(cur & kRunning)) {
-      next += kRefOne;
-      result = WakeResult::kSubmit;
-    }
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return result;
-    }
-  }
+  return update_state(state, [](std::uint64_t cur) -> Step<WakeResult> {
+    if (cur & kComplete) return {WakeResult::kNothing, std::nullopt};
+    // NOTIFIED: confirmed by writing the word onto itself (see above); release publishes the
+    // waker's event to the poller whose claim reads this value.
+    if (cur & kNotified) return {WakeResult::kNothing, cur};
+    if (cur & kRunning) return {WakeResult::kNothing, cur | kNotified};  // the poller requeues
+    return {WakeResult::kSubmit, (cur | kNotified) + kRefOne};
+  });
 }
 
 // abort(): sets CANCELLED and, if the task is idle, schedules it so that it is cancelled.
 inline WakeResult transition_to_notified_and_cancel(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
-    if (cur & (kComplete | kCancelled)) return WakeResult::kNothing;
-    std::uint64_t next = cur | kCancelled;
-    WakeResult result = WakeResult::kNothing;
-    if (!(cur & (kRunning | kNotified))) {
-      next += kRefOne + kNotified;
-      result = WakeResult::kSubmit;
-    }
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return result;
-    }
-  }
+  return update_state(state, [](std::uint64_t cur) -> Step<WakeResult> {
+    if (cur & (kComplete | kCancelled)) return {WakeResult::kNothing, std::nullopt};
+    if (cur & (kRunning | kNotified)) return {WakeResult::kNothing, cur | kCancelled};
+    return {WakeResult::kSubmit, (cur | kCancelled | kNotified) + kRefOne};
+  });
 }
 
 // Runtime shutdown: sets CANCELLED and claims the task if it is idle (true: the caller
 // cancels it). A running task is cancelled by its poller when the poll ends.
 inline bool transition_to_shutdown(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
-    std::uint64_t next = cur | kCancelled;
-    bool claimed = !(cur & (kRunning | kComplete));
-    if (claimed) next |= kRunning;
-    if (state.compare_exchange_weak(cur, next, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return claimed;
-    }
-  }
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
+    if (cur & (kRunning | kComplete)) return {false, cur | kCancelled};
+    return {true, cur | kCancelled | kRunning};
+  });
 }
 
 // The start of a shutdown: sets CANCELLED and nothing else (no claim, no queue entry). A
@@ -208,17 +183,13 @@ inline bool ref_dec(StateWord& state, std::uint64_t n = 1) noexcept {
 // complete() saw JOIN_INTEREST and left the frame, so the caller destroys it, then drops
 // the reference with ref_dec (not before: the reference keeps the memory).
 inline bool transition_to_join_dropped(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
     assert(cur & kJoinInterest);
-    if (cur & kComplete) return true;
+    if (cur & kComplete) return {true, std::nullopt};
     // Not the last reference: an unfinished task is held by its list or its claimer too.
     assert(ref_count(cur) >= 2);
-    if (state.compare_exchange_weak(cur, cur - kJoinInterest - kRefOne, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return false;
-    }
-  }
+    return {false, cur - kJoinInterest - kRefOne};
+  });
 }
 
 // The JoinHandle's waker slot (TaskHeader::join_waker, a plain Waker) is guarded by
@@ -241,15 +212,11 @@ inline bool transition_to_join_waker_set(StateWord& state) noexcept {
 // COMPLETE: once it succeeds, complete()'s RMW (later in the word's order) sees the bit clear
 // and leaves the slot alone. Acquire: sees the output when it fails on COMPLETE.
 inline bool transition_to_join_waker_unset(StateWord& state) noexcept {
-  std::uint64_t cur = state.load(std::memory_order_acquire);
-  for (;;) {
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
     assert(cur & kJoinWaker);  // only the JoinHandle clears it
-    if (cur & kComplete) return false;
-    if (state.compare_exchange_weak(cur, cur & ~kJoinWaker, std::memory_order_acq_rel,
-                                    std::memory_order_acquire)) {
-      return true;
-    }
-  }
+    if (cur & kComplete) return {false, std::nullopt};
+    return {true, cur & ~kJoinWaker};
+  });
 }
 
 // The JoinHandle's poll: true if the task is complete (the output may be taken); false once
