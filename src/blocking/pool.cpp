@@ -188,17 +188,11 @@ bool BlockingPool::is_idle() {
   return queue_.empty() && num_idle_ == num_threads_;
 }
 
-std::size_t BlockingPool::num_threads() {
+void BlockingPool::fill_metrics(RuntimeMetrics& m) {
   std::lock_guard lock(mutex_);
-  return num_threads_;
-}
-std::size_t BlockingPool::num_idle_threads() {
-  std::lock_guard lock(mutex_);
-  return num_idle_;
-}
-std::size_t BlockingPool::queue_depth() {
-  std::lock_guard lock(mutex_);
-  return queue_.size();
+  m.blocking_threads = num_threads_;
+  m.idle_blocking_threads = num_idle_;
+  m.blocking_queue_depth = queue_.size();
 }
 
 }  // namespace spool::detail

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "spool/metrics.hpp"
 #include "task/header.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
@@ -74,9 +75,8 @@ class BlockingPool {
   bool take_queued(TaskHeader* task) noexcept;
   // True when no job runs and none is queued.
   bool is_idle();
-  std::size_t num_threads();
-  std::size_t num_idle_threads();
-  std::size_t queue_depth();
+  // Writes the pool's size and load into `m` (read together, under the lock).
+  void fill_metrics(RuntimeMetrics& m);
 
  private:
   void run_thread(std::size_t id);

@@ -91,24 +91,29 @@ bool TcpSocket::reuseport() const {
   return get_int(SOL_SOCKET, SO_REUSEPORT, "spool::net::TcpSocket::reuseport") != 0;
 }
 
+// SO_SNDBUF / SO_RCVBUF: a byte count, clamped to the int the option takes.
+void TcpSocket::set_buffer_size(int name, std::uint32_t bytes, const char* what) {
+  set_int(SOL_SOCKET, name, static_cast<int>(std::min<std::uint32_t>(bytes, INT32_MAX)), what);
+}
+
+std::uint32_t TcpSocket::buffer_size(int name, const char* what) const {
+  return static_cast<std::uint32_t>(get_int(SOL_SOCKET, name, what));
+}
+
 void TcpSocket::set_send_buffer_size(std::uint32_t bytes) {
-  set_int(SOL_SOCKET, SO_SNDBUF, static_cast<int>(std::min<std::uint32_t>(bytes, INT32_MAX)),
-          "spool::net::TcpSocket::set_send_buffer_size");
+  set_buffer_size(SO_SNDBUF, bytes, "spool::net::TcpSocket::set_send_buffer_size");
 }
 
 std::uint32_t TcpSocket::send_buffer_size() const {
-  return static_cast<std::uint32_t>(
-      get_int(SOL_SOCKET, SO_SNDBUF, "spool::net::TcpSocket::send_buffer_size"));
+  return buffer_size(SO_SNDBUF, "spool::net::TcpSocket::send_buffer_size");
 }
 
 void TcpSocket::set_recv_buffer_size(std::uint32_t bytes) {
-  set_int(SOL_SOCKET, SO_RCVBUF, static_cast<int>(std::min<std::uint32_t>(bytes, INT32_MAX)),
-          "spool::net::TcpSocket::set_recv_buffer_size");
+  set_buffer_size(SO_RCVBUF, bytes, "spool::net::TcpSocket::set_recv_buffer_size");
 }
 
 std::uint32_t TcpSocket::recv_buffer_size() const {
-  return static_cast<std::uint32_t>(
-      get_int(SOL_SOCKET, SO_RCVBUF, "spool::net::TcpSocket::recv_buffer_size"));
+  return buffer_size(SO_RCVBUF, "spool::net::TcpSocket::recv_buffer_size");
 }
 
 void TcpSocket::set_nodelay(bool on) {

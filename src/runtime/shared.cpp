@@ -400,9 +400,7 @@ RuntimeMetrics RuntimeShared::metrics() {
     l.deadline_misses += c.deadline_misses;
   }
   m.live_tasks = owned_.size();
-  m.blocking_threads = blocking_.num_threads();
-  m.idle_blocking_threads = blocking_.num_idle_threads();
-  m.blocking_queue_depth = blocking_.queue_depth();
+  blocking_.fill_metrics(m);
   const TimerCounters timers = driver_->time().counters();
   m.timers_armed = timers.armed;
   m.timers_fired = timers.fired;

@@ -46,21 +46,6 @@ void BroadcastCore::drop_sender() {
   wake_locked(lock, wakes);
 }
 
-bool BroadcastCore::is_closed() {
-  std::lock_guard guard(lock_);
-  return closed_;
-}
-
-std::size_t BroadcastCore::receiver_count() {
-  std::lock_guard guard(lock_);
-  return receivers_;
-}
-
-std::size_t BroadcastCore::queued() {
-  std::lock_guard guard(lock_);
-  return queued_;
-}
-
 std::uint64_t BroadcastCore::unread(std::uint64_t next) {
   std::lock_guard guard(lock_);
   return tail_ - next;

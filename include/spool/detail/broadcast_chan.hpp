@@ -53,11 +53,11 @@ class BroadcastCore {
   /// A sender went away; the last one closes the channel and wakes every waiting receiver.
   void drop_sender();
   /// True once every sender is gone.
-  bool is_closed();
+  bool is_closed() { return read_locked(closed_); }
   /// The live receivers.
-  std::size_t receiver_count();
+  std::size_t receiver_count() { return read_locked(receivers_); }
   /// The messages some receiver has not read yet (and that were not overwritten).
-  std::size_t queued();
+  std::size_t queued() { return read_locked(queued_); }
   /// How many messages were sent that the receiver at `next` has not received (more than
   /// the capacity when it lagged).
   std::uint64_t unread(std::uint64_t next);
@@ -66,6 +66,13 @@ class BroadcastCore {
 
  protected:
   using Lock = std::unique_lock<Mutex>;
+
+  /// A copy of `field` (one of the members lock_ guards), read under lock_.
+  template <class T>
+  T read_locked(const T& field) {
+    std::lock_guard guard(lock_);
+    return field;
+  }
 
   /// The oldest position the ring still holds.
   std::uint64_t oldest_locked() const noexcept { return tail_ > capacity_ ? tail_ - capacity_ : 0; }

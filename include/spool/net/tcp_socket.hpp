@@ -79,6 +79,8 @@ class TcpSocket {
   void check_family(const SocketAddr& addr, const char* what) const;
   void set_int(int level, int name, int value, const char* what);
   int get_int(int level, int name, const char* what) const;
+  void set_buffer_size(int name, std::uint32_t bytes, const char* what);
+  std::uint32_t buffer_size(int name, const char* what) const;
 
   int fd_ = -1;
 };
