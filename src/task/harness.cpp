@@ -90,37 +90,22 @@ void pin_if_referenced(TaskHeader* t, std::uint64_t state, std::uint64_t own) no
   if (ref_count(state) > own + join && !t->scheduler_pin) t->scheduler_pin = t->scheduler->pin();
 }
 
+// What the protocols of state.hpp (complete_claimed, drop_join_interest) do to a TaskHeader.
+struct HeaderActions {
+  TaskHeader* t;
+  std::uint64_t own;
+  void destroy_frame() noexcept { destroy_finished_frame(t); }
+  void wake_join() noexcept { t->join_waker.wake_by_ref(); }
+  void before_release(std::uint64_t state) noexcept { pin_if_referenced(t, state, own); }
+  void dealloc() noexcept { spool::detail::dealloc(t); }
+};
+
 // Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
 // JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
 // the list's, if it held one).
 void complete(TaskHeader* t) noexcept {
-  const std::uint64_t own = 1 + (t->scheduler->owned().remove(t) ? 1 : 0);
-  // Acquire: sees what the JoinHandle did before it cleared the bit (state.hpp).
-  std::uint64_t cur = t->state.load(std::memory_order_acquire);
-  while ((cur & kJoinInterest) && !(cur & kJoinWaker)) {
-    // A JoinHandle with no waker to wake yet: one CAS completes and lets go, the JoinHandle's
-    // reference keeping the header. A change meanwhile (its drop, its first pending poll, a
-    // wake, an abort) makes this thread decide again.
-    pin_if_referenced(t, cur, own);
-    if (transition_to_complete_for_join(*t, cur, own)) return;
-  }
-  if (!(cur & kJoinInterest)) {
-    // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
-    // completing and letting go are then one RMW.
-    destroy_finished_frame(t);
-    pin_if_referenced(t, t->state.load(std::memory_order_relaxed), own);
-    if (transition_to_complete_and_release(*t, own)) dealloc(t);
-    return;
-  }
-  std::uint64_t prev = transition_to_complete(*t);
-  if (prev & kJoinInterest) {
-    // The RMW saw JOIN_WAKER (acquire): the slot is written and stays so (state.hpp).
-    if (prev & kJoinWaker) t->join_waker.wake_by_ref();
-  } else {
-    destroy_finished_frame(t);
-  }
-  pin_if_referenced(t, prev, own);
-  drop_task_refs(t, own);
+  HeaderActions c{t, 1 + (t->scheduler->owned().remove(t) ? 1u : 0u)};
+  complete_claimed(t->state, c.own, c);
 }
 
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
@@ -312,10 +297,8 @@ std::shared_ptr<void> pin_runtime_of(const TaskHeader* t) noexcept { return t->s
 void join_drop(TaskHeader* t) noexcept {
   // Not complete: one CAS dropped the interest and the reference (complete() destroys the
   // frame). Complete: this thread alone destroys the frame, then lets go (state.hpp).
-  if (transition_to_join_dropped(*t)) {
-    destroy_finished_frame(t);
-    drop_task_refs(t);
-  }
+  HeaderActions c{t, 0};  // (own: unused by drop_join_interest)
+  drop_join_interest(t->state, c);
 }
 
 std::uint64_t join_task_id(const TaskHeader* t) noexcept { return t->id; }

@@ -235,6 +235,53 @@ inline bool join_register_waker(StateWord& state, Waker& slot, const Waker& wake
   return transition_to_join_waker_set(state);
 }
 
+// complete()'s protocol (src/task/harness.cpp), written once for the runtime and the models:
+// publishes a claimed task's completion and drops the claimer's `own` references. `task`
+// supplies destroy_frame() (the frame of a task whose output nobody will take), wake_join()
+// (the JoinHandle's registered waker), before_release(word) (called with the word as last
+// read, before the RMW that may drop the claimer's references: the runtime pins its
+// scheduler there) and dealloc() (after the last reference).
+template <class Task>
+void complete_claimed(StateWord& state, std::uint64_t own, Task& task) {
+  // Acquire: sees what the JoinHandle did before it cleared JOIN_INTEREST.
+  std::uint64_t cur = state.load(std::memory_order_acquire);
+  while ((cur & kJoinInterest) && !(cur & kJoinWaker)) {
+    // A JoinHandle with no waker to wake yet: one CAS completes and lets go, the JoinHandle's
+    // reference keeping the header. A change meanwhile (its drop, its first pending poll, a
+    // wake, an abort) makes this thread decide again.
+    task.before_release(cur);
+    if (transition_to_complete_for_join(state, cur, own)) return;
+  }
+  if (!(cur & kJoinInterest)) {
+    // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
+    // completing and letting go are then one RMW.
+    task.destroy_frame();
+    task.before_release(state.load(std::memory_order_relaxed));
+    if (transition_to_complete_and_release(state, own)) task.dealloc();
+    return;
+  }
+  const std::uint64_t prev = transition_to_complete(state);
+  if (prev & kJoinInterest) {
+    // The RMW saw JOIN_WAKER (acquire): the slot is written and stays so.
+    if (prev & kJoinWaker) task.wake_join();
+  } else {
+    task.destroy_frame();
+  }
+  task.before_release(prev);
+  if (ref_dec(state, own)) task.dealloc();
+}
+
+// join_drop's protocol (src/task/harness.cpp), for the runtime and the models: the
+// JoinHandle lets go; if the task completed first, its frame goes here (complete() left it
+// for the output), then the JoinHandle's reference.
+template <class Task>
+void drop_join_interest(StateWord& state, Task& task) {
+  if (transition_to_join_dropped(state)) {
+    task.destroy_frame();
+    if (ref_dec(state)) task.dealloc();
+  }
+}
+
 // The same transitions on a task's header (what the runtime calls).
 inline RunClaim transition_to_running(TaskHeader& t) noexcept {
   return transition_to_running(t.state);

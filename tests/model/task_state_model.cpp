@@ -56,8 +56,8 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
     if (sd::ref_dec(state, n)) dealloc();
   }
   // harness.cpp destroy_finished_frame: by the one thread that saw both COMPLETE and the
-  // JoinHandle gone.
-  void destroy_finished_frame() {
+  // JoinHandle gone (complete_claimed's and drop_join_interest's hook).
+  void destroy_frame() {
     RL_ASSERT(!freed($));
     if (frame_destroyed($) == 0) {
       output($) = -1;
@@ -69,25 +69,16 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
     return list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0;
   }
 
-  // harness.cpp complete(): leaves the list, publishes the outcome, then drops the claim's
-  // reference and the list's: in one CAS while the JoinHandle has no waker registered (never,
-  // here: the model's JoinHandle does not poll); without a JoinHandle, after destroying the
-  // frame, in one RMW.
+  // complete_claimed's other hooks: the model's JoinHandle does not poll (no waker to wake)
+  // and it pins nothing.
+  void wake_join() { RL_ASSERT(false); }
+  void before_release(std::uint64_t) {}
+
+  // harness.cpp complete(): leaves the list, then state.hpp's complete_claimed.
   void complete() {
     const std::uint64_t own = 1 + list_refs();  // release() comes first
     completed($) = true;
-    std::uint64_t cur = state.load(std::memory_order_acquire);
-    while ((cur & sd::kJoinInterest) && !(cur & sd::kJoinWaker)) {
-      if (sd::transition_to_complete_for_join(state, cur, own)) return;
-    }
-    if (!(cur & sd::kJoinInterest)) {
-      destroy_finished_frame();
-      if (sd::transition_to_complete_and_release(state, own)) dealloc();
-      return;
-    }
-    std::uint64_t prev = sd::transition_to_complete(state);
-    if (!(prev & sd::kJoinInterest)) destroy_finished_frame();  // else: wake the JoinHandle
-    drop_refs(own);
+    sd::complete_claimed(state, own, *this);
   }
   // harness.cpp cancel(): the claimer destroys the frame, then completes.
   void cancel() {
@@ -145,11 +136,7 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
       if (kAbort) {
         if (sd::transition_to_notified_and_cancel(state) == sd::WakeResult::kSubmit) run_entry();
       }
-      // harness.cpp join_drop: after completion it destroys the frame, then lets go.
-      if (sd::transition_to_join_dropped(state)) {
-        destroy_finished_frame();
-        drop_refs(1);
-      }
+      sd::drop_join_interest(state, *this);  // harness.cpp join_drop
     }
   }
 
