@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cassert>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +87,7 @@ void RuntimeShared::start() {
 }
 
 TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
+  assert(!t->pinned_for_life || t->scheduler_pin);  // set by the spawn before publication
   if (owned_.bind(t)) return t;
   // Shut down already: the task is cancelled at once. The list's reference was never
   // taken: dropped first, so that the cancel's completion sees only its own and the

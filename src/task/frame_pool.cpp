@@ -3,6 +3,8 @@
 // magazines (Bonwick): per thread and size class, a loaded and a previous list of up to
 // kBatch frames; full or empty ones are swapped with a capped global depot in O(1), one lock
 // per kBatch frames. Past the cap, and above the largest class, memory goes back to malloc.
+#include <pthread.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -124,16 +126,19 @@ void release_cache() noexcept {
   cache.life = CacheLife::kGone;
 }
 
-// Returns the thread's frames to the system at its exit. Constructed on the thread's first
-// slow path (which registers its destructor), never touched by the fast paths.
-struct CacheReleaser {
-  ~CacheReleaser() { release_cache(); }
-};
-
-// Whether the cache may be used: registers the exit cleanup on the thread's first call.
-bool cache_usable() {
+// The thread-exit cleanup is a pthread key's destructor, not a thread_local's: key
+// destructors run after every thread_local destructor (which may still free frames), and
+// again for a key set during that phase, so a frame freed by a later key destructor is
+// returned too. (The main thread runs none at exit(): its frames stay reachable from its
+// cache until the process ends.)
+//
+// Whether the cache may be used: registers the cleanup on the thread's first call (false,
+// and nothing cached, if it cannot be registered).
+bool cache_usable() noexcept {
   if (cache.life == CacheLife::kUnused) {
-    thread_local CacheReleaser releaser;
+    static pthread_key_t exit_key;
+    static const bool key_made = pthread_key_create(&exit_key, [](void*) { release_cache(); }) == 0;
+    if (!key_made || pthread_setspecific(exit_key, &cache) != 0) return false;
     for (ClassCache& k : cache.classes) k.loaded.count = k.previous.count = 0;
     cache.life = CacheLife::kLive;
   }
@@ -149,12 +154,9 @@ bool cache_usable() {
       k.loaded = Magazine{batch, kBatch};
     }
   }
+  size_class = static_cast<std::uint16_t>(c);  // a block of the class's size either way
   FreeFrame* f = k.loaded.head;
-  if (f == nullptr) {
-    size_class = cache.life == CacheLife::kLive ? static_cast<std::uint16_t>(c) : 0;
-    return ::operator new(c* kGranule);
-  }
-  size_class = static_cast<std::uint16_t>(c);
+  if (f == nullptr) return ::operator new(c* kGranule);
   k.loaded.head = f->next;
   --k.loaded.count;
   return f;
@@ -162,13 +164,7 @@ bool cache_usable() {
 
 [[gnu::noinline]] void make_room_and_deallocate(void* p, std::size_t c) noexcept {
   ClassCache& k = cache.classes[c];
-  bool usable;
-  try {
-    usable = cache_usable();
-  } catch (...) {
-    usable = false;  // the exit cleanup could not be registered: do not keep the frame
-  }
-  if (!usable) {
+  if (!cache_usable()) {
     ::operator delete(p);
     return;
   }

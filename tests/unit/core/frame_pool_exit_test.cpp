@@ -1,9 +1,12 @@
 // What the frame pool (src/task/frame_pool.cpp) does when a thread exits: the frames its
-// cache holds go back to the system, including those of a thread that only ever freed, and
-// a frame freed after the cache is gone (by a later thread_local destructor) too. Its own
-// binary: it replaces the global operator delete to see which blocks are returned.
+// cache holds go back to the system, including those of a thread that only ever freed,
+// those freed by its thread_local destructors and by pthread key destructors, and a frame
+// allocated after its cache is gone. Its own binary: it replaces the global operator delete
+// to see which blocks are returned. Skipped where the pool is off (AddressSanitizer builds:
+// every frame is then plain operator new/delete).
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -52,10 +55,25 @@ Block allocate_watched() {
 
 void free_block(const Block& b) { spool::detail::deallocate_frame(b.memory, b.size_class); }
 
-TEST(FramePoolAtThreadExit, AThreadThatOnlyFreedFramesReturnsThemWhenItExits) {
-  unwatch_all();
+bool pool_is_on() {
+  Block b;
+  b.memory = spool::detail::allocate_frame(kBytes, b.size_class);
+  free_block(b);
+  return b.size_class != 0;
+}
+
+class FramePoolAtThreadExit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!pool_is_on()) GTEST_SKIP() << "the frame pool is off in this build";
+    unwatch_all();
+  }
+};
+
+TEST_F(FramePoolAtThreadExit, AThreadThatOnlyFreedFramesReturnsThemWhenItExits) {
   std::vector<Block> blocks;
-  for (int i = 0; i < 50; ++i) blocks.push_back(allocate_watched());  // less than a magazine
+  // Fewer than a magazine's 64: a thread that never registered its cleanup would keep them.
+  for (int i = 0; i < 50; ++i) blocks.push_back(allocate_watched());
   std::thread([&] {
     for (const Block& b : blocks) free_block(b);  // this thread never allocated a frame
   }).join();
@@ -71,13 +89,45 @@ struct FreedLate {
   }
 };
 
-TEST(FramePoolAtThreadExit, AFrameFreedAfterTheCacheIsGoneGoesBackToTheSystem) {
-  unwatch_all();
+TEST_F(FramePoolAtThreadExit, AFrameFreedByAThreadLocalDestructorGoesBackToTheSystem) {
   std::thread([] {
     thread_local FreedLate late;
     late.block = allocate_watched();  // the thread's first use of the pool
   }).join();
   EXPECT_EQ(watched_deleted.load(), 1u);
+}
+
+// A pthread key destructor runs after every thread_local destructor: one that frees the
+// thread's first frame registers the pool's cleanup in that phase.
+void free_in_key_destructor(void* block) { free_block(*static_cast<Block*>(block)); }
+
+TEST_F(FramePoolAtThreadExit, AFrameFreedByAPthreadKeyDestructorGoesBackToTheSystem) {
+  pthread_key_t key;
+  ASSERT_EQ(pthread_key_create(&key, free_in_key_destructor), 0);
+  Block block = allocate_watched();
+  std::thread([&] { pthread_setspecific(key, &block); }).join();  // never used the pool
+  EXPECT_EQ(watched_deleted.load(), 1u);
+  pthread_key_delete(key);
+}
+
+// Allocates its block when the thread's key destructors run, after the pool's cleanup.
+void allocate_in_key_destructor(void* block) {
+  *static_cast<Block*>(block) = allocate_watched();
+  free_block(*static_cast<Block*>(block));
+}
+
+TEST_F(FramePoolAtThreadExit, AFrameAllocatedAfterTheCacheIsGoneIsFreedAtOnce) {
+  pthread_key_t key;
+  ASSERT_EQ(pthread_key_create(&key, allocate_in_key_destructor), 0);
+  Block block{nullptr, 0};
+  std::thread([&] {
+    Block first = allocate_watched();  // registers the pool's cleanup before the key is set
+    free_block(first);
+    pthread_setspecific(key, &block);
+  }).join();
+  EXPECT_EQ(watched_deleted.load(), 2u);  // the first one at the cleanup, the second at once
+  EXPECT_NE(block.memory, nullptr);
+  pthread_key_delete(key);
 }
 
 }  // namespace
