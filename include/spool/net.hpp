@@ -3,6 +3,7 @@
 
 #include "spool/net/buffered.hpp"
 #include "spool/net/copy.hpp"
+#include "spool/net/datagram_ops.hpp"
 #include "spool/net/io_error.hpp"
 #include "spool/net/lookup.hpp"
 #include "spool/net/socket_addr.hpp"
@@ -11,3 +12,4 @@
 #include "spool/net/tcp_socket.hpp"
 #include "spool/net/udp.hpp"
 #include "spool/net/unix.hpp"
+#include "spool/net/unix_datagram.hpp"

@@ -18,10 +18,7 @@
 
 namespace spool::detail {
 
-namespace {
-
-// "127.0.0.1:80", a Unix path, or "?" when it is neither.
-std::string name_of(const sockaddr_storage& ss, socklen_t len) {
+std::string address_name(const sockaddr_storage& ss, socklen_t len) {
   if (ss.ss_family == AF_UNIX) {
     const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
     const std::size_t n =
@@ -33,32 +30,57 @@ std::string name_of(const sockaddr_storage& ss, socklen_t len) {
   return net::SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len).to_string();
 }
 
+namespace {
+
 // The name of the socket's address that `get` (getsockname, getpeername) gives; "?" when
 // the socket has none (now).
 std::string name_of(int fd, int (*get)(int, sockaddr*, socklen_t*)) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (get(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  return name_of(ss, len);
+  return address_name(ss, len);
+}
+
+// The readiness bit an operation of `dir` uses.
+std::uint32_t readiness_bit(IoSource::Direction dir) noexcept {
+  return dir == IoSource::Direction::kRead ? ScheduledIo::kReadable : ScheduledIo::kWritable;
 }
 
 }  // namespace
 
-IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what)
-    : driver_(std::move(driver)), fd_(fd) {
+IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how)
+    : driver_(std::move(driver)), fd_(fd), socket_(how.socket) {
   try {
-    io_ = driver_->io().add(fd, what);
+    io_ = driver_->io().add(fd, what, how.refuse_duplicate);
   } catch (...) {
-    ::close(fd);
+    if (how.close_on_failure) ::close(fd);
     fd_ = -1;
     throw;
   }
+}
+
+std::pair<IoSource, IoSource> IoSource::adopt_pair(const std::shared_ptr<Driver>& driver,
+                                                   const int (&fds)[2], const char* what,
+                                                   IoAdopt how) {
+  // A registration that fails closes its own fd; the other one is closed here (before the
+  // first exists) or by the first's destructor (after).
+  IoSource first = [&] {
+    try {
+      return IoSource(driver, fds[0], what, how);
+    } catch (...) {
+      ::close(fds[1]);
+      throw;
+    }
+  }();
+  IoSource second(driver, fds[1], what, how);
+  return {std::move(first), std::move(second)};
 }
 
 IoSource::IoSource(IoSource&& other) noexcept
     : driver_(std::move(other.driver_)),
       io_(std::exchange(other.io_, nullptr)),
       fd_(std::exchange(other.fd_, -1)),
+      socket_(other.socket_),
       peer_len_(std::exchange(other.peer_len_, 0)),
       peer_(other.peer_) {}
 
@@ -68,6 +90,7 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
     driver_ = std::move(other.driver_);
     io_ = std::exchange(other.io_, nullptr);
     fd_ = std::exchange(other.fd_, -1);
+    socket_ = other.socket_;
     peer_len_ = std::exchange(other.peer_len_, 0);
     peer_ = other.peer_;
   }
@@ -77,51 +100,74 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
 IoSource::~IoSource() { close(); }
 
 void IoSource::close() noexcept {
-  if (fd_ < 0) return;
-  driver_->io().remove(io_);  // before the close: the fd number may be reused at once
-  ::close(fd_);
-  fd_ = -1;
+  const int fd = release();  // unregistered before the close: the number may be reused at once
+  if (fd >= 0) ::close(fd);
+}
+
+int IoSource::release() noexcept {
+  if (fd_ < 0) return -1;
+  driver_->io().remove(io_);
   io_ = nullptr;
+  return std::exchange(fd_, -1);
+}
+
+Poll<IoSource::Readiness> IoSource::poll_ready(Context& cx, IoWaiter& waiter, Direction dir) {
+  Poll<Readiness> ready = wait_ready(cx, waiter, dir);
+  if (ready.is_ready()) waiter.leave();
+  return ready;
+}
+
+Poll<IoSource::Readiness> IoSource::wait_ready(Context& cx, IoWaiter& waiter, Direction dir) {
+  if (io_ == nullptr) throw_closed();
+  const bool read = dir == Direction::kRead;
+  Poll<ReadyEvent> ready =
+      io_->poll_ready(cx, read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask, waiter);
+  if (ready.is_pending()) {
+    // The executor parks in this driver, or something else must drive it.
+    if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
+    return pending;
+  }
+  const ReadyEvent ev = ready.value();
+  if ((ev.bits & (ScheduledIo::kShutdown | ScheduledIo::kFailed)) != 0) waiter.leave();
+  if ((ev.bits & ScheduledIo::kShutdown) != 0) {
+    throw std::system_error(std::make_error_code(std::errc::operation_canceled),
+                            "spool: the runtime this descriptor was registered under has shut "
+                            "down, so its I/O driver is gone; keep sockets, pipes and AsyncFds "
+                            "within the runtime's lifetime");
+  }
+  if ((ev.bits & ScheduledIo::kFailed) != 0) {
+    throw_error(io_->failure(), "spool: the I/O driver could not go on watching this descriptor");
+  }
+  const std::uint32_t closed = read ? ScheduledIo::kReadClosed : ScheduledIo::kWriteClosed;
+  return Poll<Readiness>::ready(
+      Readiness{ev.tick, (ev.bits & closed) != 0, (ev.bits & ScheduledIo::kError) != 0});
+}
+
+void IoSource::clear_ready(Readiness seen, Direction dir) noexcept {
+  // The error an EPOLLERR announced was taken by the syscall (it returns once): clear its
+  // bit too, or every later call would find the fd "ready" and spin.
+  io_->clear_readiness(ReadyEvent{seen.tick, 0}, readiness_bit(dir) | ScheduledIo::kError);
 }
 
 Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
                              std::size_t len) {
-  if (io_ == nullptr) throw_closed();
-  const bool read = dir == Direction::kRead;
-  const std::uint32_t mask = read ? ScheduledIo::kReadMask : ScheduledIo::kWriteMask;
-  const std::uint32_t used = read ? ScheduledIo::kReadable : ScheduledIo::kWritable;
   for (;;) {
-    Poll<ReadyEvent> ready = io_->poll_ready(cx, mask, waiter);
-    if (ready.is_pending()) {
-      // The executor parks in this driver, or something else must drive it.
-      if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
-      return pending;
-    }
-    const ReadyEvent ev = ready.value();
-    if ((ev.bits & (ScheduledIo::kShutdown | ScheduledIo::kFailed)) != 0) waiter.leave();
-    if ((ev.bits & ScheduledIo::kShutdown) != 0) {
-      throw std::system_error(std::make_error_code(std::errc::operation_canceled),
-                              "spool::net: the runtime this socket was opened under has shut "
-                              "down, so its I/O driver is gone; keep sockets within the "
-                              "runtime's lifetime");
-    }
-    if ((ev.bits & ScheduledIo::kFailed) != 0) {
-      throw_error(io_->failure(),
-                  "spool::net: the I/O driver could not go on watching this socket");
-    }
+    Poll<Readiness> ready = wait_ready(cx, waiter, dir);
+    if (ready.is_pending()) return pending;
     const long n = op(fd_, arg);
     if (n >= 0) {
       // Edge-triggered: a short transfer drained (or filled) the kernel's buffer, and any
       // later change brings a new edge (which moves the tick, so this clear does nothing).
-      if (n > 0 && static_cast<std::size_t>(n) < len) io_->clear_readiness(ev, used);
+      // (The error bit stays: a transfer that succeeded consumed no error.)
+      if (n > 0 && static_cast<std::size_t>(n) < len) {
+        io_->clear_readiness(ReadyEvent{ready.value().tick, 0}, readiness_bit(dir));
+      }
       waiter.leave();
       return Poll<long>::ready(n);
     }
     const int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK) {
-      // The error an EPOLLERR announced was taken by an earlier call (it returns once):
-      // clear its bit too, or every later call would find the socket "ready" and spin.
-      io_->clear_readiness(ev, used | ScheduledIo::kError);
+      clear_ready(ready.value(), dir);
     } else if (err != EINTR) {
       waiter.leave();
       return Poll<long>::ready(-err);
@@ -138,12 +184,12 @@ void IoSource::throw_closed() {
 void IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }
 
 std::string IoSource::addresses() const {
-  if (fd_ < 0) return {};
+  if (fd_ < 0 || !socket_) return {};
   std::string peer = name_of(fd_, ::getpeername);
   if (peer == "?" && peer_len_ != 0) {
     sockaddr_storage ss{};
     std::memcpy(&ss, &peer_, peer_len_);
-    peer = name_of(ss, peer_len_);
+    peer = address_name(ss, peer_len_);
   }
   return " (local " + name_of(fd_, ::getsockname) + ", peer " + peer + ")";
 }

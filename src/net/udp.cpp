@@ -1,4 +1,4 @@
-// UdpSocket and its datagram futures.
+// UdpSocket (its send and receive futures: datagram_ops.cpp).
 #include "spool/net/udp.hpp"
 
 #include <sys/socket.h>
@@ -12,36 +12,10 @@
 
 #include "net/ip_ttl.hpp"
 #include "runtime/current_driver.hpp"
-#include "spool/coop.hpp"
 
 namespace spool::net {
 
 namespace {
-
-struct SendArgs {
-  const void* data;
-  std::size_t len;
-  const SocketAddr* to;  // null: the connected peer
-};
-
-long sendto_op(int fd, void* arg) {
-  const auto* a = static_cast<SendArgs*>(arg);
-  return ::sendto(fd, a->data, a->len, MSG_NOSIGNAL, a->to ? a->to->data() : nullptr,
-                  a->to ? a->to->size() : 0);
-}
-
-struct RecvArgs {
-  void* data;
-  std::size_t len;
-  sockaddr_storage from{};
-  socklen_t from_len = sizeof from;
-};
-
-long recvfrom_op(int fd, void* arg) {
-  auto* a = static_cast<RecvArgs*>(arg);
-  a->from_len = sizeof a->from;
-  return ::recvfrom(fd, a->data, a->len, 0, reinterpret_cast<sockaddr*>(&a->from), &a->from_len);
-}
 
 SocketAddr address_of(const detail::IoSource& s, int (*get)(int, sockaddr*, socklen_t*),
                       const char* what) {
@@ -52,33 +26,6 @@ SocketAddr address_of(const detail::IoSource& s, int (*get)(int, sockaddr*, sock
 }
 
 }  // namespace
-
-Poll<std::size_t> SendDatagramFuture::poll(Context& cx) {
-  if (!detail::coop_poll_proceed(cx)) return pending;
-  SendArgs a{data_, len_, has_to_ ? &to_ : nullptr};
-  const Poll<long> r =
-      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, sendto_op, &a);
-  if (r.is_pending()) return pending;
-  if (r.value() < 0) {
-    const int err = static_cast<int>(-r.value());
-    if (!has_to_) source_->throw_error(err, what_);
-    throw std::system_error(err, std::generic_category(),
-                            std::string(what_) + " " + to_.to_string());
-  }
-  return Poll<std::size_t>::ready(static_cast<std::size_t>(r.value()));
-}
-
-Poll<std::pair<std::size_t, SocketAddr>> RecvDatagramFuture::poll(Context& cx) {
-  if (!detail::coop_poll_proceed(cx)) return pending;
-  RecvArgs a{data_, len_};
-  const Poll<long> r =
-      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead, recvfrom_op, &a);
-  if (r.is_pending()) return pending;
-  if (r.value() < 0) source_->throw_error(static_cast<int>(-r.value()), what_);
-  return Poll<std::pair<std::size_t, SocketAddr>>::ready(
-      static_cast<std::size_t>(r.value()),
-      SocketAddr(reinterpret_cast<const sockaddr*>(&a.from), a.from_len));
-}
 
 UdpSocket UdpSocket::bind(const SocketAddr& addr) {
   const std::string what = "spool::net::UdpSocket::bind to " + addr.to_string();

@@ -12,6 +12,7 @@
 #include <system_error>
 #include <utility>
 
+#include "net/unix_address.hpp"
 #include "runtime/current_driver.hpp"
 
 namespace spool::net {
@@ -20,33 +21,11 @@ namespace {
 
 constexpr int kBacklog = 1024;
 
-// The sockaddr_un of `path` and its length; throws std::invalid_argument when it is empty
-// or does not fit.
-socklen_t unix_address(std::string_view path, sockaddr_storage& ss, const char* what) {
-  auto* un = reinterpret_cast<sockaddr_un*>(&ss);
-  if (path.empty() || path.size() >= sizeof un->sun_path) {
-    throw std::invalid_argument(std::string(what) + ": the path '" + std::string(path) +
-                                "' must have 1 to " + std::to_string(sizeof un->sun_path - 1) +
-                                " bytes");
-  }
-  ss = {};
-  un->sun_family = AF_UNIX;
-  path.copy(un->sun_path, path.size());
-  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
-}
-
-std::string path_of(const sockaddr_storage& ss, socklen_t len) {
-  const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
-  const std::size_t base = offsetof(sockaddr_un, sun_path);
-  if (len <= base || un->sun_path[0] == '\0') return "";
-  return std::string(un->sun_path, ::strnlen(un->sun_path, len - base));
-}
-
 }  // namespace
 
 ConnectFuture<UnixStream> UnixStream::connect(std::string_view path) {
   sockaddr_storage ss{};
-  const socklen_t len = unix_address(path, ss, "spool::net::UnixStream::connect");
+  const socklen_t len = detail::unix_address(path, ss, "spool::net::UnixStream::connect");
   return ConnectFuture<UnixStream>(
       detail::Connecting(detail::current_driver(), ss, len,
                          "spool::net::UnixStream::connect to " + std::string(path)));
@@ -65,7 +44,7 @@ UnixListener UnixListener::from_fd(int fd) {
   if (::getsockname(source.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
     source.throw_error(errno, "spool::net::UnixListener::from_fd: getsockname");
   }
-  return UnixListener(std::move(source), path_of(ss, len));
+  return UnixListener(std::move(source), detail::path_of(ss, len));
 }
 
 std::pair<UnixStream, UnixStream> UnixStream::pair() {
@@ -74,22 +53,13 @@ std::pair<UnixStream, UnixStream> UnixStream::pair() {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::system_error(errno, std::generic_category(), "spool::net::UnixStream::pair");
   }
-  constexpr const char* what = "spool::net::UnixStream::pair";
-  // A registration that fails closes its own fd; the other one is closed here (before the
-  // first exists) or by the first's destructor (after).
-  detail::IoSource first = [&] {
-    try {
-      return detail::IoSource(driver, fds[0], what);
-    } catch (...) {
-      ::close(fds[1]);
-      throw;
-    }
-  }();
-  detail::IoSource second(driver, fds[1], what);
+  auto [first, second] = detail::IoSource::adopt_pair(driver, fds, "spool::net::UnixStream::pair");
   return {UnixStream(std::move(first)), UnixStream(std::move(second))};
 }
 
-std::string UnixStream::peer_of(const detail::Accepted& a) { return path_of(a.peer, a.peer_len); }
+std::string UnixStream::peer_of(const detail::Accepted& a) {
+  return detail::path_of(a.peer, a.peer_len);
+}
 
 void UnixStream::shutdown(int how) {
   if (::shutdown(source_.fd(), how) != 0) {
@@ -103,13 +73,13 @@ std::string UnixStream::peer_path() const {
   if (::getpeername(source_.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
     source_.throw_error(errno, "spool::net::UnixStream::peer_path");
   }
-  return path_of(ss, len);
+  return detail::path_of(ss, len);
 }
 
 UnixListener UnixListener::bind(std::string_view path) {
   const std::string what = "spool::net::UnixListener::bind to " + std::string(path);
   sockaddr_storage ss{};
-  const socklen_t len = unix_address(path, ss, "spool::net::UnixListener::bind");
+  const socklen_t len = detail::unix_address(path, ss, "spool::net::UnixListener::bind");
   std::shared_ptr<detail::Driver> driver = detail::current_driver();  // before the socket
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), what + ": socket");

@@ -5,8 +5,10 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -21,22 +23,39 @@ namespace spool::detail {
 class Driver;
 class ScheduledIo;
 
-/// The fd of a socket and its registration (src/driver/io/): every spool socket holds one.
-/// Closing (destruction) unregisters the fd, then closes it. Any number of tasks may wait on
-/// it at once, each through the IoWaiter of its operation's future.
+/// The name of a socket address for error messages: "127.0.0.1:80", "[::1]:80", a Unix
+/// path ("unnamed" for none), or "?" for another family.
+std::string address_name(const sockaddr_storage& ss, socklen_t len);
+
+/// How an IoSource takes its descriptor.
+struct IoAdopt {
+  bool socket = true;            ///< a socket (recv / send), else a pipe or other fd (read / write)
+  bool close_on_failure = true;  ///< a failed registration closes the fd (else it stays open)
+  bool refuse_duplicate = false;  ///< refuse an fd already registered with the driver (AsyncFd)
+};
+
+/// A non-blocking fd and its registration (src/driver/io/): every spool socket, pipe and
+/// AsyncFd holds one. Closing (destruction) unregisters the fd, then closes it. Any number
+/// of tasks may wait on it at once, each through the IoWaiter of its operation's future.
 class IoSource {
  public:
   /// Which readiness an operation waits for.
   enum class Direction { kRead, kWrite };
   /// A non-blocking syscall on `fd`: its result (≥ 0), or -1 with errno set.
   using Op = long (*)(int fd, void* arg);
+  /// What a readiness wait saw (poll_ready): clear_ready takes it back after an EAGAIN.
+  struct Readiness {
+    std::uint32_t tick;  ///< the driver's event count when it was seen
+    bool closed;         ///< the direction is closed (the peer hung up, or shut its side)
+    bool error;          ///< the descriptor has an error the next syscall reports
+  };
 
   /// No descriptor.
   IoSource() noexcept = default;
   /// Takes `fd` (non-blocking) and registers it with `driver`'s I/O layer. Throws
-  /// std::system_error, after closing `fd`, when it cannot be registered (`what` names the
-  /// operation in the message).
-  IoSource(std::shared_ptr<Driver> driver, int fd, const char* what);
+  /// std::system_error when it cannot be registered (`what` names the operation in the
+  /// message), after closing `fd` unless `how` says otherwise.
+  IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how = {});
   /// Takes `other`'s descriptor (a pending operation must not be in flight on it).
   IoSource(IoSource&& other) noexcept;
   /// Closes this descriptor, then takes `other`'s.
@@ -62,9 +81,18 @@ class IoSource {
   /// down.
   Poll<long> poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
                      std::size_t len = 0);
+  /// Ready once the descriptor is ready for `dir` (`waiter` then leaves its place); pending
+  /// as poll_io is. Throws as poll_io does when the runtime has shut down or the driver
+  /// stopped watching the fd.
+  Poll<Readiness> poll_ready(Context& cx, IoWaiter& waiter, Direction dir);
+  /// After a syscall said EAGAIN: forgets the readiness `seen` reported for `dir` (and the
+  /// error, which the syscall consumed), unless an event came since.
+  void clear_ready(Readiness seen, Direction dir) noexcept;
+  /// True for a socket (recv / send), false for a pipe or another fd (read / write).
+  bool is_socket() const noexcept { return socket_; }
   /// The socket's addresses for an error message: " (local 127.0.0.1:5000, peer
   /// 127.0.0.1:6379)" (the peer's as remember_peer kept it, once the kernel no longer gives
-  /// it; "?" for one unknown); empty without a descriptor.
+  /// it; "?" for one unknown); empty without a descriptor or for one that is no socket.
   std::string addresses() const;
   /// Throws std::system_error(err) whose message is `what` followed by addresses().
   [[noreturn]] void throw_error(int err, const char* what) const;
@@ -99,6 +127,11 @@ class IoSource {
     return value;
   }
 
+  /// Takes both of `fds` (a socketpair's, a pipe's) and registers them with `driver`: both are
+  /// closed when either registration throws.
+  static std::pair<IoSource, IoSource> adopt_pair(const std::shared_ptr<Driver>& driver,
+                                                  const int (&fds)[2], const char* what,
+                                                  IoAdopt how = {});
   /// Registers `fd` (non-blocking; an accepted connection) with this socket's driver.
   IoSource adopt(int fd, const char* what) const { return IoSource(driver_, fd, what); }
   /// A Sleep on the clock of this socket's driver (the accept back-off).
@@ -107,8 +140,12 @@ class IoSource {
   void count_accept_backoff() const noexcept;
   /// Unregisters and closes the descriptor now (idempotent).
   void close() noexcept;
+  /// Unregisters the descriptor and gives it back, open (-1 when there is none).
+  int release() noexcept;
 
  private:
+  // poll_ready, but `waiter` keeps its place when ready (poll_io's retries after EAGAIN).
+  Poll<Readiness> wait_ready(Context& cx, IoWaiter& waiter, Direction dir);
   // Throws the std::logic_error of an operation on a closed or moved-from socket.
   [[noreturn]] static void throw_closed();
   void set_option_bytes(int level, int name, const void* v, unsigned len, const char* what) const;
@@ -117,6 +154,7 @@ class IoSource {
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;
   int fd_ = -1;
+  bool socket_ = true;      // see is_socket
   socklen_t peer_len_ = 0;  // of peer_; 0: no peer remembered
   sockaddr_in6 peer_{};     // remember_peer's (an IPv4 address fits too)
 };

@@ -9,53 +9,14 @@
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/io_source.hpp"
+#include "spool/net/datagram_ops.hpp"
 #include "spool/net/socket_addr.hpp"
 #include "spool/net/stream_ops.hpp"
 
 namespace spool::net {
 
-/// The future of UdpSocket::send_to and send: ready with the bytes sent (the whole
-/// datagram). The buffer must outlive it.
-class SendDatagramFuture {
- public:
-  /// Sends [data, data + len) to `to` (nullptr: the connected peer).
-  SendDatagramFuture(detail::IoSource& source, const std::byte* data, std::size_t len,
-                     const SocketAddr* to, const char* what) noexcept
-      : source_(&source), data_(data), len_(len), has_to_(to != nullptr), what_(what) {
-    if (to != nullptr) to_ = *to;
-  }
-  /// Ready with the count once sent.
-  Poll<std::size_t> poll(Context& cx);
-
- private:
-  detail::IoSource* source_;
-  const std::byte* data_;
-  std::size_t len_;
-  SocketAddr to_;
-  bool has_to_;
-  const char* what_;
-  detail::IoWaiter waiter_;
-};
-
-/// The future of UdpSocket::recv_from: ready with the size of the datagram received (bytes
-/// beyond the buffer's size are dropped, as recvfrom does) and its sender. The buffer must
-/// outlive it.
-class RecvDatagramFuture {
- public:
-  /// Receives one datagram into [data, data + len).
-  RecvDatagramFuture(detail::IoSource& source, std::byte* data, std::size_t len,
-                     const char* what) noexcept
-      : source_(&source), data_(data), len_(len), what_(what) {}
-  /// Ready with (size, sender) once a datagram came.
-  Poll<std::pair<std::size_t, SocketAddr>> poll(Context& cx);
-
- private:
-  detail::IoSource* source_;
-  std::byte* data_;
-  std::size_t len_;
-  const char* what_;
-  detail::IoWaiter waiter_;
-};
+/// The future of UdpSocket::recv_from: (size, sender).
+using RecvDatagramFuture = RecvFromFuture<SocketAddr>;
 
 /// A UDP socket. send_to / recv_from work unconnected; after connect(), send / recv talk to
 /// that peer only (the kernel filters other senders). Any number of tasks may send and
@@ -81,18 +42,19 @@ class UdpSocket {
   /// Sends `buf` as one datagram to `to`.
   template <ByteBuffer B>
   SendDatagramFuture send_to(const B& buf, const SocketAddr& to) {
-    return {source_, bytes(buf), std::ranges::size(buf), &to, "spool::net::UdpSocket::send_to"};
+    return {source_,   bytes(buf), std::ranges::size(buf),
+            to.data(), to.size(),  "spool::net::UdpSocket::send_to"};
   }
   /// Receives one datagram: `auto [n, from] = co_await socket.recv_from(buf);`.
   template <MutableByteBuffer B>
   RecvDatagramFuture recv_from(B&& buf) {
     return {source_, reinterpret_cast<std::byte*>(std::ranges::data(buf)), std::ranges::size(buf),
-            "spool::net::UdpSocket::recv_from"};
+            &sender, "spool::net::UdpSocket::recv_from"};
   }
   /// Sends `buf` as one datagram to the connected peer.
   template <ByteBuffer B>
   SendDatagramFuture send(const B& buf) {
-    return {source_, bytes(buf), std::ranges::size(buf), nullptr, "spool::net::UdpSocket::send"};
+    return {source_, bytes(buf), std::ranges::size(buf), nullptr, 0, "spool::net::UdpSocket::send"};
   }
   /// Receives one datagram from the connected peer: its size.
   template <MutableByteBuffer B>
@@ -118,6 +80,9 @@ class UdpSocket {
 
  private:
   explicit UdpSocket(detail::IoSource source) noexcept : source_(std::move(source)) {}
+  static SocketAddr sender(const sockaddr_storage& from, socklen_t len) {
+    return SocketAddr(reinterpret_cast<const sockaddr*>(&from), len);
+  }
   template <class B>
   static const std::byte* bytes(const B& buf) {
     return reinterpret_cast<const std::byte*>(std::ranges::data(buf));

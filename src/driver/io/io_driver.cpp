@@ -79,13 +79,22 @@ void IoDriver::activate_locked() {
   idle_->unpark();  // a thread in the driver parked below comes back and parks in the poller
 }
 
-ScheduledIo* IoDriver::add(int fd, const char* what) {
+ScheduledIo* IoDriver::add(int fd, const char* what, bool refuse_duplicate) {
   std::lock_guard lock(mutex_);
   if (shut_down_) {
     throw std::system_error(std::make_error_code(std::errc::operation_canceled),
                             std::string(what) +
                                 ": the runtime this socket belongs to has shut down; open "
                                 "sockets under a runtime that outlives them");
+  }
+  for (ScheduledIo* io = refuse_duplicate ? registry_ : nullptr; io != nullptr; io = io->next) {
+    if (io->fd() == fd) {
+      throw std::system_error(std::make_error_code(std::errc::file_exists),
+                              std::string(what) + ": descriptor " + std::to_string(fd) +
+                                  " is registered with this runtime's I/O driver already (by "
+                                  "another AsyncFd, a socket or a pipe); register it once and "
+                                  "share that object, or dup() it first");
+    }
   }
   if (!active_.load(std::memory_order_relaxed)) activate_locked();
   auto* io = new ScheduledIo(fd);

@@ -60,8 +60,10 @@ class IoDriver final : public Park {
   // --- Registrations (any thread) ---
   // Registers `fd` (non-blocking) for read and write edges. Throws std::system_error when
   // the poller refuses it (or cannot be created), or when the driver has shut down (`what` names
-  // the operation).
-  ScheduledIo* add(int fd, const char* what);
+  // the operation). `refuse_duplicate`: also EEXIST when `fd` is registered already (epoll
+  // refuses that itself, io_uring would watch it twice); a walk of the registrations, so
+  // only for descriptors a user hands over (AsyncFd), not for the sockets spool opens.
+  ScheduledIo* add(int fd, const char* what, bool refuse_duplicate = false);
   // Unregisters `io` (freed once no wait can report it: see the class comment); the caller
   // closes the fd afterwards.
   void remove(ScheduledIo* io) noexcept;
