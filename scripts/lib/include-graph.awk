@@ -9,7 +9,7 @@
 BEGIN {
   nlayers = split(layers, layer_at, " ")
   for (i = 1; i <= nlayers; ++i) rank[layer_at[i]] = i
-  api["include/spool/runtime.hpp"] = 1  # the public Runtime API: runtime/ and net/ only
+  api["include/spool/runtime.hpp"] = 1  # the public Runtime API: runtime/ and the leaves only
   api["include/spool/spool.hpp"] = 1
   bad = 0
 }
@@ -62,7 +62,8 @@ function breach(msg) {
 # Fills reached[1..nreached] with the files `start` includes, directly or not, nearest
 # first, and parent[] with the chains that reach them. Stops at the public Runtime API, and
 # with `public_only` at other src/ files (they are checked on their own: what a lower layer
-# must not reach, a higher one must not either, but for runtime/ and net/ and the API).
+# must not reach, a higher one must not either, but for runtime/ and the layers above it,
+# and the API).
 function walk(start, public_only,    head, u, v, k, seen) {
   split("", parent)
   split("", reached)
@@ -94,8 +95,8 @@ function check_from(start,    own, i, v, lv) {
     lv = layer_of(v)
     if (lv != "public" && rank[lv] > rank[own]) {
       breach(start " -> " chain(v) " (" lv "/ is above " own "/)")
-    } else if ((v in api) && own != "runtime" && own != "net") {
-      breach(start " -> " chain(v) " (only runtime/ and net/ may use the public Runtime API)")
+    } else if ((v in api) && rank[own] < rank["runtime"]) {
+      breach(start " -> " chain(v) " (only runtime/ and the layers above it may use the public Runtime API)")
     }
   }
 }
