@@ -2,11 +2,14 @@
 #include "spool/net/stream_ops.hpp"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <string>
 
+#include "net/no_sigpipe.hpp"
 #include "spool/coop.hpp"
 #include "spool/net/io_error.hpp"
 
@@ -34,6 +37,28 @@ long sendmsg_op(int fd, void* arg) {
   return ::sendmsg(fd, static_cast<msghdr*>(arg), MSG_NOSIGNAL);
 }
 
+// A pipe's (or another non-socket fd's) read and writes.
+long read_op(int fd, void* arg) {
+  const auto* s = static_cast<Span*>(arg);
+  return ::read(fd, s->data, s->len);
+}
+
+long write_op(int fd, void* arg) {
+  const auto* s = static_cast<Span*>(arg);
+  detail::NoSigpipe guard;
+  const long n = ::write(fd, s->data, s->len);
+  if (n < 0) guard.consume_if_raised(errno);
+  return n;
+}
+
+long writev_op(int fd, void* arg) {
+  const auto* msg = static_cast<msghdr*>(arg);
+  detail::NoSigpipe guard;
+  const long n = ::writev(fd, msg->msg_iov, static_cast<int>(msg->msg_iovlen));
+  if (n < 0) guard.consume_if_raised(errno);
+  return n;
+}
+
 }  // namespace
 
 Poll<std::size_t> ReadFuture::poll(Context& cx) {
@@ -43,8 +68,9 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     Span s{data_ + done_, len_ - done_, peek ? MSG_PEEK : 0};
     // A short stream read drained the socket; a short datagram or a peek did not.
     const std::size_t drained_below = mode_ == Mode::kDatagram || peek ? 0 : s.len;
-    const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead, recv_op,
-                                          &s, drained_below);
+    const Poll<long> r =
+        source_->poll_io(cx, waiter_, detail::IoSource::Direction::kRead,
+                         source_->is_socket() ? recv_op : read_op, &s, drained_below);
     if (r.is_pending()) return pending;
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
@@ -63,8 +89,8 @@ Poll<std::size_t> WriteFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
   for (;;) {
     Span s{const_cast<std::byte*>(data_ + done_), len_ - done_, 0};
-    const Poll<long> r =
-        source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, send_op, &s, s.len);
+    const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite,
+                                          source_->is_socket() ? send_op : write_op, &s, s.len);
     if (r.is_pending()) return pending;
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
@@ -78,8 +104,8 @@ Poll<std::size_t> WriteVectoredFuture::poll(Context& cx) {
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(bufs_.data());
   msg.msg_iovlen = std::min<std::size_t>(bufs_.size(), IOV_MAX);
-  const Poll<long> r =
-      source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite, sendmsg_op, &msg);
+  const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite,
+                                        source_->is_socket() ? sendmsg_op : writev_op, &msg);
   if (r.is_pending()) return pending;
   if (r.value() < 0) source_->throw_error(static_cast<int>(-r.value()), what_);
   return Poll<std::size_t>::ready(static_cast<std::size_t>(r.value()));

@@ -17,7 +17,8 @@ class StreamSocket;
 
 /// The read side of `Stream::split()`: borrows the stream, which must outlive it.
 template <class Stream>
-class BorrowedReadHalf : public AsyncRead<BorrowedReadHalf<Stream>> {
+class BorrowedReadHalf : public AsyncRead<BorrowedReadHalf<Stream>>,
+                         public AsyncPeek<BorrowedReadHalf<Stream>> {
  public:
   /// The stream's IoSource.
   detail::IoSource& source() noexcept { return *source_; }
@@ -48,7 +49,8 @@ class BorrowedWriteHalf : public AsyncWrite<BorrowedWriteHalf<Stream>> {
 /// The read side of `std::move(stream).into_split()`: shares the socket, which closes when
 /// both halves are gone.
 template <class Stream>
-class OwnedReadHalf : public AsyncRead<OwnedReadHalf<Stream>> {
+class OwnedReadHalf : public AsyncRead<OwnedReadHalf<Stream>>,
+                      public AsyncPeek<OwnedReadHalf<Stream>> {
  public:
   /// The shared IoSource.
   detail::IoSource& source() noexcept { return *source_; }

@@ -1,5 +1,6 @@
 // The read and write operations every spool byte stream has (TcpStream, its halves,
-// UnixStream): the futures, and the mixins that give a stream its read / write members.
+// UnixStream, the pipe ends): the futures, and the mixins that give a stream its read /
+// write members.
 #pragma once
 
 #include <sys/uio.h>
@@ -131,20 +132,28 @@ class AsyncRead {
   ReadFuture read_exact(B&& buf) {
     return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kExact, S::kReadWhat};
   }
-  /// Copies what is available into `buf` (waiting until something is) without taking it
-  /// from the stream: the next read gives the same bytes. The count, 0 at the end of the
-  /// stream. A second peek returns at once with the same bytes (it does not wait for more,
-  /// as in tokio): to wait for more, read.
-  template <MutableByteBuffer B>
-  ReadFuture peek(B&& buf) {
-    return {src(), bytes(buf), std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kReadWhat};
-  }
 
  private:
   detail::IoSource& src() { return static_cast<S*>(this)->source(); }
   template <class B>
   static std::byte* bytes(B& buf) {
     return reinterpret_cast<std::byte*>(std::ranges::data(buf));
+  }
+};
+
+/// The peek member of a socket stream (or of its read half; a pipe has none, MSG_PEEK being
+/// a socket's); `S::source()` gives the IoSource.
+template <class S>
+class AsyncPeek {
+ public:
+  /// Copies what is available into `buf` (waiting until something is) without taking it
+  /// from the stream: the next read gives the same bytes. The count, 0 at the end of the
+  /// stream. A second peek returns at once with the same bytes (it does not wait for more,
+  /// as in tokio): to wait for more, read.
+  template <MutableByteBuffer B>
+  ReadFuture peek(B&& buf) {
+    return {static_cast<S*>(this)->source(), reinterpret_cast<std::byte*>(std::ranges::data(buf)),
+            std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kReadWhat};
   }
 };
 

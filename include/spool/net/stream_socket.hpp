@@ -15,7 +15,7 @@ namespace spool::net {
 /// (stream_ops.hpp, naming themselves with `S::kReadWhat` and `S::kWriteWhat`), and split /
 /// into_split give one task the reading half and another the writing half.
 template <class S>
-class StreamSocket : public AsyncRead<S>, public AsyncWrite<S> {
+class StreamSocket : public AsyncRead<S>, public AsyncPeek<S>, public AsyncWrite<S> {
  public:
   /// The borrowed read half (split).
   using ReadHalf = BorrowedReadHalf<S>;
