@@ -1,5 +1,6 @@
-// spool's I/O on any descriptor: AsyncFd and pipes.
+// spool's I/O on any descriptor: AsyncFd, pipes, and the process's stdin / stdout / stderr.
 #pragma once
 
 #include "spool/io/async_fd.hpp"
 #include "spool/io/pipe.hpp"
+#include "spool/io/stdio.hpp"

@@ -1,16 +1,13 @@
-// lookup_host: getaddrinfo on the blocking pool (or a thread of its own).
+// lookup_host: getaddrinfo off the workers (runtime/off_thread.hpp).
 #include "spool/net/lookup.hpp"
 
 #include <netdb.h>
 
 #include <charconv>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
-#include "context/current.hpp"
-#include "spool/runtime.hpp"
-#include "spool/sync/oneshot.hpp"
+#include "runtime/off_thread.hpp"
 
 namespace spool::net {
 
@@ -46,22 +43,6 @@ Resolved resolve(const std::string& host, std::uint16_t port) {
   return r;
 }
 
-// Runs resolve off the calling thread: on the current runtime's blocking pool, or on a
-// thread of its own.
-Task<Resolved> resolve_off_thread(std::string host, std::uint16_t port) {
-  if (detail::current_runtime_ptr() != nullptr) {
-    // A named closure: g++ 12 mis-copies a closure made inside the co_await expression
-    // (its std::string capture then points into this frame; clang is right).
-    auto job = [host, port] { return resolve(host, port); };
-    co_return co_await Handle::current().spawn_blocking(std::move(job));
-  }
-  auto [tx, rx] = oneshot::channel<Resolved>();
-  std::thread([host, port, tx = std::move(tx)]() mutable {
-    (void)tx.send(resolve(host, port));
-  }).detach();
-  co_return co_await std::move(rx);
-}
-
 }  // namespace
 
 const std::error_category& resolver_category() noexcept {
@@ -77,7 +58,10 @@ Task<std::vector<SocketAddr>> lookup_host(std::string host, std::uint16_t port) 
     co_return std::vector<SocketAddr>{SocketAddr(bare, port)};  // numeric: no lookup
   } catch (const std::invalid_argument&) {
   }
-  Resolved r = co_await resolve_off_thread(bare, port);
+  // A named closure: g++ 12 mis-copies a closure made inside the co_await expression (its
+  // std::string capture then points into this frame; clang is right).
+  auto job = [bare, port] { return resolve(bare, port); };
+  Resolved r = co_await detail::off_thread(std::move(job));
   const std::string what = "spool::net::lookup_host(" + host + ")";
   if (r.gai_error == EAI_SYSTEM)
     throw std::system_error(r.sys_errno, std::generic_category(), what);

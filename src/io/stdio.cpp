@@ -1,0 +1,130 @@
+// The process's stdin / stdout / stderr: reopened and polled where they can be, else
+// blocking calls off the workers.
+#include "spool/io/stdio.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "net/no_sigpipe.hpp"
+#include "runtime/current_driver.hpp"
+#include "runtime/off_thread.hpp"
+#include "spool/net/io_error.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// A new non-blocking open file of what `fd` is, registered with the current driver, when
+// that is a pipe, a FIFO or a pollable character device (a terminal); else none. The
+// kernel gives a FIFO or a device a new open file when /proc/self/fd/N is opened, so the
+// flag stays off the descriptor the process inherited.
+IoSource open_polled(int fd, bool write, const char* what) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            std::string(what) + ": descriptor " + std::to_string(fd));
+  }
+  if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) return {};
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // O_NOCTTY: a terminal opened again must not become the controlling one.
+  const int again =
+      ::open(path.c_str(), (write ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (again < 0) return {};  // no /proc, or a FIFO with no reader left (ENXIO)
+  try {
+    return IoSource(current_driver(), again, what, {.socket = false});
+  } catch (const std::system_error& e) {
+    if (e.code() != std::errc::operation_not_permitted) throw;
+    return {};  // epoll cannot poll this device (/dev/null): the blocking pool then
+  }
+}
+
+// A blocking syscall's result, or -errno, retried on EINTR.
+template <class Call>
+long retry_eintr(Call call) {
+  for (;;) {
+    const long n = call();
+    if (n >= 0) return n;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+}  // namespace
+
+StdioStream::StdioStream(int fd, bool write, const char* what)
+    : source_(open_polled(fd, write, what)), fd_(fd), what_(what) {}
+
+Task<long> StdioStream::blocking_read(std::span<std::byte> buf) {
+  // The pool's thread reads into a buffer of its own: a dropped read leaves it running.
+  auto data = std::make_shared<std::vector<std::byte>>(buf.size());
+  auto job = [fd = fd_, data] {
+    return retry_eintr([&] { return ::read(fd, data->data(), data->size()); });
+  };
+  const long n = co_await off_thread(std::move(job));
+  if (n > 0) std::copy_n(data->begin(), static_cast<std::size_t>(n), buf.begin());
+  co_return n;
+}
+
+Task<long> StdioStream::blocking_write(std::span<const std::byte> buf) {
+  auto data = std::make_shared<std::vector<std::byte>>(buf.begin(), buf.end());
+  auto job = [fd = fd_, data] {
+    return retry_eintr([&] {
+      NoSigpipe guard;
+      const long n = ::write(fd, data->data(), data->size());
+      if (n < 0) guard.consume_if_raised(errno);
+      return n;
+    });
+  };
+  co_return co_await off_thread(std::move(job));
+}
+
+Task<std::size_t> StdioStream::read(std::span<std::byte> buf, bool exact) {
+  using Mode = net::ReadFuture::Mode;
+  if (source_) {
+    co_return co_await net::ReadFuture(source_, buf.data(), buf.size(),
+                                       exact ? Mode::kExact : Mode::kSome, what_);
+  }
+  std::size_t done = 0;
+  do {
+    const long n = co_await blocking_read(buf.subspan(done));
+    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), what_);
+    if (n == 0 && exact && done < buf.size()) {
+      throw net::UnexpectedEof(std::string(what_) + ": the input ended after " +
+                               std::to_string(done) + " of the " + std::to_string(buf.size()) +
+                               " bytes read_exact wanted");
+    }
+    done += static_cast<std::size_t>(n);
+    if (n == 0) break;
+  } while (exact && done < buf.size());
+  co_return done;
+}
+
+Task<std::size_t> StdioStream::write(std::span<const std::byte> buf, bool all) {
+  if (source_) co_return co_await net::WriteFuture(source_, buf.data(), buf.size(), all, what_);
+  std::size_t done = 0;
+  do {
+    const long n = co_await blocking_write(buf.subspan(done));
+    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), what_);
+    done += static_cast<std::size_t>(n);
+  } while (all && done < buf.size());
+  co_return done;
+}
+
+}  // namespace spool::detail
+
+namespace spool::io {
+
+Stdin stdin() { return Stdin(); }
+
+StdWriter stdout() { return StdWriter(STDOUT_FILENO, "spool::io::Stdout::write"); }
+
+StdWriter stderr() { return StdWriter(STDERR_FILENO, "spool::io::Stderr::write"); }
+
+}  // namespace spool::io
