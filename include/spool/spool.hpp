@@ -23,6 +23,7 @@
 #include "spool/levels.hpp"
 #include "spool/metrics.hpp"
 #include "spool/net.hpp"
+#include "spool/process.hpp"
 #include "spool/runtime.hpp"
 #include "spool/scope.hpp"
 #include "spool/signal.hpp"

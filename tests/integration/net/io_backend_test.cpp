@@ -6,9 +6,6 @@
 // SPOOL_IO_BACKEND=io_uring.)
 #include <gtest/gtest.h>
 
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +23,7 @@
 
 #include "spool/spool.hpp"
 #include "support/net.hpp"
+#include "support/seccomp.hpp"
 
 namespace {
 
@@ -155,17 +153,7 @@ TEST_P(IoBackends, ASocketClosedOnAnotherThreadEndsItsStream) {
 }
 
 // Makes io_uring_setup fail with EPERM in this process, as a container's seccomp profile does.
-bool refuse_io_uring_setup() {
-  sock_filter filter[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  sock_fprog prog{static_cast<unsigned short>(std::size(filter)), filter};
-  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
-         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
+bool refuse_io_uring_setup() { return spool_test::refuse_syscall(__NR_io_uring_setup, EPERM); }
 
 // In a child process (a death test): the filter stays there.
 TEST(IoBackendDeathTest, AutoFallsBackToEpollWhereIoUringIsRefused) {

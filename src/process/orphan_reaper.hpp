@@ -1,0 +1,40 @@
+// OrphanReaper: reaps the children whose Child was destroyed before they exited.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+
+namespace spool::detail {
+
+// One per process, made with the first orphan and never destroyed: a thread that waits in
+// an epoll set of its own on the orphans' pidfds and reaps each as it exits. Its own set,
+// not a runtime's driver, since an orphan may outlive every runtime. Costs nothing until a
+// Child is dropped while its process runs.
+class OrphanReaper {
+ public:
+  // The process's reaper.
+  static OrphanReaper& instance();
+
+  // Takes `pidfd`, a pidfd of `pid` (our child, not reaped), and reaps the child once it
+  // has exited. Never throws: if the reaper cannot start (no thread, no descriptor), a
+  // thread of the child's own waits for it; if that fails too, the child stays a zombie
+  // until this process exits.
+  void adopt(pid_t pid, int pidfd) noexcept;
+  // Blocks until every child adopted so far is reaped (for tests).
+  void wait_idle();
+
+ private:
+  OrphanReaper() = default;
+  bool start_locked() noexcept;     // the epoll set and the thread; false if either fails
+  void run(int epoll_fd) noexcept;  // the thread's body
+
+  std::mutex mutex_;
+  std::condition_variable idle_;  // notified when pending_ drops to 0
+  std::size_t pending_ = 0;       // guarded by mutex_: adopted, not yet reaped
+  int epoll_fd_ = -1;             // guarded by mutex_: the set, once the thread runs
+};
+
+}  // namespace spool::detail
