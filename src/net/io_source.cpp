@@ -177,8 +177,8 @@ Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op
 
 void IoSource::throw_closed() {
   throw std::logic_error(
-      "spool::net: an operation on a closed or moved-from socket (after std::move, "
-      "into_split or close); use the object the socket was moved to");
+      "spool::net: an operation on a closed or moved-from socket, pipe end or AsyncFd (after "
+      "std::move, into_split, close or release); use the object it was moved to");
 }
 
 void IoWaiter::leave_slow(bool cancel) noexcept { io_->leave(*this, cancel); }

@@ -154,6 +154,7 @@ Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>
   }
   for (;;) {
     if (std::optional<ExitStatus> s = reap_nohang()) return *s;
+    if (!pidfd_ && !watch_) watch_ = detail::ExitWatch::start(pid_);  // (see below)
     if (watch_) {
       if (watch_->poll(cx).is_pending()) return pending;
       continue;  // reap_nohang takes the result
@@ -168,14 +169,15 @@ Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>
       // The runtime the pidfd was registered under has shut down (the child outlived it):
       // register it with the driver of whoever waits now.
       if (e.code() != std::errc::operation_canceled) throw;
+      // If it cannot be registered (no runtime can take it now), the loop's next turn
+      // gives the child a thread of its own instead.
       exited.reset();
       const int fd = pidfd_->release();
       pidfd_.reset();
       try {
         pidfd_.emplace(fd);
-      } catch (...) {
+      } catch (const std::system_error&) {
         ::close(fd);
-        throw;
       }
       continue;
     }
@@ -202,7 +204,9 @@ void Child::kill(int signal) {
   int err = 0;
   if (watch_) {
     err = watch_->kill(signal);
-  } else if (::syscall(SYS_pidfd_send_signal, pidfd_->fd(), signal, nullptr, 0) != 0) {
+  } else if (pidfd_) {
+    if (::syscall(SYS_pidfd_send_signal, pidfd_->fd(), signal, nullptr, 0) != 0) err = errno;
+  } else if (::kill(pid_, signal) != 0) {  // (not reaped: only a wait of ours reaps it)
     err = errno;
   }
   // ESRCH: it has exited and is not reaped yet: nothing left to signal.
