@@ -78,6 +78,22 @@ TEST_P(ProcessExit, WaitClosesStdin) {
   EXPECT_TRUE(s.success());
 }
 
+// A Child moved away is empty: its wait says so instead of waiting for nothing.
+TEST(ProcessMisuse, WaitOnAMovedFromChildIsALogicError) {
+  spool::block_on([]() -> Task<void> {
+    Child first = Command("true").spawn();
+    Child second = std::move(first);
+    EXPECT_EQ(first.id(), std::nullopt);  // NOLINT(bugprone-use-after-move): the point
+    try {
+      (void)co_await first.wait();
+      ADD_FAILURE() << "a moved-from Child was awaited";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("moved-from Child"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE((co_await second.wait()).success());
+  }());
+}
+
 TEST(ProcessGroup, ZeroMakesANewGroupNamedAfterTheChild) {
   spool::block_on([]() -> Task<void> {
     Child cat = Command("cat").stdin(Stdio::piped()).process_group(0).spawn();
