@@ -50,7 +50,8 @@ class Sleep {
   bool is_elapsed() const noexcept;
 
   /// Moves a Sleep that was never armed; throws std::logic_error for one that was (a Sleep
-  /// is armed by a poll that finds it pending, and by a reset after such a poll).
+  /// is armed by a poll that finds it pending, and by a reset after such a poll). Polling,
+  /// resetting or reading now() of the moved-from Sleep then throws std::logic_error.
   Sleep(Sleep&& other);
   Sleep& operator=(Sleep&&) = delete;
   Sleep(const Sleep&) = delete;

@@ -14,6 +14,15 @@ namespace {
       "fire it; make timers under a runtime that outlives them (or outside every runtime)");
 }
 
+// A moved-from Sleep has no driver: using it is a misuse, never a null dereference.
+detail::Driver& driver_of(const std::shared_ptr<detail::Driver>& driver) {
+  if (!driver) {
+    throw std::logic_error(
+        "spool::Sleep used after it was moved from; use the Sleep it was moved into");
+  }
+  return *driver;
+}
+
 }  // namespace
 
 Sleep::Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due) noexcept
@@ -22,20 +31,24 @@ Sleep::Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due)
   if (due) entry_.state.store(detail::TimerEntry::kFired, std::memory_order_relaxed);
 }
 
-Sleep::Sleep(Sleep&& other) : driver_(other.driver_), deadline_(other.deadline_) {
-  entry_.state.store(other.entry_.state.load(std::memory_order_relaxed), std::memory_order_relaxed);
+Sleep::Sleep(Sleep&& other) : deadline_(other.deadline_) {
   if (other.entry_.shard != nullptr) {
     throw std::logic_error(
         "spool::Sleep moved after it was polled: the time driver links it in place; move it "
         "before the first poll (or keep it where it is, e.g. in a coroutine frame)");
   }
+  // Moved, not copied: a copy would cost two atomic RMWs on the driver's shared count.
+  driver_ = std::move(other.driver_);
+  entry_.state.store(other.entry_.state.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // Idle without a driver: polling `other` now throws (driver_of) instead of completing.
+  other.entry_.state.store(detail::TimerEntry::kIdle, std::memory_order_relaxed);
 }
 
 Sleep::~Sleep() {
   if (driver_) driver_->time().disarm(entry_);
 }
 
-Instant Sleep::now() const { return driver_->time().clock().now(); }
+Instant Sleep::now() const { return driver_of(driver_).time().clock().now(); }
 
 bool Sleep::is_elapsed() const noexcept {
   return entry_.state.load(std::memory_order_acquire) == detail::TimerEntry::kFired;
@@ -46,7 +59,7 @@ Poll<void> Sleep::poll(Context& cx) {
   // Acquire: pairs with the driver's release store of kFired / kShutdown.
   std::uint32_t state = entry_.state.load(std::memory_order_acquire);
   if (state == TimerEntry::kIdle) {
-    driver_->time().arm(entry_, deadline_);
+    driver_of(driver_).time().arm(entry_, deadline_);
     state = entry_.state.load(std::memory_order_acquire);
   }
   if (state == TimerEntry::kFired) return Poll<void>::ready();
@@ -63,7 +76,7 @@ Poll<void> Sleep::poll(Context& cx) {
 
 void Sleep::reset(Instant deadline) {
   using detail::TimerEntry;
-  driver_->time().disarm(entry_);
+  driver_of(driver_).time().disarm(entry_);
   if (entry_.state.load(std::memory_order_acquire) == TimerEntry::kShutdown) return;
   deadline_ = deadline;
   // Idle, or fired (unlinked: the driver no longer touches it).

@@ -145,4 +145,23 @@ TEST(SleepMove, MovingBeforeTheFirstPollIsFineAfterItThrows) {
   rt.block_on(move_before_and_after_poll());
 }
 
+// The moved-from Sleep keeps no driver: each use is a clear error, never a null dereference
+// (nor a completion: it was due, and its state went with the move).
+Task<void> use_after_move() {
+  for (const auto d : {10ms, 0ms}) {
+    auto original = spool::sleep(d);
+    spool::Sleep moved(std::move(original));
+    EXPECT_THROW((void)co_await poll_once(original), std::logic_error) << d.count() << " ms";
+    EXPECT_THROW(original.reset(spool::time::now() + 1ms), std::logic_error);
+    EXPECT_FALSE(original.is_elapsed());
+    co_await moved;  // the moved-into Sleep is whole
+  }
+  expect_counters(metrics(), 1, 1, 0);
+}
+
+TEST(SleepMove, UsingTheMovedFromSleepThrows) {
+  auto rt = paused_runtime();
+  rt.block_on(use_after_move());
+}
+
 }  // namespace
