@@ -83,8 +83,10 @@ class Builder {
     config_.thread_name = std::move(name);
     return *this;
   }
-  /// The length of one tick of the timer wheel (default 1 ms): timers fire on tick
-  /// boundaries, never early, at most one tick late plus wake-up latency. Must be > 0.
+  /// The length of one tick of the timer wheel (default 1 ms): the timers whose deadlines
+  /// fall in one tick fire together, once the latest of those deadlines has passed — never
+  /// early, at most one tick late plus wake-up latency (a timer alone in its tick fires at
+  /// its deadline). Must be > 0.
   Builder& timer_resolution(std::chrono::nanoseconds d) {
     config_.timer_resolution = d;
     return *this;

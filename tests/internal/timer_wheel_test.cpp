@@ -1,12 +1,15 @@
-// TimerWheel (src/driver/time/wheel.hpp), single-threaded with abstract ticks: each node fires
-// exactly at its `when`, once, in order, on every level and beyond the wheel's span, however
-// the polls step; remove, refusal of due deadlines, and next_expiration's bound.
+// TimerWheel (src/driver/time/wheel.hpp), single-threaded. With ticks of one unit: each node
+// fires exactly at its `when`, once, in order, on every level and beyond the wheel's span,
+// however the polls step; remove, refusal of due deadlines, and next_expiration's bound.
+// With longer ticks: the nodes of one tick fire together once the latest of their deadlines
+// has passed, never before a deadline, never after their tick's end.
 #include "driver/time/wheel.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <set>
 #include <utility>
@@ -135,10 +138,11 @@ TEST(TimerWheel, RemovedNodesNeverFireAndTheirSlotEmpties) {
   later.when = 5000;  // level 2, slot starting at 4096
   ASSERT_TRUE(wheel.insert(&soon));
   ASSERT_TRUE(wheel.insert(&later));
-  EXPECT_EQ(wheel.next_expiration(), 64u);  // soon's level-1 slot
+  // A higher-level slot opens when its first tick begins (at the end of the tick before).
+  EXPECT_EQ(wheel.next_expiration(), 63u);  // soon's level-1 slot: ticks 64..127
   wheel.remove(&soon);
   EXPECT_FALSE(soon.linked);
-  EXPECT_EQ(wheel.next_expiration(), 4096u);
+  EXPECT_EQ(wheel.next_expiration(), 4095u);
   wheel.remove(&later);
   EXPECT_TRUE(wheel.empty());
   EXPECT_EQ(wheel.next_expiration(), std::nullopt);
@@ -179,12 +183,13 @@ TEST(TimerWheel, HigherLevelNodeCascadesDownThenFires) {
   node.when = 3 * 4096 + 5 * 64 + 17;  // level 2 from tick 0
   ASSERT_TRUE(wheel.insert(&node));
   EXPECT_EQ(node.level, 2);
-  EXPECT_EQ(wheel.next_expiration(), 3 * 4096u);  // the slot's start: earlier than `when`
-  EXPECT_TRUE(poll(wheel, 3 * 4096).empty());
+  // The slot opens as its first tick begins: earlier than `when`.
+  EXPECT_EQ(wheel.next_expiration(), 3 * 4096 - 1u);
+  EXPECT_TRUE(poll(wheel, 3 * 4096 - 1).empty());
   EXPECT_TRUE(node.linked);
   EXPECT_EQ(node.level, 1);
-  EXPECT_EQ(wheel.next_expiration(), 3 * 4096 + 5 * 64u);
-  EXPECT_TRUE(poll(wheel, 3 * 4096 + 5 * 64).empty());
+  EXPECT_EQ(wheel.next_expiration(), 3 * 4096 + 5 * 64 - 1u);
+  EXPECT_TRUE(poll(wheel, 3 * 4096 + 5 * 64 - 1).empty());
   EXPECT_EQ(node.level, 0);
   EXPECT_EQ(wheel.next_expiration(), node.when);
   EXPECT_TRUE(poll(wheel, node.when - 1).empty());
@@ -346,6 +351,131 @@ TEST(TimerWheel, PollBackwardsIsANoOp) {
   EXPECT_EQ(wheel.next_expiration(), next);
   EXPECT_TRUE(poll(wheel, 1499).empty());
   EXPECT_EQ(poll(wheel, 1500), std::vector<TimerNode*>{&node});
+}
+
+// --- Ticks longer than one unit (the time driver: nanoseconds, 1 ms ticks) ---
+
+constexpr std::uint64_t kTick = 1000;
+
+TEST(TimerWheelSubTick, ALoneNodeFiresAtItsDeadlineNotAtItsTicksEnd) {
+  for (const std::uint64_t when : {kTick * 7 + 1, kTick * 7 + 400, kTick * 8, kTick * 5000 + 3}) {
+    SCOPED_TRACE(when);
+    TimerWheel wheel(kTick);
+    TimerNode node;
+    node.when = when;
+    ASSERT_TRUE(wheel.insert(&node));
+    EXPECT_EQ(node.tick, (when + kTick - 1) / kTick);
+    // A higher level's slot first comes due at its start, to move the node down.
+    while (wheel.next_expiration().value() < when) {
+      EXPECT_TRUE(poll(wheel, *wheel.next_expiration()).empty());
+    }
+    EXPECT_EQ(wheel.next_expiration(), when);
+    EXPECT_EQ(wheel.earliest_fire(node), when);
+    EXPECT_TRUE(poll(wheel, when - 1).empty());
+    EXPECT_EQ(poll(wheel, when), std::vector<TimerNode*>{&node});
+    EXPECT_EQ(wheel.elapsed(), when / kTick);  // the last tick that ended
+    EXPECT_TRUE(wheel.empty());
+  }
+}
+
+TEST(TimerWheelSubTick, ATicksNodesFireTogetherOnceTheLatestDeadlineHasPassed) {
+  TimerWheel wheel(kTick);
+  TimerNode a;
+  TimerNode b;
+  TimerNode next_tick;
+  a.when = 3 * kTick + 100;
+  b.when = 3 * kTick + 600;
+  next_tick.when = 4 * kTick + 50;
+  for (TimerNode* n : {&a, &b, &next_tick}) ASSERT_TRUE(wheel.insert(n));
+  EXPECT_EQ(wheel.next_expiration(), b.when);
+  EXPECT_EQ(wheel.earliest_fire(a), b.when);
+  EXPECT_TRUE(poll(wheel, a.when).empty());  // a is due, but its tick fires as one
+  const auto fired = poll(wheel, b.when);
+  EXPECT_EQ(std::set<TimerNode*>(fired.begin(), fired.end()), (std::set<TimerNode*>{&a, &b}));
+  EXPECT_EQ(fired.size(), 2u);
+  EXPECT_EQ(wheel.elapsed(), 3u);  // the tick of a and b has not ended
+
+  // A node of that same tick inserted now, with a later deadline, is not taken for due.
+  TimerNode late;
+  late.when = 3 * kTick + 900;
+  ASSERT_TRUE(wheel.insert(&late));
+  EXPECT_EQ(wheel.next_expiration(), late.when);
+  EXPECT_TRUE(poll(wheel, late.when - 1).empty());
+  EXPECT_EQ(poll(wheel, late.when), std::vector<TimerNode*>{&late});
+  EXPECT_EQ(poll(wheel, next_tick.when), std::vector<TimerNode*>{&next_tick});
+  EXPECT_TRUE(wheel.empty());
+}
+
+TEST(TimerWheelSubTick, RemovingTheLatestKeepsItsTimeWithinTheTick) {
+  TimerWheel wheel(kTick);
+  TimerNode kept;
+  TimerNode removed;
+  kept.when = 9 * kTick + 200;
+  removed.when = 9 * kTick + 700;
+  ASSERT_TRUE(wheel.insert(&kept));
+  ASSERT_TRUE(wheel.insert(&removed));
+  wheel.remove(&removed);
+  // Not lowered to kept's deadline (that would take a scan), but still within the tick.
+  EXPECT_EQ(wheel.next_expiration(), removed.when);
+  EXPECT_TRUE(poll(wheel, removed.when - 1).empty());
+  EXPECT_EQ(poll(wheel, removed.when), std::vector<TimerNode*>{&kept});
+  // Emptied, the slot forgets it: a lone node there fires at its own deadline.
+  TimerNode again;
+  again.when = 9 * kTick + 800;
+  ASSERT_TRUE(wheel.insert(&again));
+  EXPECT_EQ(wheel.next_expiration(), again.when);
+  wheel.remove(&again);
+  kept.when = 10 * kTick + 1;
+  ASSERT_TRUE(wheel.insert(&kept));
+  EXPECT_EQ(wheel.next_expiration(), kept.when);
+}
+
+// Random inserts, removes and polls (fixed seed) against a reference that knows each tick's
+// nodes and the latest deadline inserted since the tick last had none: a poll hands out every
+// node of each tick that has ended, and the nodes of the tick `now` is in exactly when that
+// latest deadline has passed; never a node before its deadline; next_expiration is never
+// later than the time the next node fires.
+TEST(TimerWheelSubTick, MatchesAReferenceUnderRandomOperations) {
+  std::mt19937_64 rng(7);
+  std::vector<TimerNode> nodes(100);
+  std::map<std::uint64_t, std::set<TimerNode*>> ticks;  // tick -> its linked nodes
+  std::map<std::uint64_t, std::uint64_t> latest;        // tick -> latest since last empty
+  TimerWheel wheel(kTick);
+  std::uint64_t now = 0;
+  const auto fire_time = [&](std::uint64_t tick) { return latest.at(tick); };
+  for (int op = 0; op < 20'000; ++op) {
+    TimerNode& node = nodes[rng() % nodes.size()];
+    if (rng() % 3 != 0) {
+      if (node.linked) {
+        wheel.remove(&node);
+        if (ticks[node.tick].erase(&node), ticks[node.tick].empty()) {
+          ticks.erase(node.tick);
+          latest.erase(node.tick);
+        }
+      } else {
+        node.when = now + 1 + rng() % (rng() % 2 ? 3 * kTick : 300 * kTick);
+        ASSERT_TRUE(wheel.insert(&node));
+        ticks[node.tick].insert(&node);
+        latest[node.tick] = std::max(latest[node.tick], node.when);
+      }
+    } else {
+      now += rng() % (rng() % 2 ? kTick : 100 * kTick);
+      std::set<TimerNode*> due;
+      while (!ticks.empty() && fire_time(ticks.begin()->first) <= now) {
+        due.insert(ticks.begin()->second.begin(), ticks.begin()->second.end());
+        latest.erase(ticks.begin()->first);
+        ticks.erase(ticks.begin());
+      }
+      const auto fired = poll(wheel, now);
+      for (TimerNode* n : fired) ASSERT_LE(n->when, now) << "fired early";
+      ASSERT_EQ(std::set<TimerNode*>(fired.begin(), fired.end()), due);
+      ASSERT_EQ(fired.size(), due.size());
+    }
+    ASSERT_EQ(wheel.empty(), ticks.empty());
+    if (!ticks.empty()) {
+      ASSERT_LE(wheel.next_expiration().value(), fire_time(ticks.begin()->first));
+    }
+  }
 }
 
 TEST(TimerWheel, NodeCanBeInsertedAgainAfterItFired) {

@@ -24,11 +24,6 @@ inline spool::Runtime paused_runtime() {
 /// The current runtime's timer counters (inside one of its tasks or its block_on).
 inline spool::RuntimeMetrics metrics() { return spool::Handle::current().metrics(); }
 
-/// `d` rounded up to whole milliseconds (the default timer resolution).
-inline std::chrono::nanoseconds ceil_ms(std::chrono::nanoseconds d) {
-  return std::chrono::ceil<std::chrono::milliseconds>(d);
-}
-
 /// Polls `*fut` once with the awaiting task's Context (its waker and reactor slot) and is
 /// ready at once with whether that poll was ready. `co_await poll_once(sleep)` thus arms a
 /// Sleep in place (it must not move afterwards) without waiting for it.

@@ -12,7 +12,8 @@ namespace spool::detail {
 struct TimerNode {
   TimerNode* prev = nullptr;  ///< neighbours in the wheel slot's list (null at the ends)
   TimerNode* next = nullptr;
-  std::uint64_t when = 0;  ///< deadline, in ticks of the wheel's clock
+  std::uint64_t when = 0;  ///< deadline, in the wheel's unit of time (set before linking)
+  std::uint64_t tick = 0;  ///< `when` rounded up to the wheel's tick (set by the wheel)
   std::uint8_t level = 0;  ///< the wheel level whose slot lists the node (while linked)
   std::uint8_t slot = 0;   ///< the slot within that level (while linked)
   bool linked = false;     ///< in some slot's list

@@ -21,12 +21,13 @@ Atomic<std::uint32_t> next_thread_shard{0};
 }  // namespace
 
 struct alignas(64) TimeDriver::Shard {
+  explicit Shard(std::uint64_t tick_length) : wheel(tick_length) {}
   SpinLock lock;
   TimerWheel wheel;  // guarded by lock
-  // No later than the wheel's earliest deadline (kNever: empty). Stored under lock:
-  // seq_cst when arm lowers it (see wake_at_), relaxed when process raises it; read
-  // without the lock (seq_cst) by the thread in the driver to choose its timeout and the shards to
-  // poll.
+  // No later than the earliest time at which the wheel may fire a timer (kNever: empty),
+  // in the driver's time (ns since origin_). Stored under lock: seq_cst when arm lowers it
+  // (see wake_at_), relaxed when process raises it; read without the lock (seq_cst) by the
+  // thread in the driver to choose its timeout and the shards to poll.
   Atomic<std::uint64_t> next{kNever};
   // Entries linked now; counters. Written under lock (relaxed), read by has_timers and
   // counters() (relaxed).
@@ -47,12 +48,11 @@ TimeDriver::TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds res
                        bool start_paused, std::uint32_t shards,
                        std::function<bool()> can_auto_advance)
     : inner_(std::move(inner)),
-      resolution_(resolution),
       clock_(start_paused),
       origin_(clock_.now()),
       can_auto_advance_(std::move(can_auto_advance)) {
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(shards, 1); ++i) {
-    shards_.push_back(std::make_unique<Shard>());
+    shards_.push_back(std::make_unique<Shard>(static_cast<std::uint64_t>(resolution.count())));
   }
 }
 
@@ -67,25 +67,14 @@ TimeDriver::Shard& TimeDriver::shard_for_thread() noexcept {
   return *shards_[thread_shard % shards_.size()];
 }
 
-std::uint64_t TimeDriver::tick_of(Clock::time_point t) const noexcept {
-  if (t <= origin_) return 0;
-  const auto ns = static_cast<std::uint64_t>((t - origin_).count());
-  const auto res = static_cast<std::uint64_t>(resolution_.count());
-  return ns / res + (ns % res != 0);
+std::uint64_t TimeDriver::time_of(Clock::time_point t) const noexcept {
+  return t <= origin_ ? 0 : static_cast<std::uint64_t>((t - origin_).count());
 }
 
-std::uint64_t TimeDriver::now_tick() const {
-  const Clock::time_point now = clock_.now();
-  if (now <= origin_) return 0;
-  return static_cast<std::uint64_t>((now - origin_).count()) /
-         static_cast<std::uint64_t>(resolution_.count());
-}
-
-Clock::time_point TimeDriver::instant_of(std::uint64_t tick) const noexcept {
-  const auto res = static_cast<std::uint64_t>(resolution_.count());
+Clock::time_point TimeDriver::instant_of(std::uint64_t time) const noexcept {
   const auto room = static_cast<std::uint64_t>((Clock::time_point::max() - origin_).count());
-  if (tick > room / res) return Clock::time_point::max();
-  return origin_ + std::chrono::nanoseconds(static_cast<std::int64_t>(tick * res));
+  if (time > room) return Clock::time_point::max();
+  return origin_ + std::chrono::nanoseconds(static_cast<std::int64_t>(time));
 }
 
 std::uint64_t TimeDriver::next_expiration() const noexcept {
@@ -96,7 +85,7 @@ std::uint64_t TimeDriver::next_expiration() const noexcept {
 
 bool TimeDriver::has_due_timer() const {
   const std::uint64_t next = next_expiration();
-  return next != kNever && next <= now_tick();
+  return next != kNever && next <= time_of(clock_.now());
 }
 
 bool TimeDriver::has_timers() const noexcept {
@@ -107,7 +96,8 @@ bool TimeDriver::has_timers() const noexcept {
 void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
   if (e.shard == nullptr) e.shard = &shard_for_thread();
   Shard& s = *static_cast<Shard*>(e.shard);
-  const std::uint64_t when = tick_of(deadline);
+  const std::uint64_t when = time_of(deadline);
+  std::uint64_t fire_at = kNever;
   bool lowered = false;
   {
     std::lock_guard guard(s.lock);
@@ -125,8 +115,9 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
     }
     e.state.store(TimerEntry::kArmed, std::memory_order_relaxed);
     bump(s.linked);
-    if (when < s.next.load(std::memory_order_relaxed)) {
-      s.next.store(when, std::memory_order_seq_cst);
+    fire_at = s.wheel.earliest_fire(e);
+    if (fire_at < s.next.load(std::memory_order_relaxed)) {
+      s.next.store(fire_at, std::memory_order_seq_cst);
       lowered = true;
     }
   }
@@ -135,7 +126,7 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
   const std::uint64_t watched_until = wake_at_.load(std::memory_order_seq_cst);
   if (watched_until == 0) {
     if (on_unwatched_arm_) on_unwatched_arm_();
-  } else if (when < watched_until) {
+  } else if (fire_at < watched_until) {
     unpark();
   }
 }
@@ -176,7 +167,7 @@ void TimeDriver::process() {
     Shard& s = *sp;
     const std::uint64_t next = s.next.load(std::memory_order_seq_cst);
     if (next == kNever) continue;
-    if (now == kNever) now = now_tick();
+    if (now == kNever) now = time_of(clock_.now());
     if (next > now) continue;
     {
       std::lock_guard guard(s.lock);
@@ -247,7 +238,7 @@ void TimeDriver::add_block_on(int delta) noexcept {
 }
 
 void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
-  // Publish the wake-up tick, then re-read the shards (seq_cst both; arm does the mirror
+  // Publish the wake-up time, then re-read the shards (seq_cst both; arm does the mirror
   // image): a timer armed meanwhile is either seen here or unparks us.
   wake_at_.store(next_expiration(), std::memory_order_seq_cst);
   const std::uint64_t next = next_expiration();

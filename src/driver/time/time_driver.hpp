@@ -85,25 +85,23 @@ class TimeDriver final : public Park {
   struct Shard;
   static constexpr std::uint64_t kNever = ~std::uint64_t{0};
 
-  std::uint64_t tick_of(Clock::time_point t) const noexcept;  // rounded up: never early
-  std::uint64_t now_tick() const;                             // rounded down
-  Clock::time_point instant_of(std::uint64_t tick) const noexcept;
+  // The driver's time: nanoseconds since origin_ (0 for earlier instants), the wheels' unit.
+  std::uint64_t time_of(Clock::time_point t) const noexcept;
+  Clock::time_point instant_of(std::uint64_t time) const noexcept;  // saturating
   std::uint64_t next_expiration() const noexcept;  // min over the shards (kNever: none)
   Shard& shard_for_thread() noexcept;
   // Under `s`'s lock: moves each timer due by `now` to `state` (kFired or kShutdown); its
   // waker goes to `to_wake`, woken after the lock.
   void expire_locked(Shard& s, std::uint64_t now, std::uint32_t state, std::vector<Waker>& to_wake);
   void park_for(std::optional<std::chrono::nanoseconds> timeout);
-  // The paused clock's jump to `next` (a tick), unless something forbids it now.
+  // The paused clock's jump to `next` (the driver's time), unless something forbids it now.
   void try_jump(std::uint64_t next);
   // can_auto_advance_'s answer (true when it is null), under jump_mutex_.
   bool may_auto_advance();
 
   const std::shared_ptr<Park> inner_;
-  const std::chrono::nanoseconds resolution_;
   Clock clock_;
-  // Tick 0 (after clock_, which it reads): a start_paused clock stands on a tick boundary, so
-  // a sleep of whole ticks fires exactly at the advance that reaches it.
+  // Time 0 of the wheels (after clock_, which it reads).
   const Clock::time_point origin_;
   // Guarded by jump_mutex_; shutdown clears it (a hook park may outlive the runtime).
   std::function<bool()> can_auto_advance_;
@@ -117,10 +115,10 @@ class TimeDriver final : public Park {
   // which ends the park and its jump; a later pause by pause()'s unpark.
   Atomic<std::uint32_t> block_ons_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
-  // The tick the thread in the driver wakes at (kNever: only by an unpark; 0: none parked).
-  // Stored seq_cst by park before it re-reads the shards' deadlines and when it stops; read
-  // seq_cst by arm after it lowered one. Store buffering: park sees the deadline, or arm
-  // sees the tick (unparks) or the 0 (hands over).
+  // The time the thread in the driver wakes at (kNever: only by an unpark; 0: none parked; a
+  // wheel never fires at 0). Stored seq_cst by park before it re-reads the shards' next and
+  // when it stops; read seq_cst by arm after it lowered one. Store buffering: park sees the
+  // lowered next, or arm sees the time (unparks) or the 0 (hands over).
   Atomic<std::uint64_t> wake_at_{0};
   std::function<void()> on_unwatched_arm_;
   // Set (relaxed) by every unpark; exchanged (relaxed) by a park of a paused clock: woken

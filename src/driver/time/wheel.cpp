@@ -19,7 +19,8 @@ constexpr unsigned shift_of(unsigned level) { return level * kSlotBits; }
 
 bool TimerWheel::insert(TimerNode* node) noexcept {
   assert(!node->linked);
-  if (node->when <= elapsed_) return false;
+  node->tick = node->when / tick_length_ + (node->when % tick_length_ != 0);  // rounded up
+  if (node->tick < current_) return false;
   link(node);
   return true;
 }
@@ -30,8 +31,9 @@ void TimerWheel::remove(TimerNode* node) noexcept {
 }
 
 std::optional<std::uint64_t> TimerWheel::next_expiration() const noexcept {
-  if (const auto exp = next_slot()) return exp->deadline;
-  return std::nullopt;
+  const auto exp = next_slot();
+  if (!exp) return std::nullopt;
+  return exp->level == 0 ? latest_[exp->slot] : (exp->tick - 1) * tick_length_;
 }
 
 bool TimerWheel::empty() const noexcept {
@@ -45,44 +47,44 @@ std::optional<TimerWheel::Expiration> TimerWheel::next_slot() const noexcept {
     const std::uint64_t occupied = occupied_[level];
     if (occupied == 0) continue;
     const unsigned shift = shift_of(level);
-    const std::uint64_t cur = elapsed_ >> shift;
+    const std::uint64_t cur = current_ >> shift;
     // Rotating puts slot cur at bit 0: the lowest set bit is the distance, in slots, to the
-    // next occupied slot. Slot cur is always empty, so the distance is 1..63, and counting
-    // from cur also reads the top level as the ring it is.
+    // next occupied slot (0 only for level 0's tick in progress), and counting from cur also
+    // reads the top level as the ring it is.
     const auto dist = static_cast<unsigned>(
         std::countr_zero(std::rotr(occupied, static_cast<int>(cur & kSlotMask))));
-    assert(dist > 0);
+    assert(dist > 0 || level == 0);
     return Expiration{level, static_cast<unsigned>((cur + dist) & kSlotMask),
                       (cur + dist) << shift};
   }
   return std::nullopt;
 }
 
-TimerNode* TimerWheel::take_due(const Expiration& exp) noexcept {
+void TimerWheel::cascade(const Expiration& exp) noexcept {
+  // Never back into this slot: the slot containing current_ is empty above level 0.
   while (TimerNode* node = heads_[exp.level][exp.slot]) {
     unlink(node);
-    if (node->when <= elapsed_) return node;
-    link(node);  // cascade: a lower level, or (clamped) the top level's new last slot
+    link(node);
   }
-  return nullptr;
 }
 
 void TimerWheel::link(TimerNode* node) noexcept {
-  assert(node->when > elapsed_);
-  // The level is the highest 6-bit group of the tick in which `when` and elapsed_ differ:
-  // below the top, the node then expires within the current rotation of that level.
-  const auto differ = static_cast<unsigned>(std::bit_width(node->when ^ elapsed_) - 1);
-  unsigned level = differ / kSlotBits;
+  assert(node->tick >= current_);
+  // The level is the highest 6-bit group of the tick in which it and current_ differ (0 if
+  // none): below the top, the node then expires within the current rotation of that level.
+  unsigned level =
+      static_cast<unsigned>(std::bit_width((node->tick ^ current_) | 1) - 1) / kSlotBits;
   std::uint64_t slot;
   if (level < kTop) {
-    slot = (node->when >> shift_of(level)) & kSlotMask;
+    slot = (node->tick >> shift_of(level)) & kSlotMask;
+    if (level == 0) latest_[slot] = std::max(latest_[slot], node->when);
   } else {
     // The top level is a ring of the 63 slots after cur(top); anything further waits in the
-    // last of them (slot cur - 1), which is reached before `when` and places it again.
+    // last of them (slot cur - 1), which is reached before its tick and places it again.
     level = kTop;
-    const std::uint64_t cur = elapsed_ >> shift_of(kTop);
+    const std::uint64_t cur = current_ >> shift_of(kTop);
     const std::uint64_t dist =
-        std::min<std::uint64_t>((node->when >> shift_of(kTop)) - cur, kSlots - 1);
+        std::min<std::uint64_t>((node->tick >> shift_of(kTop)) - cur, kSlots - 1);
     slot = (cur + dist) & kSlotMask;
   }
   TimerNode*& head = heads_[level][slot];
@@ -104,7 +106,10 @@ void TimerWheel::unlink(TimerNode* node) noexcept {
     head = node->next;
   }
   if (node->next != nullptr) node->next->prev = node->prev;
-  if (head == nullptr) occupied_[node->level] &= ~(std::uint64_t{1} << node->slot);
+  if (head == nullptr) {
+    occupied_[node->level] &= ~(std::uint64_t{1} << node->slot);
+    if (node->level == 0) latest_[node->slot] = 0;
+  }
   node->prev = nullptr;
   node->next = nullptr;
   node->linked = false;

@@ -1,13 +1,13 @@
-// The paused test clock (Builder::start_paused): timers fire in deadline order, each at its
-// deadline rounded up to the 1 ms tick; equal deadlines fire in one advance; far-future
-// and past deadlines; Sleep::reset; and auto-advance, which moves the clock only when every
-// task waits and no blocking call runs. Every assertion is on spool::time::now() and on the
-// order of events, never on real time.
+// The paused test clock (Builder::start_paused): timers fire in deadline order, each alone
+// in its tick at its very deadline, and those sharing a tick together at the latest of them;
+// equal deadlines fire in one advance; far-future and past deadlines; Sleep::reset; and
+// auto-advance, which moves the clock only when every task waits and no blocking call runs.
+// Every assertion is on spool::time::now() and on the order of events, never on real time.
 //
-// What the implementation guarantees: a deadline D fires once the clock reaches the first
-// tick boundary at or after D, so deadline <= now < deadline + 1 tick when it wakes. The
-// tick grid starts where a start_paused clock starts, so a sleep of whole milliseconds
-// wakes with now() == its deadline exactly.
+// What the implementation guarantees: the deadlines of one tick (1 ms by default) fire once
+// the clock has passed all of them, so deadline <= now <= the end of the deadline's tick when
+// a timer wakes; auto-advance jumps to that instant. The tick grid starts where a
+// start_paused clock starts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,8 +16,10 @@
 #include <future>
 #include <numeric>
 #include <random>
+#include <set>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -30,7 +32,6 @@ namespace {
 using namespace std::chrono_literals;
 using spool::Instant;
 using spool::Task;
-using spool_time_test::ceil_ms;
 using spool_time_test::metrics;
 using spool_time_test::paused_runtime;
 using spool_time_test::poll_once;
@@ -47,7 +48,7 @@ Task<void> sleep_and_log(Instant deadline, int index, std::vector<Woke>* log) {
 }
 
 // Timer i's offset from the start: increasing in i, on distinct ticks, a quarter of them
-// on a tick boundary and the rest between two (rounded up: 2i+1 or 2i+2 ms).
+// on a tick boundary and the rest between two.
 std::chrono::nanoseconds offset_of(int i) {
   return std::chrono::milliseconds(2 * i + 1) + std::chrono::microseconds(250 * (i % 4));
 }
@@ -67,9 +68,9 @@ Task<void> many_timers_auto_advance(int n, std::vector<Woke>* log, Instant* star
   for (auto& t : tasks) co_await t;
 }
 
-// 200 timers spawned in shuffled order wake sorted by deadline, each at its deadline
-// rounded up to the tick, with the clock jumping from one to the next by itself.
-TEST(PausedClock, ManyTimersWakeInDeadlineOrderAtTheirTick) {
+// 200 timers spawned in shuffled order wake sorted by deadline, each (alone in its tick) at
+// its very deadline, with the clock jumping from one to the next by itself.
+TEST(PausedClock, ManyTimersWakeInDeadlineOrderAtTheirDeadlines) {
   constexpr int kTimers = 200;
   auto rt = paused_runtime();
   std::vector<Woke> log;
@@ -79,10 +80,7 @@ TEST(PausedClock, ManyTimersWakeInDeadlineOrderAtTheirTick) {
   for (int k = 0; k < kTimers; ++k) {
     const auto& w = log[static_cast<std::size_t>(k)];
     EXPECT_EQ(w.index, k) << "wake-up #" << k;
-    const Instant deadline = start + offset_of(w.index);
-    EXPECT_LE(deadline, w.at) << "timer " << w.index << " fired early";
-    EXPECT_LT(w.at, deadline + 1ms) << "timer " << w.index << " fired more than a tick late";
-    EXPECT_EQ(w.at - start, ceil_ms(offset_of(w.index))) << "timer " << w.index;
+    EXPECT_EQ(w.at, start + offset_of(w.index)) << "timer " << w.index;
   }
   EXPECT_EQ(rt.metrics().timers_armed, static_cast<std::uint64_t>(kTimers));
   EXPECT_EQ(rt.metrics().timers_fired, static_cast<std::uint64_t>(kTimers));
@@ -145,18 +143,45 @@ TEST(PausedClock, AdvanceByTheSleepDurationFiresIt) {
   EXPECT_TRUE(fired);
 }
 
-// A coarser or finer tick: deadlines round up to it.
-Task<void> sleeps_on_a_custom_tick() {
-  const Instant start = spool::time::now();
-  co_await spool::sleep(250us);
-  EXPECT_EQ(spool::time::now() - start, 300us);  // 100 µs ticks
-  co_await spool::sleep_until(start + 1ms);
-  EXPECT_EQ(spool::time::now() - start, 1ms);
+// On 100 µs ticks: the timers of one tick fire together at the latest of their deadlines
+// (the tick (200, 300] µs: at 250 µs, not before it nor at the tick's end); one alone in its
+// tick fires at its deadline; a cancelled timer still counts as the latest of its tick
+// (the wheel does not look for the next latest), but its tick's others fire no later than
+// the tick's end.
+Task<void> sleep_until_and_log(Instant deadline, int index, std::vector<Woke>* log) {
+  co_await spool::sleep_until(deadline);
+  log->push_back({index, spool::time::now()});
 }
 
-TEST(PausedClock, DeadlinesRoundUpToTheConfiguredResolution) {
+Task<void> one_tick_fires_as_one() {
+  const Instant start = spool::time::now();
+  std::vector<Woke> log;
+  std::vector<spool::JoinHandle<void>> tasks;
+  for (const auto& [index, offset] :
+       {std::pair{0, 220us}, std::pair{1, 250us}, std::pair{2, 330us}}) {
+    tasks.push_back(spool::spawn(sleep_until_and_log(start + offset, index, &log)));
+  }
+  // Cancelled: armed for 460 µs, then dropped, beside a timer of 410 µs.
+  auto cancelled = spool::spawn([]() -> Task<void> { co_await spool::sleep(460us); }());
+  tasks.push_back(spool::spawn(sleep_until_and_log(start + 410us, 3, &log)));
+  co_await spool::yield_now();  // every task arms its timer
+  cancelled.abort();
+  for (auto& t : tasks) co_await t;
+  EXPECT_EQ(log.size(), 4u);
+  if (log.size() != 4) co_return;
+  EXPECT_EQ(log[0].at - start, 250us);
+  EXPECT_EQ(log[1].at - start, 250us);
+  EXPECT_EQ(std::set<int>({log[0].index, log[1].index}), std::set<int>({0, 1}));
+  EXPECT_EQ(log[2].index, 2);
+  EXPECT_EQ(log[2].at - start, 330us);
+  EXPECT_EQ(log[3].index, 3);
+  EXPECT_GE(log[3].at - start, 410us);
+  EXPECT_LE(log[3].at - start, 500us);
+}
+
+TEST(PausedClock, TimersOfOneTickFireTogetherAtTheLatestDeadline) {
   auto rt = spool::Builder::current_thread().start_paused(true).timer_resolution(100us).build();
-  rt.block_on(sleeps_on_a_custom_tick());
+  rt.block_on(one_tick_fires_as_one());
 }
 
 // --- Equal deadlines ---
@@ -205,12 +230,13 @@ Task<std::chrono::nanoseconds> lone_sleep(std::chrono::nanoseconds d) {
 }
 
 // A lone task's long sleep completes at once: the clock jumps to the deadline exactly
-// (through the wheel's higher levels, whose slots it reaches without firing early).
+// (through the wheel's higher levels, whose slots it reaches without firing early), on a
+// tick boundary or not.
 TEST(PausedClock, FarFutureSleepAutoAdvancesExactly) {
   for (auto d : {std::chrono::nanoseconds(72h), std::chrono::nanoseconds(24h * 1000),
                  std::chrono::nanoseconds(72h + 1500us)}) {
     auto rt = paused_runtime();
-    EXPECT_EQ(rt.block_on(lone_sleep(d)), ceil_ms(d));
+    EXPECT_EQ(rt.block_on(lone_sleep(d)), d);
     EXPECT_EQ(rt.metrics().timers_fired, 1u);
   }
 }
