@@ -15,13 +15,9 @@
 // The outside wake: every 1 ms the measuring thread reads the clock and notifies. A wake
 // that the high task has not polled yet covers the ticks that follow (no second wake is
 // stacked on it; they count as skipped), so each sample is one wake's full delay, however
-// long. The timer wake: the wheel rounds a deadline up to its next tick (1 ms by default), so
-// a deadline placed anywhere would add up to a tick of rounding to every sample: the timer's
-// resolution, not the scheduler's latency. So the tick grid of the runtime's wheel is found
-// first, on the idle runtime (tick_grid.hpp), and every deadline is put on it: the sample,
-// first poll - deadline, is then the delay from the instant the timer came due. When the
-// grid cannot be found (a very busy machine), stderr says so and the timer samples include
-// the rounding.
+// long. The timer wake: the one timer of its tick fires at its very deadline (docs/time.md,
+// "The timer wheel"), so the sample, first poll - deadline, is the delay from the instant
+// the timer came due.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,7 +25,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +33,6 @@
 #include "spool/runtime.hpp"
 #include "spool/sync/notify.hpp"
 #include "spool/time.hpp"
-#include "tick_grid.hpp"
 
 namespace spool_bench {
 
@@ -130,19 +124,18 @@ spool::Task<void> high_outside(Shared* sh, spool::Notify* notify) {
 }
 
 // The high task woken by a spool timer: sleeps until the next deadline of a 1 ms schedule
-// (on the tick grid) and records first poll - deadline. Deadlines that have passed, or are
-// less than kMinLead ahead, are skipped: one sample per wake.
-spool::Task<void> high_timer(Shared* sh, TickGrid grid) {
+// and records first poll - deadline. Deadlines that have passed, or are less than kMinLead
+// ahead, are skipped: one sample per wake.
+spool::Task<void> high_timer(Shared* sh) {
   sh->high_started.store(true, std::memory_order_release);
-  spool::Instant nominal = grid.at_or_after(spool::time::now() + kPeriod);
+  spool::Instant deadline = spool::time::now() + kPeriod;
   while (!sh->high_stop.load(std::memory_order_acquire)) {
-    const spool::Instant deadline = grid.at_or_after(nominal);
     co_await spool::sleep_until(deadline);
     const spool::Instant polled = spool::time::now();
     record(sh, polled - deadline);
     do {
-      nominal += kPeriod;
-    } while (nominal < polled + kMinLead);
+      deadline += kPeriod;
+    } while (deadline < polled + kMinLead);
   }
   sh->high_done.count_down();
 }
@@ -194,8 +187,7 @@ void print_workers(const std::string& label, const spool::RuntimeMetrics& before
 
 // Runs the low load on `low` (with the high task on `high`, woken by `wake`) for one window.
 PhaseResult run_phase(spool::Runtime& rt, Shared& sh, spool::ChannelId low, spool::ChannelId high,
-                      Wake wake, const TickGrid& grid, milliseconds window,
-                      const std::string& label) {
+                      Wake wake, milliseconds window, const std::string& label) {
   for (ChunkCounter& c : sh.counters) c.chunks.store(0, std::memory_order_relaxed);
   sh.low_stop.store(false, std::memory_order_relaxed);
   sh.high_stop.store(false, std::memory_order_relaxed);
@@ -211,7 +203,7 @@ PhaseResult run_phase(spool::Runtime& rt, Shared& sh, spool::ChannelId low, spoo
   for (ChunkCounter& c : sh.counters) (void)rt.spawn_on(low, low_task(&sh, &c));
   std::this_thread::sleep_for(kWarmup);
   if (wake == Wake::kOutside) (void)rt.spawn_on(high, high_outside(&sh, notify.get()));
-  if (wake == Wake::kTimer) (void)rt.spawn_on(high, high_timer(&sh, grid));
+  if (wake == Wake::kTimer) (void)rt.spawn_on(high, high_timer(&sh));
   while (wake != Wake::kNone && !sh.high_started.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(microseconds(100));
   }
@@ -269,22 +261,6 @@ double report_phase(const std::string& prefix, const std::string& suffix, const 
   return p99;
 }
 
-// The tick grid of rt's wheel, reported on stderr.
-TickGrid tick_grid(spool::Runtime& rt, const Config& cfg, const char* which) {
-  const std::optional<TickGrid> grid = find_tick_grid(rt, cfg.timer_resolution);
-  const auto tick_us = std::chrono::duration_cast<microseconds>(cfg.timer_resolution).count();
-  if (grid) {
-    std::fprintf(stderr, "  %s: deadlines on the tick grid of the timer wheel (%lld us ticks)\n",
-                 which, static_cast<long long>(tick_us));
-  } else {
-    std::fprintf(stderr,
-                 "  %s: tick grid of the timer wheel not found: the samples include the "
-                 "rounding of each deadline up to its tick (up to %lld us)\n",
-                 which, static_cast<long long>(tick_us));
-  }
-  return grid.value_or(TickGrid{});
-}
-
 void p1_priority_latency(const Config& cfg) {
   Shared sh;  // outlives the runtimes (declared first)
   sh.counters = std::vector<ChunkCounter>(kLowPerWorker * cfg.workers);
@@ -299,13 +275,10 @@ void p1_priority_latency(const Config& cfg) {
     spool::Runtime rt = make_runtime(cfg, {spool::Level{"high"}, spool::Level{"low"}});
     const spool::ChannelId hi = rt.channel("high");
     const spool::ChannelId lo = rt.channel("low");
-    const TickGrid grid = tick_grid(rt, cfg, "priority_timer");
-    low_alone =
-        run_phase(rt, sh, lo, hi, Wake::kNone, grid, window, "priority_alone").low_ops_per_s;
+    low_alone = run_phase(rt, sh, lo, hi, Wake::kNone, window, "priority_alone").low_ops_per_s;
     result("priority_low_throughput_alone", low_alone, "ops/s");
     for (int w = 0; w < 2; ++w) {
-      const PhaseResult r =
-          run_phase(rt, sh, lo, hi, wakes[w], grid, window, "priority" + suffix[w]);
+      const PhaseResult r = run_phase(rt, sh, lo, hi, wakes[w], window, "priority" + suffix[w]);
       p99[0][w] = report_phase("", suffix[w], r);
       low[0][w] = r.low_ops_per_s;
     }
@@ -313,10 +286,9 @@ void p1_priority_latency(const Config& cfg) {
   {
     spool::Runtime rt = make_runtime(cfg);  // no levels: one channel
     const spool::ChannelId only = rt.channel("default");
-    const TickGrid grid = tick_grid(rt, cfg, "flat_priority_timer");
     for (int w = 0; w < 2; ++w) {
       const PhaseResult r =
-          run_phase(rt, sh, only, only, wakes[w], grid, window, "flat_priority" + suffix[w]);
+          run_phase(rt, sh, only, only, wakes[w], window, "flat_priority" + suffix[w]);
       p99[1][w] = report_phase("flat_", suffix[w], r);
       low[1][w] = r.low_ops_per_s;
     }
