@@ -27,10 +27,11 @@ constexpr std::uint64_t kDay = 86'400'000;  // at 1 tick = 1 ms
 // Polls to `now` and returns the nodes handed out, in order; each must be unlinked already.
 std::vector<TimerNode*> poll(TimerWheel& wheel, std::uint64_t now) {
   std::vector<TimerNode*> fired;
-  wheel.poll(now, [&](TimerNode* node) {
+  EXPECT_TRUE(wheel.poll(now, [&](TimerNode* node) {
     EXPECT_FALSE(node->linked);
     fired.push_back(node);
-  });
+    return true;
+  }));
   return fired;
 }
 
@@ -476,6 +477,40 @@ TEST(TimerWheelSubTick, MatchesAReferenceUnderRandomOperations) {
       ASSERT_LE(wheel.next_expiration().value(), fire_time(ticks.begin()->first));
     }
   }
+}
+
+// A poll stopped by its callback leaves the rest due for the next poll, which hands them out
+// (a node inserted in between included, when due), then advances.
+TEST(TimerWheel, APollStoppedByItsCallbackLeavesTheRestForTheNext) {
+  TimerWheel wheel;
+  std::vector<TimerNode> nodes(5);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].when = 10 + i % 2;  // two ticks: 10 and 11
+    ASSERT_TRUE(wheel.insert(&nodes[i]));
+  }
+  std::vector<TimerNode*> fired;
+  const auto take_two = [&](TimerNode* n) {
+    fired.push_back(n);
+    return fired.size() % 2 != 0;
+  };
+  EXPECT_FALSE(wheel.poll(20, take_two));
+  EXPECT_EQ(fired.size(), 2u);
+  EXPECT_EQ(fired[0]->when, 10u);
+  EXPECT_EQ(wheel.elapsed(), 0u);  // not advanced: the poll did not finish
+  TimerNode late;
+  late.when = 15;
+  ASSERT_TRUE(wheel.insert(&late));
+  EXPECT_FALSE(wheel.poll(20, take_two));
+  EXPECT_FALSE(wheel.poll(20, take_two));
+  EXPECT_TRUE(wheel.poll(20, take_two));  // the sixth node: done
+  EXPECT_EQ(fired.size(), 6u);
+  EXPECT_EQ(std::set<TimerNode*>(fired.begin(), fired.end()).size(), 6u);
+  EXPECT_EQ(fired.back(), &late);
+  EXPECT_TRUE(
+      std::is_sorted(fired.begin(), fired.end(),
+                     [](const TimerNode* a, const TimerNode* b) { return a->when < b->when; }));
+  EXPECT_EQ(wheel.elapsed(), 20u);
+  EXPECT_TRUE(wheel.empty());
 }
 
 TEST(TimerWheel, NodeCanBeInsertedAgainAfterItFired) {

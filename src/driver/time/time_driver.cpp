@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "spool/detail/wake_list.hpp"
+
 namespace spool::detail {
 
 namespace {
@@ -146,35 +148,37 @@ void TimeDriver::disarm(TimerEntry& e) noexcept {
   e.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
 }
 
-void TimeDriver::expire_locked(Shard& s, std::uint64_t now, std::uint32_t state,
-                               std::vector<Waker>& to_wake) {
-  s.wheel.poll(now, [&](TimerNode* node) {
-    auto& e = static_cast<TimerEntry&>(*node);
-    // The waker is taken under the lock: once it is released the entry may be gone.
-    if (std::optional<Waker> w = e.waker.take()) to_wake.push_back(std::move(*w));
-    // Release: pairs with the acquire loads of poll and disarm (see TimerEntry::state).
-    e.state.store(state, std::memory_order_release);
-    bump(s.linked, -1);
-    if (state == TimerEntry::kFired) bump(s.fired);
-  });
-  s.next.store(s.wheel.next_expiration().value_or(kNever), std::memory_order_relaxed);
+void TimeDriver::expire(Shard& s, std::uint64_t now, std::uint32_t state) {
+  // In batches: the lock is held for at most one batch (arms and cancels wait no longer), the
+  // first tasks run while the rest are fired, and nothing is allocated.
+  WakeList to_wake;
+  for (bool done = false; !done;) {
+    {
+      std::lock_guard guard(s.lock);
+      done = s.wheel.poll(now, [&](TimerNode* node) {
+        auto& e = static_cast<TimerEntry&>(*node);
+        // The waker is taken under the lock: once it is released the entry may be gone.
+        if (std::optional<Waker> w = e.waker.take()) to_wake.push(std::move(*w));
+        // Release: pairs with the acquire loads of poll and disarm (see TimerEntry::state).
+        e.state.store(state, std::memory_order_release);
+        bump(s.linked, -1);
+        if (state == TimerEntry::kFired) bump(s.fired);
+        return !to_wake.full();
+      });
+      s.next.store(s.wheel.next_expiration().value_or(kNever), std::memory_order_relaxed);
+    }
+    to_wake.wake_all();
+  }
 }
 
 void TimeDriver::process() {
   std::uint64_t now = kNever;  // read from the clock only if some shard has a timer
-  std::vector<Waker> to_wake;
   for (const auto& sp : shards_) {
     Shard& s = *sp;
     const std::uint64_t next = s.next.load(std::memory_order_seq_cst);
     if (next == kNever) continue;
     if (now == kNever) now = time_of(clock_.now());
-    if (next > now) continue;
-    {
-      std::lock_guard guard(s.lock);
-      expire_locked(s, now, TimerEntry::kFired, to_wake);
-    }
-    for (Waker& w : to_wake) std::move(w).wake();
-    to_wake.clear();
+    if (next <= now) expire(s, now, TimerEntry::kFired);
   }
 }
 
@@ -184,15 +188,14 @@ void TimeDriver::shutdown() {
     std::lock_guard guard(jump_mutex_);
     can_auto_advance_ = [] { return false; };
   }
-  std::vector<Waker> to_wake;
   for (const auto& sp : shards_) {
-    Shard& s = *sp;
-    std::lock_guard guard(s.lock);
-    // Relaxed: arm reads it under this same lock.
-    shut_down_.store(true, std::memory_order_relaxed);
-    expire_locked(s, kNever - 1, TimerEntry::kShutdown, to_wake);
+    {
+      std::lock_guard guard(sp->lock);
+      // Relaxed: arm reads it under this same lock; an arm after it links nothing more here.
+      shut_down_.store(true, std::memory_order_relaxed);
+    }
+    expire(*sp, kNever - 1, TimerEntry::kShutdown);
   }
-  for (Waker& w : to_wake) std::move(w).wake();
 }
 
 void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {

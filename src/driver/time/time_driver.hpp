@@ -90,9 +90,8 @@ class TimeDriver final : public Park {
   Clock::time_point instant_of(std::uint64_t time) const noexcept;  // saturating
   std::uint64_t next_expiration() const noexcept;  // min over the shards (kNever: none)
   Shard& shard_for_thread() noexcept;
-  // Under `s`'s lock: moves each timer due by `now` to `state` (kFired or kShutdown); its
-  // waker goes to `to_wake`, woken after the lock.
-  void expire_locked(Shard& s, std::uint64_t now, std::uint32_t state, std::vector<Waker>& to_wake);
+  // Moves each timer of `s` due by `now` to `state` (kFired or kShutdown) and wakes its task.
+  void expire(Shard& s, std::uint64_t now, std::uint32_t state);
   void park_for(std::optional<std::chrono::nanoseconds> timeout);
   // The paused clock's jump to `next` (the driver's time), unless something forbids it now.
   void try_jump(std::uint64_t next);

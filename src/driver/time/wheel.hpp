@@ -69,10 +69,12 @@ class TimerWheel {
   /// Calls `on_expired(TimerNode*)`, in nondecreasing tick (ties unordered), for every node
   /// of a tick that has ended by `now`, and of the tick `now` is in if every deadline of that
   /// tick has passed (a tick fires as one); each node is unlinked first. Advances elapsed() to
-  /// the last tick that ended by `now` (never back). It jumps between occupied slots, never
-  /// tick by tick. `on_expired` must not call into this wheel.
+  /// the last tick that ended by `now` (never back) and returns true. It jumps between
+  /// occupied slots, never tick by tick. When `on_expired` returns false the poll stops
+  /// there and returns false: the nodes left stay due, for the next poll (the wheel may change
+  /// in between). `on_expired` must not call into this wheel.
   template <class F>
-  void poll(std::uint64_t now, F&& on_expired);
+  bool poll(std::uint64_t now, F&& on_expired);
 
   /// True when no node is linked.
   bool empty() const noexcept;
@@ -101,7 +103,7 @@ class TimerWheel {
 };
 
 template <class F>
-void TimerWheel::poll(std::uint64_t now, F&& on_expired) {
+bool TimerWheel::poll(std::uint64_t now, F&& on_expired) {
   const std::uint64_t ended = now / tick_length_;  // the last tick that has ended by `now`
   // Slots in order of their first tick. A higher-level slot is opened as soon as its first
   // tick is in progress, so that the nodes of that tick reach level 0 in time to fire with
@@ -115,13 +117,14 @@ void TimerWheel::poll(std::uint64_t now, F&& on_expired) {
     } else if (latest_[exp->slot] <= now) {
       while (TimerNode* node = heads_[0][exp->slot]) {
         unlink(node);
-        on_expired(node);
+        if (!on_expired(node)) return false;
       }
     } else {
       break;
     }
   }
   if (ended + 1 > current_) current_ = ended + 1;
+  return true;
 }
 
 }  // namespace spool::detail
