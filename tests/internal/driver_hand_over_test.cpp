@@ -38,7 +38,7 @@ TEST(DriverHandOver, MaintainHandsTheDriverToAThreadThatParkedWithoutIt) {
   waker_state->driver = &driver;
 
   TimerEntry timer;
-  timer.waker.register_waker(spool::Waker::from(waker_state));
+  timer.waker = spool::Waker::from(waker_state);  // idle: set before arming
   driver.time().arm(timer, driver.time().clock().now() + std::chrono::milliseconds(5));
   driver.time().clock().advance(std::chrono::milliseconds(10));
 

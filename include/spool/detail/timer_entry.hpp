@@ -2,8 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
-#include "spool/core/atomic_waker.hpp"
+#include "spool/core/waker.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/timer_node.hpp"
 
@@ -11,13 +12,14 @@ namespace spool::detail {
 
 /// One timer: its wheel node, the waker of the task that waits on it, and whether it fired.
 /// Owned by the future that waits (it must not move while armed); the time driver
-/// (src/driver/time/time_driver.hpp) links it into one of its shards and fires it.
+/// (src/driver/time/time_driver.hpp) links it into one of its shards and fires it. Who may
+/// touch what, and when: src/driver/time/entry_waker.hpp.
 struct TimerEntry : TimerNode {
   /// Not in a wheel: never armed, or disarmed (cancelled, reset).
   static constexpr std::uint32_t kIdle = 0;
   /// Linked in its shard's wheel, waiting for its deadline.
   static constexpr std::uint32_t kArmed = 1;
-  /// The deadline passed: unlinked by the driver, which then wakes `waker`.
+  /// The deadline passed: unlinked by the driver, which took `waker` to wake it.
   static constexpr std::uint32_t kFired = 2;
   /// The driver shut down (its runtime is gone) before the deadline.
   static constexpr std::uint32_t kShutdown = 3;
@@ -28,8 +30,9 @@ struct TimerEntry : TimerNode {
   /// the acquire loads of the future's poll (which then returns ready without the lock) and
   /// of disarm (which then returns without the lock, and the entry may be freed).
   Atomic<std::uint32_t> state{kIdle};
-  /// The waiting task's waker: registered by each poll, taken by the driver when it fires.
-  AtomicWaker waker;
+  /// The waiting task's waker (empty: none). Armed, it is guarded by the shard's lock;
+  /// otherwise it is the owning future's alone.
+  std::optional<Waker> waker;
   /// The shard whose wheel links the entry (opaque to the future); set when first armed.
   void* shard = nullptr;
 };

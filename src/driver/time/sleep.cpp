@@ -2,6 +2,7 @@
 #include "spool/time/sleep.hpp"
 
 #include "driver/driver.hpp"
+#include "driver/time/entry_waker.hpp"
 #include "spool/time/interval.hpp"
 
 namespace spool {
@@ -51,40 +52,38 @@ Sleep::~Sleep() {
 Instant Sleep::now() const { return driver_of(driver_).time().clock().now(); }
 
 bool Sleep::is_elapsed() const noexcept {
-  return entry_.state.load(std::memory_order_acquire) == detail::TimerEntry::kFired;
+  return detail::state_of(entry_) == detail::TimerEntry::kFired;
 }
 
 Poll<void> Sleep::poll(Context& cx) {
   using detail::TimerEntry;
-  // Acquire: pairs with the driver's release store of kFired / kShutdown.
-  std::uint32_t state = entry_.state.load(std::memory_order_acquire);
+  std::uint32_t state = detail::state_of(entry_);
   if (state == TimerEntry::kIdle) {
+    // In no wheel: the waker goes in before arm links the entry (entry_waker.hpp).
+    detail::set_waker_unshared(entry_, cx.waker());
     driver_of(driver_).time().arm(entry_, deadline_);
-    state = entry_.state.load(std::memory_order_acquire);
+    state = detail::state_of(entry_);  // the driver may have fired it already
+  } else if (state == TimerEntry::kArmed) {
+    state = driver_->time().update_waker(entry_, cx.waker());
   }
   if (state == TimerEntry::kFired) return Poll<void>::ready();
   if (state == TimerEntry::kShutdown) throw_shutdown();
-  entry_.waker.register_waker(cx.waker());
   // The executor parks in this driver, or something else must drive it.
   if (cx.reactor() != driver_.get() && !cx.install_reactor(driver_)) driver_->ensure_driven();
-  // Fired between the first load and the registration: the driver may have found no waker.
-  state = entry_.state.load(std::memory_order_acquire);
-  if (state == TimerEntry::kFired) return Poll<void>::ready();
-  if (state == TimerEntry::kShutdown) throw_shutdown();
   return pending;
 }
 
 void Sleep::reset(Instant deadline) {
   using detail::TimerEntry;
   driver_of(driver_).time().disarm(entry_);
-  if (entry_.state.load(std::memory_order_acquire) == TimerEntry::kShutdown) return;
+  if (detail::state_of(entry_) == TimerEntry::kShutdown) return;
   deadline_ = deadline;
   // Idle, or fired (unlinked: the driver no longer touches it).
   if (deadline <= now()) {
     entry_.state.store(TimerEntry::kFired, std::memory_order_relaxed);  // due: no wheel
     // No deadline is left for the driver to wake a waiting task at: wake it now (when the
     // task resetting is the one waiting, that is one spurious poll).
-    entry_.waker.wake();
+    if (std::optional<Waker> w = std::exchange(entry_.waker, std::nullopt)) std::move(*w).wake();
   } else {
     entry_.state.store(TimerEntry::kIdle, std::memory_order_relaxed);
     // Polled before: arm now, where it stays. Never polled: at the first poll.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "driver/time/entry_waker.hpp"
 #include "spool/detail/wake_list.hpp"
 
 namespace spool::detail {
@@ -133,12 +134,14 @@ void TimeDriver::arm(TimerEntry& e, Clock::time_point deadline) {
   }
 }
 
+std::uint32_t TimeDriver::update_waker(TimerEntry& e, const Waker& w) {
+  return detail::update_waker(static_cast<Shard*>(e.shard)->lock, e, w);
+}
+
 void TimeDriver::disarm(TimerEntry& e) noexcept {
-  // Acquire: pairs with the driver's release store of kFired / kShutdown. Seeing it, this
-  // thread returns without the lock and its caller may free the entry (~Sleep), so the
-  // driver's writes to it before that store (the unlink, the waker's take) must be visible
-  // here. If it still reads kArmed, the lock below settles it (the node may be unlinked).
-  if (e.state.load(std::memory_order_acquire) != TimerEntry::kArmed) return;
+  // Settled by the driver (state_of's acquire): its caller may free the entry at once. If it
+  // still reads kArmed, the lock below settles it (the node may be unlinked).
+  if (state_of(e) != TimerEntry::kArmed) return;
   Shard& s = *static_cast<Shard*>(e.shard);
   std::lock_guard guard(s.lock);
   if (!e.linked) return;  // fired (or shut down) meanwhile: that state stays
@@ -156,11 +159,10 @@ void TimeDriver::expire(Shard& s, std::uint64_t now, std::uint32_t state) {
     {
       std::lock_guard guard(s.lock);
       done = s.wheel.poll(now, [&](TimerNode* node) {
-        auto& e = static_cast<TimerEntry&>(*node);
         // The waker is taken under the lock: once it is released the entry may be gone.
-        if (std::optional<Waker> w = e.waker.take()) to_wake.push(std::move(*w));
-        // Release: pairs with the acquire loads of poll and disarm (see TimerEntry::state).
-        e.state.store(state, std::memory_order_release);
+        if (std::optional<Waker> w = settle_locked(static_cast<TimerEntry&>(*node), state)) {
+          to_wake.push(std::move(*w));
+        }
         bump(s.linked, -1);
         if (state == TimerEntry::kFired) bump(s.fired);
         return !to_wake.full();

@@ -60,8 +60,12 @@ class TimeDriver final : public Park {
 
   // --- Timers (any thread) ---
   // Arms idle `e` for `deadline` (fired at once if past, shut down if the driver is); wakes
-  // the thread in the driver if it parks for a later deadline.
+  // the thread in the driver if it parks for a later deadline. The waker to wake is the one
+  // `e` holds (entry_waker.hpp).
   void arm(TimerEntry& e, Clock::time_point deadline);
+  // Armed `e` (polled again): keeps `w` as its waker unless it wakes the same task; returns
+  // kArmed, or the state the driver moved `e` to meanwhile (kFired, kShutdown).
+  std::uint32_t update_waker(TimerEntry& e, const Waker& w);
   // Unlinks `e` if still armed (cancel, reset); a fired or shut-down entry keeps its state.
   void disarm(TimerEntry& e) noexcept;
   // Fires every timer due by now.
