@@ -51,11 +51,12 @@ TimeDriver::TimeDriver(std::shared_ptr<Park> inner, std::chrono::nanoseconds res
                        bool start_paused, std::uint32_t shards,
                        std::function<bool()> can_auto_advance)
     : inner_(std::move(inner)),
+      tick_length_(static_cast<std::uint64_t>(resolution.count())),
       clock_(start_paused),
       origin_(clock_.now()),
       can_auto_advance_(std::move(can_auto_advance)) {
   for (std::uint32_t i = 0; i < std::max<std::uint32_t>(shards, 1); ++i) {
-    shards_.push_back(std::make_unique<Shard>(static_cast<std::uint64_t>(resolution.count())));
+    shards_.push_back(std::make_unique<Shard>(tick_length_));
   }
 }
 
@@ -68,6 +69,10 @@ TimeDriver::Shard& TimeDriver::shard_for_thread() noexcept {
     thread_shard = next_thread_shard.fetch_add(1, std::memory_order_relaxed);
   }
   return *shards_[thread_shard % shards_.size()];
+}
+
+std::uint64_t TimeDriver::tick_of(std::uint64_t time) const noexcept {
+  return time / tick_length_ + (time % tick_length_ != 0);
 }
 
 std::uint64_t TimeDriver::time_of(Clock::time_point t) const noexcept {
@@ -84,6 +89,17 @@ std::uint64_t TimeDriver::next_expiration() const noexcept {
   std::uint64_t next = kNever;
   for (const auto& s : shards_) next = std::min(next, s->next.load(std::memory_order_seq_cst));
   return next;
+}
+
+std::uint64_t TimeDriver::wake_time() const noexcept {
+  const std::uint64_t first = next_expiration();
+  if (first == kNever || shards_.size() == 1) return first;
+  std::uint64_t wake = first;
+  for (const auto& s : shards_) {
+    const std::uint64_t next = s->next.load(std::memory_order_seq_cst);
+    if (next != kNever && tick_of(next) == tick_of(first)) wake = std::max(wake, next);
+  }
+  return wake;
 }
 
 bool TimeDriver::has_due_timer() const {
@@ -205,7 +221,7 @@ void TimeDriver::park(std::optional<std::chrono::nanoseconds> timeout) {
   if (timeout && *timeout <= std::chrono::nanoseconds::zero()) {
     inner_->park(timeout);  // a poll (the maintenance tick): no deadline to compute
   } else if (clock_.is_paused()) {
-    const std::uint64_t next = next_expiration();
+    const std::uint64_t next = wake_time();
     if (next != kNever && parker_ != Parker::kBusy && may_auto_advance()) {
       // Nothing runs (the thread in the driver parks only when idle): let the next deadline come at
       // once — unless an unpark says something was woken meanwhile.
@@ -245,8 +261,8 @@ void TimeDriver::add_block_on(int delta) noexcept {
 void TimeDriver::park_for(std::optional<std::chrono::nanoseconds> timeout) {
   // Publish the wake-up time, then re-read the shards (seq_cst both; arm does the mirror
   // image): a timer armed meanwhile is either seen here or unparks us.
-  wake_at_.store(next_expiration(), std::memory_order_seq_cst);
-  const std::uint64_t next = next_expiration();
+  wake_at_.store(wake_time(), std::memory_order_seq_cst);
+  const std::uint64_t next = wake_time();
   std::optional<std::chrono::nanoseconds> t = timeout;
   if (next != kNever) {
     const auto until = std::max(instant_of(next) - clock_.now(), std::chrono::nanoseconds::zero());

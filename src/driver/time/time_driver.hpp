@@ -93,6 +93,11 @@ class TimeDriver final : public Park {
   std::uint64_t time_of(Clock::time_point t) const noexcept;
   Clock::time_point instant_of(std::uint64_t time) const noexcept;  // saturating
   std::uint64_t next_expiration() const noexcept;  // min over the shards (kNever: none)
+  // When the thread in the driver wakes: next_expiration(), or the latest next time of the
+  // shards whose next times fall in its tick, so that a tick spread over several wheels
+  // fires in one wake-up, as with one wheel (never after the tick's end).
+  std::uint64_t wake_time() const noexcept;
+  std::uint64_t tick_of(std::uint64_t time) const noexcept;  // the tick `time` falls in
   Shard& shard_for_thread() noexcept;
   // Moves each timer of `s` due by `now` to `state` (kFired or kShutdown) and wakes its task.
   void expire(Shard& s, std::uint64_t now, std::uint32_t state);
@@ -103,6 +108,7 @@ class TimeDriver final : public Park {
   bool may_auto_advance();
 
   const std::shared_ptr<Park> inner_;
+  const std::uint64_t tick_length_;  // the wheels' tick, in the driver's time (ns)
   Clock clock_;
   // Time 0 of the wheels (after clock_, which it reads).
   const Clock::time_point origin_;
