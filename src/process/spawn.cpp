@@ -158,31 +158,6 @@ Command& Command::env_clear() {
   return *this;
 }
 
-Command& Command::current_dir(std::string dir) {
-  dir_ = std::move(dir);
-  return *this;
-}
-
-Command& Command::stdin(Stdio s) {
-  stdin_ = s;
-  return *this;
-}
-
-Command& Command::stdout(Stdio s) {
-  stdout_ = s;
-  return *this;
-}
-
-Command& Command::stderr(Stdio s) {
-  stderr_ = s;
-  return *this;
-}
-
-Command& Command::kill_on_drop(bool on) {
-  kill_on_drop_ = on;
-  return *this;
-}
-
 Command& Command::process_group(pid_t pgid) {
   if (pgid < 0) {
     throw std::invalid_argument("spool::process::Command::process_group: pgid " +

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spool/core/task.hpp"
@@ -64,16 +65,16 @@ class Command {
   /// the parent's.
   Command& env_clear();
   /// Runs the child in `dir` (the parent's directory by default).
-  Command& current_dir(std::string dir);
+  Command& current_dir(std::string dir) { return set(dir_, std::move(dir)); }
   /// The child's stdin (default: inherit for spawn and status, null for output).
-  Command& stdin(Stdio s);
+  Command& stdin(Stdio s) { return set(stdin_, s); }
   /// The child's stdout (default: inherit for spawn and status, piped for output).
-  Command& stdout(Stdio s);
+  Command& stdout(Stdio s) { return set(stdout_, s); }
   /// The child's stderr (default: inherit for spawn and status, piped for output).
-  Command& stderr(Stdio s);
+  Command& stderr(Stdio s) { return set(stderr_, s); }
   /// Kill the child with SIGKILL if its Child is destroyed while it still runs (default:
   /// it runs on, and is reaped when it exits).
-  Command& kill_on_drop(bool on);
+  Command& kill_on_drop(bool on) { return set(kill_on_drop_, on); }
   /// Puts the child in process group `pgid`; 0 makes a new group whose id is the child's
   /// pid (a shell's job: a terminal's Ctrl-C then no longer reaches it).
   Command& process_group(pid_t pgid);
@@ -96,6 +97,12 @@ class Command {
  private:
   // spawn() with these for the stdio left unset.
   Child spawn_with(Stdio in, Stdio out, Stdio err) const;
+  // What every plain setter does: stores `value` in `field`, for chaining.
+  template <class Field, class Value>
+  Command& set(Field& field, Value value) {
+    field = std::move(value);
+    return *this;
+  }
 
   std::string program_;
   std::vector<std::string> args_;
