@@ -118,6 +118,8 @@ TEST_P(UnixDgram, PairAndUnboundSender) {
 // (sent by another thread once the receiver has returned pending).
 TEST(UnixDgramForeign, RecvUnderAnExecutorWithoutReactorSlot) {
   auto [x, y] = UnixDatagram::pair();
+  // Counted up by run_foreign at each pending poll (seq_cst increment, then notify_all);
+  // the sender waits on it, so the datagram comes only after the receiver waits.
   std::atomic<int> pending{0};
   std::thread sender([&pending, &x] {
     pending.wait(0);
