@@ -146,6 +146,7 @@ Poll<IoSource::Readiness> IoSource::wait_ready(Context& cx, IoWaiter& waiter, Di
 void IoSource::clear_ready(Readiness seen, Direction dir) noexcept {
   // The error an EPOLLERR announced was taken by the syscall (it returns once): clear its
   // bit too, or every later call would find the fd "ready" and spin.
+  if (io_ == nullptr) return;  // released or closed since (a guard kept past its AsyncFd)
   io_->clear_readiness(ReadyEvent{seen.tick, 0}, readiness_bit(dir) | ScheduledIo::kError);
 }
 

@@ -162,6 +162,21 @@ TEST(AsyncFdRelease, GivesBackAnOpenDescriptor) {
   EXPECT_EQ(again.fd(), raw);
 }
 
+// A guard kept past its AsyncFd's release: clear_ready has nothing left to clear, and the
+// descriptor given back is untouched.
+TEST(AsyncFdGuard, ClearReadyAfterReleaseDoesNothing) {
+  auto rt = spool::Builder::current_thread().build();
+  const int raw = rt.block_on([]() -> Task<int> {
+    AsyncFd fd(make_eventfd());
+    auto guard = co_await fd.writable();
+    const int given_back = fd.release();
+    guard.clear_ready();
+    co_return given_back;
+  }());
+  EXPECT_GE(::fcntl(raw, F_GETFD), 0);
+  ::close(raw);
+}
+
 // The message of an std::invalid_argument thrown by AsyncFd(fd).
 std::string refusal(int fd) {
   try {
