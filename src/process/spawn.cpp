@@ -50,6 +50,11 @@ class Fd {
   throw std::system_error(err, std::generic_category(), what);
 }
 
+// A posix_spawn file action or attribute: its error (ENOMEM, EBADF...) is the spawn's.
+void check_spawn_step(int rc, const std::string& what, const char* step) {
+  if (rc != 0) throw_errno(rc, what + ": " + step);
+}
+
 // A pipe for child descriptor `target` (0, 1, 2): the child's end (blocking, as a child
 // expects its stdio, and at 3 or above so that no dup2 of the spawn overwrites another), and
 // the parent's end. Both close-on-exec: the spawn's dup2 makes the child's copy inheritable.
@@ -126,29 +131,48 @@ int open_pidfd(pid_t pid) {
 
 }  // namespace
 
-Command::Command(std::string program) : program_(std::move(program)) {
+std::string Command::c_string(std::string s, const char* what) {
+  if (s.find('\0') != std::string::npos) {
+    throw std::invalid_argument(std::string("spool::process::Command::") + what +
+                                ": the string contains a NUL byte, where the child would see "
+                                "it end; pass it without one");
+  }
+  return s;
+}
+
+// An environment variable's name: what env() and env_remove() accept.
+std::string Command::env_key(std::string key, const char* what) {
+  if (key.empty() || key.find('=') != std::string::npos) {
+    throw std::invalid_argument(std::string("spool::process::Command::") + what +
+                                ": the variable name \"" + key +
+                                "\" is empty or contains '='; name one variable");
+  }
+  return c_string(std::move(key), what);
+}
+
+Command::Command(std::string program) : program_(c_string(std::move(program), "Command")) {
   if (program_.empty()) {
     throw std::invalid_argument("spool::process::Command: the program is empty; name a program");
   }
 }
 
 Command& Command::arg(std::string arg) {
-  args_.push_back(std::move(arg));
+  args_.push_back(c_string(std::move(arg), "arg"));
   return *this;
 }
 
 Command& Command::args(std::initializer_list<std::string_view> args) {
-  for (std::string_view a : args) args_.emplace_back(a);
+  for (std::string_view a : args) arg(std::string(a));
   return *this;
 }
 
 Command& Command::env(std::string key, std::string value) {
-  env_[std::move(key)] = std::move(value);
+  env_[env_key(std::move(key), "env")] = c_string(std::move(value), "env");
   return *this;
 }
 
 Command& Command::env_remove(std::string key) {
-  env_[std::move(key)] = std::nullopt;
+  env_[env_key(std::move(key), "env_remove")] = std::nullopt;
   return *this;
 }
 
@@ -193,21 +217,27 @@ Child Command::spawn_with(Stdio in, Stdio out, Stdio err) const {
     const auto k = static_cast<std::size_t>(i);
     if (stdio[k].kind() == Stdio::Kind::kPiped) {
       std::tie(child_ends[k], parent_ends[k]) = stdio_pipe(i, what);
-      posix_spawn_file_actions_adddup2(&s.actions, child_ends[k].get(), i);
+      check_spawn_step(posix_spawn_file_actions_adddup2(&s.actions, child_ends[k].get(), i), what,
+                       "posix_spawn_file_actions_adddup2");
     } else if (stdio[k].kind() == Stdio::Kind::kNull) {
-      posix_spawn_file_actions_addopen(&s.actions, i, "/dev/null", i == 0 ? O_RDONLY : O_WRONLY, 0);
+      check_spawn_step(posix_spawn_file_actions_addopen(&s.actions, i, "/dev/null",
+                                                        i == 0 ? O_RDONLY : O_WRONLY, 0),
+                       what, "posix_spawn_file_actions_addopen(/dev/null)");
     }
   }
-  if (dir_) posix_spawn_file_actions_addchdir_np(&s.actions, dir_->c_str());
+  if (dir_) {
+    check_spawn_step(posix_spawn_file_actions_addchdir_np(&s.actions, dir_->c_str()), what,
+                     "posix_spawn_file_actions_addchdir_np");
+  }
   short flags = POSIX_SPAWN_SETSIGMASK;
   sigset_t none;
   sigemptyset(&none);
-  posix_spawnattr_setsigmask(&s.attr, &none);
+  check_spawn_step(posix_spawnattr_setsigmask(&s.attr, &none), what, "posix_spawnattr_setsigmask");
   if (pgid_) {
     flags |= POSIX_SPAWN_SETPGROUP;
-    posix_spawnattr_setpgroup(&s.attr, *pgid_);
+    check_spawn_step(posix_spawnattr_setpgroup(&s.attr, *pgid_), what, "posix_spawnattr_setpgroup");
   }
-  posix_spawnattr_setflags(&s.attr, flags);
+  check_spawn_step(posix_spawnattr_setflags(&s.attr, flags), what, "posix_spawnattr_setflags");
 
   std::vector<std::string> argv_strings{program_};
   argv_strings.insert(argv_strings.end(), args_.begin(), args_.end());

@@ -134,7 +134,6 @@ class Child {
   std::optional<AsyncFd> pidfd_;              // the pidfd path
   std::shared_ptr<detail::ExitWatch> watch_;  // the fallback path
   bool kill_on_drop_ = false;
-  bool reregistered_ = false;  // the pidfd was registered again after its driver shut down
 };
 
 }  // namespace spool::process

@@ -65,7 +65,9 @@ class Command {
   /// the parent's.
   Command& env_clear();
   /// Runs the child in `dir` (the parent's directory by default).
-  Command& current_dir(std::string dir) { return set(dir_, std::move(dir)); }
+  Command& current_dir(std::string dir) {
+    return set(dir_, c_string(std::move(dir), "current_dir"));
+  }
   /// The child's stdin (default: inherit for spawn and status, null for output).
   Command& stdin(Stdio s) { return set(stdin_, s); }
   /// The child's stdout (default: inherit for spawn and status, piped for output).
@@ -97,6 +99,11 @@ class Command {
  private:
   // spawn() with these for the stdio left unset.
   Child spawn_with(Stdio in, Stdio out, Stdio err) const;
+  // `s`, checked to hold no NUL byte (which would end it early in the child); throws
+  // std::invalid_argument naming `what` (the setter) otherwise.
+  static std::string c_string(std::string s, const char* what);
+  // `key`, checked to be a variable's name (not empty, no '=', no NUL).
+  static std::string env_key(std::string key, const char* what);
   // What every plain setter does: stores `value` in `field`, for chaining.
   template <class Field, class Value>
   Command& set(Field& field, Value value) {

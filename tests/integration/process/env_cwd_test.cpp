@@ -35,6 +35,28 @@ TEST(ProcessEnv, InheritedSetAndRemoved) {
   ::unsetenv("SPOOL_TEST_INHERITED");
 }
 
+// A NUL byte would end a string early in the child, and a variable's name cannot be empty
+// or hold '=': each is refused when it is given, naming the setter.
+TEST(ProcessMisuse, NulBytesAndBadVariableNamesAreRefused) {
+  const std::string nul("a\0b", 3);
+  auto refused = [](auto set) {
+    try {
+      Command cmd("true");
+      set(cmd);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(refused([&](Command& c) { c.arg(nul); }).find("Command::arg"), std::string::npos);
+  EXPECT_NE(refused([&](Command& c) { c.env("K", nul); }).find("NUL"), std::string::npos);
+  EXPECT_NE(refused([&](Command& c) { c.env("A=B", "v"); }).find("'='"), std::string::npos);
+  EXPECT_NE(refused([&](Command& c) { c.env_remove(""); }).find("env_remove"), std::string::npos);
+  EXPECT_NE(refused([&](Command& c) { c.current_dir(nul); }).find("current_dir"),
+            std::string::npos);
+  EXPECT_NE(refused([&](Command&) { Command bad(nul); }).find("NUL"), std::string::npos);
+}
+
 TEST(ProcessEnv, ClearedLeavesOnlyWhatIsSet) {
   EXPECT_EQ(stdout_of(Command("/usr/bin/env").env_clear().env("ONLY", "this")), "ONLY=this\n");
 }
