@@ -117,7 +117,9 @@ TEST_P(UnixDgram, PairAndUnboundSender) {
 // Outside every runtime, with no reactor slot: a recv that must wait for its datagram
 // (sent by another thread once the receiver has returned pending).
 TEST(UnixDgramForeign, RecvUnderAnExecutorWithoutReactorSlot) {
-  auto [x, y] = UnixDatagram::pair();
+  auto pair = UnixDatagram::pair();
+  UnixDatagram& x = pair.first;
+  UnixDatagram& y = pair.second;
   // Counted up by run_foreign at each pending poll (seq_cst increment, then notify_all);
   // the sender waits on it, so the datagram comes only after the receiver waits.
   std::atomic<int> pending{0};
