@@ -49,7 +49,7 @@ TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
   return rt.spawn_from(promise, frame, parent);
 }
 
-void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
+void ForkRemote::started(RemoteRecord* record, std::optional<JoinHandle<void>> task,
                          std::exception_ptr error) noexcept {
   Waker to_wake;
   bool cancel_now = false;
@@ -57,57 +57,67 @@ void ForkRemote::started(ForkChildBase& child, std::optional<JoinHandle<void>> t
     std::lock_guard lock(children.lock());
     const bool spawn_failed = error != nullptr;
     if (spawn_failed) children.record_error_locked(std::move(error), to_wake);
-    if (task && cancelled_) {
-      cancel_now = true;
-    } else if (task) {
-      children.keep_runtime_locked(JoinHandleAccess::task_of(*task));
-      child.remote_task = std::move(task);
-      child.next_started = std::exchange(started_, &child);
-    }
-    if (child.half_exited) {
-      // The task ended first. Cancelled: unless its spawn failed, that is the child's error.
-      if (child.ended_without_value && !spawn_failed) {
-        children.record_error_locked(cancelled_error(), to_wake);
-      }
-      children.count_exit_locked(to_wake);
+    if (record == nullptr) {
+      children.count_exit_locked(to_wake);  // no task will report its end
     } else {
-      child.half_exited = true;
+      if (task && cancelled_) {
+        cancel_now = true;  // cancelled after the unlock; the record need not keep it
+      } else if (task) {
+        children.keep_runtime_locked(JoinHandleAccess::task_of(*task));
+        record->task = std::move(task);
+      }
+      record->next = std::exchange(records_, record);
+      if (record->half_exited) {
+        // The task ended first. Cancelled: unless its spawn failed, that is the child's error.
+        if (record->ended_without_value && !spawn_failed) {
+          children.record_error_locked(cancelled_error(), to_wake);
+        }
+        children.count_exit_locked(to_wake);
+      } else {
+        record->half_exited = true;
+      }
     }
   }
   if (cancel_now) join_cancel_now(JoinHandleAccess::task_of(*task));
   std::move(to_wake).wake();
 }
 
-void ForkRemote::exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept {
+void ForkRemote::exited(RemoteRecord& record, std::exception_ptr error, bool produced) noexcept {
   Waker to_wake;
   {
     std::lock_guard lock(children.lock());
     const bool cancelled = !error && !produced;
     if (error) children.record_error_locked(std::move(error), to_wake);
-    if (child.half_exited) {
+    if (record.half_exited) {
       if (cancelled) children.record_error_locked(cancelled_error(), to_wake);
       children.count_exit_locked(to_wake);
     } else {
       // started() comes second: a failed spawn's error (the real cause) goes first.
-      child.half_exited = true;
-      child.ended_without_value = cancelled;
+      record.half_exited = true;
+      record.ended_without_value = cancelled;
     }
   }
   std::move(to_wake).wake();
 }
 
 void ForkRemote::cancel() noexcept {
-  ForkChildBase* started;
+  RemoteRecord* records;
   {
     std::lock_guard lock(children.lock());
     cancelled_ = true;
-    started = std::exchange(started_, nullptr);
+    records = records_;
   }
   // Outside the lock: a cancelled task's frame may be destroyed here, and its end calls
-  // exited(). The list's links and handles stay as they are until the join is destroyed.
-  for (ForkChildBase* c = started; c != nullptr; c = c->next_started) {
-    join_cancel_now(JoinHandleAccess::task_of(*c->remote_task));
+  // exited(). A record's task and link were set before the lock's release that ordered
+  // them before this read, and stay until the join goes. (A second cancel() cancels no
+  // task twice: join_cancel_now leaves a finished or cancelled task as it is.)
+  for (RemoteRecord* r = records; r != nullptr; r = r->next) {
+    if (r->task) join_cancel_now(JoinHandleAccess::task_of(*r->task));
   }
+}
+
+void ForkRemote::free_records() noexcept {
+  for (RemoteRecord* r = records_; r != nullptr;) delete std::exchange(r, r->next);
 }
 
 void ForkRemote::cancel_and_wait(std::size_t expected) noexcept {

@@ -10,13 +10,24 @@ class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
 class RuntimeShared;
 class TaskHeader;
 
-// A child offered for stealing in a worker's fork deque.
-struct ForkItem {
+struct ForkItem;
+
+// What can be done with an item, whatever its type: one static table per type, so that an
+// item carries one pointer (spool::join's children extend it, spool/detail/fork_join.hpp).
+struct ForkItemOps {
   // Called once, by the thread that took the item from a deque other than by its join's own
   // pop (a thief, or a worker handing its core over in block_in_place), or by the join
   // itself where it spawns its children (ForkSite::spawn_others): runs the child as a
   // runtime task of its own.
   void (*run_remote)(ForkItem* self) noexcept;
+};
+
+// A child offered for stealing in a worker's fork deque.
+struct ForkItem {
+  const ForkItemOps* ops;
+
+  // ForkItemOps::run_remote.
+  void run_remote() noexcept { ops->run_remote(this); }
 };
 
 // Where a join is polled.

@@ -53,21 +53,37 @@ enum class ForkState : std::uint8_t {
 };
 
 class ForkRemote;
+struct ForkChildBase;
 
-// What the join needs of a child, whatever its type.
-struct ForkChildBase : ForkItem {
+// What the join does with a child, whatever its type (one static table per type).
+struct ForkChildOps : ForkItemOps {
   // Polls the child's Task with `cx`; true once it finished (its value stored). Throws what
   // the child threw.
   bool (*poll_inline)(ForkChildBase& self, Context& cx);
   // Destroys the child's Task (cancelled: it will not run on).
   void (*drop_task)(ForkChildBase& self) noexcept;
+};
+
+// What the join needs of a child, whatever its type. Only what an unstolen child needs: a
+// stolen one's books are in its RemoteRecord.
+struct ForkChildBase : ForkItem {
   ForkRemote* remote = nullptr;         // set by the join's first poll, before the child is offered
   ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
-  // ForkRemote's, under its children.lock(), for a child taken from the deque:
-  bool half_exited = false;               // its task's start or end was counted already
-  bool ended_without_value = false;       // its task ended first, cancelled (see exited())
-  ForkChildBase* next_started = nullptr;  // the list of started tasks (to cancel them)
-  std::optional<JoinHandle<void>> remote_task;
+
+  // ForkChildOps::poll_inline and drop_task.
+  bool poll_inline(Context& cx) {
+    return static_cast<const ForkChildOps*>(ops)->poll_inline(*this, cx);
+  }
+  void drop_task() noexcept { static_cast<const ForkChildOps*>(ops)->drop_task(*this); }
+};
+
+// A stolen child's books, made by the thread that took it and kept by its join's
+// ForkRemote (under its children.lock()) until the join goes.
+struct RemoteRecord {
+  bool half_exited = false;              // its task's start or end was counted already
+  bool ended_without_value = false;      // its task ended first, cancelled (see exited())
+  std::optional<JoinHandle<void>> task;  // its task once started, to cancel it
+  RemoteRecord* next = nullptr;          // ForkRemote's list of records
 };
 
 // The children of one join that run as tasks of their own: their books (the ChildSet, whose
@@ -78,6 +94,10 @@ class ForkRemote {
   ForkRemote() = default;
   ForkRemote(const ForkRemote&) = delete;
   ForkRemote& operator=(const ForkRemote&) = delete;
+  // Every stolen child was counted out (the join waited): no one else touches the records.
+  ~ForkRemote() {
+    if (records_ != nullptr) free_records();
+  }
 
   // Set by the join's first poll before any child is offered; read by the thread that runs
   // a child remotely (ordered by the deque's protocol, or by the spawn).
@@ -85,12 +105,13 @@ class ForkRemote {
   // Counts a stolen child out once both started() and exited() were called for it.
   ChildSet children;
 
-  // A stolen child's task was spawned (`task`), or could not be (nullopt; `error`).
-  void started(ForkChildBase& child, std::optional<JoinHandle<void>> task,
+  // A stolen child's task was spawned (`task`), or could not be (nullopt; `error`). A null
+  // `record` (no memory for it; `error` says so) means no task either: the child is out.
+  void started(RemoteRecord* record, std::optional<JoinHandle<void>> task,
                std::exception_ptr error) noexcept;
   // A stolen child's task ends: its value stored (`produced`), its exception, or neither
   // (cancelled). Wakes the join if this was the last child it waits for.
-  void exited(ForkChildBase& child, std::exception_ptr error, bool produced) noexcept;
+  void exited(RemoteRecord& record, std::exception_ptr error, bool produced) noexcept;
   // Cancels every stolen child: those started now, the others as they start.
   void cancel() noexcept;
   // cancel(), then blocks until `expected` stolen children were counted out (the join is
@@ -98,9 +119,11 @@ class ForkRemote {
   void cancel_and_wait(std::size_t expected) noexcept;
 
  private:
+  void free_records() noexcept;
+
   // Guarded by children.lock():
   bool cancelled_ = false;
-  ForkChildBase* started_ = nullptr;
+  RemoteRecord* records_ = nullptr;  // every record started() took; links never change
 };
 
 // The value a child of type T gives (void: std::monostate).
@@ -125,10 +148,11 @@ struct ForkChild;
 template <class T>
 class RemoteChild {
  public:
-  RemoteChild(ForkChild<T>& child, Task<T> task) noexcept
-      : child_(&child), task_(std::move(task)) {}
+  RemoteChild(ForkChild<T>& child, RemoteRecord& record, Task<T> task) noexcept
+      : child_(&child), record_(&record), task_(std::move(task)) {}
   RemoteChild(RemoteChild&& other) noexcept
       : child_(std::exchange(other.child_, nullptr)),
+        record_(other.record_),
         task_(std::move(other.task_)),
         error_(std::move(other.error_)),
         produced_(other.produced_) {}
@@ -143,7 +167,7 @@ class RemoteChild {
     if (child_ == nullptr) return;
     task_ = Task<T>();
     ForkChild<T>* c = std::exchange(child_, nullptr);
-    c->remote->exited(*c, std::move(error_), produced_);
+    c->remote->exited(*record_, std::move(error_), produced_);
   }
 
  private:
@@ -157,6 +181,7 @@ class RemoteChild {
   };
 
   ForkChild<T>* child_;  // null once moved from
+  RemoteRecord* record_;
   Task<T> task_;
   std::exception_ptr error_;
   bool produced_ = false;
@@ -179,11 +204,7 @@ struct ForkChild final : ForkChildBase {
   static_assert(!std::is_reference_v<T>,
                 "spool::join: a child Task<T&> gives a reference; join Tasks that give a value "
                 "(a pointer or std::reference_wrapper)");
-  explicit ForkChild(Task<T> t) noexcept : task(std::move(t)) {
-    run_remote = &run_remote_fn;
-    poll_inline = &poll_inline_fn;
-    drop_task = &drop_task_fn;
-  }
+  explicit ForkChild(Task<T> t) noexcept : ForkChildBase{{&kOps}}, task(std::move(t)) {}
 
   Task<T> task;  // empty once it ran remotely
   std::optional<ForkValue<T>> value;
@@ -194,16 +215,22 @@ struct ForkChild final : ForkChildBase {
     ForkRemote& r = *c.remote;
     std::optional<JoinHandle<void>> handle;
     std::exception_ptr error;
-    try {
-      handle.emplace(spawn_as_task(run_remote_child<T>(RemoteChild<T>(c, std::move(c.task))),
-                                   [&r](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-                                     return spawn_fork_task(*r.site.runtime, promise, frame,
-                                                            r.site.parent);
-                                   }));
-    } catch (...) {
-      error = std::current_exception();  // no memory for the task (its child exited)
+    RemoteRecord* record = new (std::nothrow) RemoteRecord;
+    if (record == nullptr) {
+      c.task = Task<T>();  // its frame goes before the child is counted out
+      error = std::make_exception_ptr(std::bad_alloc());
+    } else {
+      try {
+        handle.emplace(
+            spawn_as_task(run_remote_child<T>(RemoteChild<T>(c, *record, std::move(c.task))),
+                          [&r](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                            return spawn_fork_task(*r.site.runtime, promise, frame, r.site.parent);
+                          }));
+      } catch (...) {
+        error = std::current_exception();  // no memory for the task (its child exited)
+      }
     }
-    r.started(c, std::move(handle), std::move(error));
+    r.started(record, std::move(handle), std::move(error));
   }
   static bool poll_inline_fn(ForkChildBase& self, Context& cx) {
     auto& c = static_cast<ForkChild&>(self);
@@ -212,6 +239,7 @@ struct ForkChild final : ForkChildBase {
   static void drop_task_fn(ForkChildBase& self) noexcept {
     static_cast<ForkChild&>(self).task = Task<T>();
   }
+  static constexpr ForkChildOps kOps{{&run_remote_fn}, &poll_inline_fn, &drop_task_fn};
 };
 
 // What join and join_all share: offering the children, running them, waiting for the
@@ -289,7 +317,7 @@ class ForkJoinCore {
         continue;
       }
       try {
-        if (c.poll_inline(c, cx)) {
+        if (c.poll_inline(cx)) {
           c.state = ForkState::kDone;
         } else {
           c.state = ForkState::kPending;
@@ -344,7 +372,7 @@ class ForkJoinCore {
     } else if (remote_.site.spawn_others) {
       for (std::size_t i = 1; i < n; ++i) {
         mark_remote(child(i));
-        child(i).run_remote(&child(i));
+        child(i).run_remote();
       }
     }
   }
@@ -353,7 +381,7 @@ class ForkJoinCore {
     ++remote_count_;
   }
   void cancel_inline(ForkChildBase& c) noexcept {
-    c.drop_task(c);
+    c.drop_task();
     c.state = ForkState::kDone;
   }
   void fail(std::exception_ptr error) noexcept {

@@ -74,7 +74,7 @@ bool MultiThread::steal_fork(Core& core) {
     if (ForkItem* item = workers_[victim]->forks.steal()) {
       WorkerShared& w = *workers_[core.index];
       w.steals.store(w.steals.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      item->run_remote(item);
+      item->run_remote();
       return true;
     }
   }
@@ -83,7 +83,7 @@ bool MultiThread::steal_fork(Core& core) {
 
 void MultiThread::spill_forks(Core& core) noexcept {
   ForkDeque& forks = workers_[core.index]->forks;
-  while (ForkItem* item = forks.pop()) item->run_remote(item);
+  while (ForkItem* item = forks.pop()) item->run_remote();
 }
 
 bool MultiThread::fork_site_here(ForkSite& site) noexcept {

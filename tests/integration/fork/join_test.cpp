@@ -27,6 +27,10 @@ namespace {
 
 using spool::Task;
 using spool_rt_test::DropCounter;
+
+// What an unstolen child costs its join's frame (docs/fork.md): a table pointer, its join,
+// its state, its Task and its value; a stolen child's books are kept apart.
+static_assert(sizeof(spool::detail::ForkChild<std::uint64_t>) <= 48);
 // Destructions counted by DropCounter (seq_cst adds, read once the join or the runtime that
 // destroyed the counted frames is done).
 using Drops = std::atomic<std::int64_t>;
