@@ -246,7 +246,7 @@ struct ForkChild final : ForkChildBase {
 // stolen ones. Must not move once polled (the children's addresses are in deques).
 class ForkJoinCore {
  public:
-  ForkJoinCore() = default;
+  ForkJoinCore() noexcept {}  // remote_ comes later, if ever
   ForkJoinCore(const ForkJoinCore&) = delete;
   ForkJoinCore& operator=(const ForkJoinCore&) = delete;
   // Throws std::logic_error once the join was polled: its children's addresses are in use.
@@ -257,7 +257,10 @@ class ForkJoinCore {
           "be running elsewhere); move it only before, or co_await it in place");
     }
   }
-  ~ForkJoinCore() { settle(); }
+  ~ForkJoinCore() {
+    settle();
+    if (has_remote_) remote_.~ForkRemote();
+  }
   // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
   // and destroys the `n` children's Tasks not run to their end (their frames may borrow
   // what the awaiting frame frees next).
@@ -357,6 +360,7 @@ class ForkJoinCore {
   void start(std::size_t n, ChildAt& child) {
     started_ = true;
     if (n < 2) return;
+    make_remote();
     fork_site(remote_.site);
     for (std::size_t i = 0; i < n; ++i) child(i).remote = &remote_;
     if (remote_.site.deque != nullptr) {
@@ -386,11 +390,23 @@ class ForkJoinCore {
   }
   void fail(std::exception_ptr error) noexcept {
     failed_ = true;
-    remote_.children.record_error(std::move(error));
+    make_remote().children.record_error(std::move(error));
     remote_.cancel();
   }
+  // Made by the first poll when it has children to offer, or by the first exception: most
+  // joins low in a wide tree have one child or none, and pay nothing for these books.
+  ForkRemote& make_remote() noexcept {
+    if (!has_remote_) {
+      ::new (static_cast<void*>(&remote_)) ForkRemote;  // default-init: no zeroing first
+      has_remote_ = true;
+    }
+    return remote_;
+  }
 
-  ForkRemote remote_;
+  union {
+    ForkRemote remote_;  // while has_remote_
+  };
+  bool has_remote_ = false;
   std::size_t remote_count_ = 0;  // children taken from the deque (or spawned)
   bool started_ = false;
   bool finished_ = false;
