@@ -1,4 +1,4 @@
-// Model of the fork deque (src/scheduler/multi_thread/fork_deque.hpp) with a capacity of 2.
+// Model of the fork deque (include/spool/detail/fork_deque.hpp) with a capacity of 2.
 //
 // Invariant: every item the owner offers is taken exactly once — popped back by the owner,
 // stolen by one of two thieves, or refused by a full deque (the owner keeps it) — and
@@ -9,7 +9,7 @@
 // thief steals twice. Each item's payload is a Relacy var: reading it without a
 // happens-before edge from the push is reported as a data race.
 #include "model/run_model.hpp"
-#include "scheduler/multi_thread/fork_deque.hpp"
+#include "spool/detail/fork_deque.hpp"
 
 namespace {
 

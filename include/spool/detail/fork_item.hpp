@@ -1,12 +1,13 @@
-// What a worker's fork deque (src/scheduler/multi_thread/) and spool::join
-// (spool/detail/fork_join.hpp) share: the item offered for stealing, where a join is polled,
-// and the push and pop the scheduler implements. Below the scheduler: it names the runtime
-// only by a forward declaration.
+// What a worker's fork deque (spool/detail/fork_deque.hpp) and spool::join
+// (spool/detail/fork_join.hpp) share: the item offered for stealing, and where a join is
+// polled. Below the scheduler: it names the runtime only by a forward declaration.
 #pragma once
+
+#include <cstdint>
 
 namespace spool::detail {
 
-class ForkDeque;  // src/scheduler/multi_thread/fork_deque.hpp
+class ForkDeque;
 class RuntimeShared;
 class TaskHeader;
 
@@ -33,6 +34,7 @@ struct ForkItem {
 // Where a join is polled.
 struct ForkSite {
   ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
+  std::uint64_t spills = 0;          // deque->spills() then (see fork_pop)
   RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
   // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
   // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
@@ -40,11 +42,5 @@ struct ForkSite {
   const TaskHeader* parent = nullptr;
   bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
 };
-
-// Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
-bool fork_push(ForkDeque& deque, ForkItem& item) noexcept;
-// Takes back the item this thread pushed last on `deque`; null when a thief took it, or when
-// this thread no longer holds the deque (block_in_place handed its items over as tasks).
-ForkItem* fork_pop(ForkDeque& deque) noexcept;
 
 }  // namespace spool::detail

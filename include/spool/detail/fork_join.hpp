@@ -25,6 +25,7 @@
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 #include "spool/detail/child_set.hpp"
+#include "spool/detail/fork_deque.hpp"
 #include "spool/detail/fork_item.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
@@ -302,7 +303,7 @@ class ForkJoinCore {
         // child, pops its own before that child's poll returns), and thieves take the
         // oldest first. So the top is `c`, or the deque is empty (thieves took `c`, the
         // later children and every item below them).
-        ForkItem* const popped = fork_pop(*remote_.site.deque);
+        ForkItem* const popped = fork_pop(remote_.site);
         assert(popped == nullptr || popped == &c);
         if (popped == nullptr) {
           // A thief took it; then it took every later queued child too (thieves take the

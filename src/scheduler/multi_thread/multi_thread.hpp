@@ -16,11 +16,11 @@
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "scheduler/levels.hpp"
-#include "scheduler/multi_thread/fork_deque.hpp"
 #include "scheduler/multi_thread/idle.hpp"
 #include "scheduler/multi_thread/local_queue.hpp"
 #include "scheduler/picker.hpp"
 #include "scheduler/run_queues.hpp"
+#include "spool/detail/fork_deque.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
 #include "task/harness.hpp"
@@ -89,9 +89,9 @@ class MultiThread final : public Scheduler {
   // If the calling thread is a worker holding its core: sets `site` (its deque, runtime and
   // channel) and returns true. See spool::detail::fork_site.
   static bool fork_site_here(ForkSite& site) noexcept;
-  // fork_push's side here: a push into an empty deque wakes a parked worker to steal.
+  // fork_push's side here (notify_fork_thieves): a push into an empty deque wakes a parked
+  // worker to steal.
   void fork_pushed_into_empty() noexcept { notify_parked(Idle::Published::kLocalQueue); }
-  friend ForkItem* fork_pop(ForkDeque& deque) noexcept;
   // block_in_place on a thread of this runtime: a worker hands its core to a new thread.
   void block_in_place(const std::function<void()>& fn);
   // Runs `fn`, which blocks: on a worker whose core holds tasks (LIFO slot, queues, fork

@@ -4,7 +4,7 @@
 
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
-#include "spool/detail/fork_item.hpp"
+#include "spool/detail/fork_deque.hpp"
 #include "task/harness.hpp"
 
 namespace spool::detail {
@@ -84,6 +84,7 @@ bool MultiThread::steal_fork(Core& core) {
 void MultiThread::spill_forks(Core& core) noexcept {
   ForkDeque& forks = workers_[core.index]->forks;
   while (ForkItem* item = forks.pop()) item->run_remote();
+  forks.count_spill();  // the joins on this thread's stack count their queued children remote
 }
 
 bool MultiThread::fork_site_here(ForkSite& site) noexcept {
@@ -91,27 +92,12 @@ bool MultiThread::fork_site_here(ForkSite& site) noexcept {
   if (ctx == nullptr || ctx->core == nullptr) return false;
   MultiThread& mt = *ctx->scheduler;
   site.deque = &mt.workers_[ctx->core->index]->forks;
+  site.spills = site.deque->spills();
   site.runtime = mt.runtime_;
   if (mt.has_levels_) site.parent = current_task();  // without levels: nothing to inherit
   return true;
 }
 
-bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {
-  bool was_empty;
-  if (!deque.push(&item, was_empty)) return false;
-  if (was_empty) current_worker->scheduler->fork_pushed_into_empty();
-  return true;
-}
-
-ForkItem* fork_pop(ForkDeque& deque) noexcept {
-  // Only the core's thread owns its deque: after block_in_place this thread has none (and
-  // spill_forks emptied it).
-  WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->core == nullptr ||
-      &ctx->scheduler->workers_[ctx->core->index]->forks != &deque) {
-    return nullptr;
-  }
-  return deque.pop();
-}
+void notify_fork_thieves() noexcept { current_worker->scheduler->fork_pushed_into_empty(); }
 
 }  // namespace spool::detail

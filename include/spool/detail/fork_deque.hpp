@@ -1,5 +1,7 @@
 // A worker's fork deque: the children of spool::join that wait for their parent to reach
 // them, which other workers may steal meanwhile (include/spool/fork.hpp, docs/fork.md).
+// Below the scheduler, which owns one per worker (src/scheduler/multi_thread/), so that a
+// join pushes and pops inline.
 #pragma once
 
 #include <array>
@@ -7,10 +9,9 @@
 #include <cstdint>
 
 #include "spool/detail/atomic.hpp"
+#include "spool/detail/fork_item.hpp"
 
 namespace spool::detail {
-
-struct ForkItem;
 
 // A Chase-Lev work-stealing deque over a fixed ring (Lê, Pop, Cohen, Zappa Nardelli, "Correct
 // and efficient work-stealing for weak memory models", PPoPP 2013), written with seq_cst
@@ -101,6 +102,40 @@ class WorkStealingDeque {
 
 // The deque of a multi-thread worker (its WorkerShared): 256 children waiting at once is
 // deeper than any fork tree needs; a join whose child does not fit runs it inline.
-class ForkDeque : public WorkStealingDeque<256> {};
+class ForkDeque : public WorkStealingDeque<256> {
+ public:
+  // How many times the thread holding the deque handed its items over as tasks
+  // (block_in_place's spill). Relaxed: a thread compares it with the count fork_site gave
+  // it, and its own spill, which changed it, is sequenced before that load.
+  std::uint64_t spills() const noexcept { return spills_.load(std::memory_order_relaxed); }
+  // Called by the thread holding the deque, once it popped every item to spill it.
+  void count_spill() noexcept {
+    // Relaxed: only the thread holding the core writes it (the hand-over of the core orders
+    // the next holder's writes after this one).
+    spills_.store(spills_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+ private:
+  Atomic<std::uint64_t> spills_{0};
+};
+
+// A push into an empty deque: wakes a parked worker to steal (src/scheduler/multi_thread/).
+void notify_fork_thieves() noexcept;
+
+// Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
+inline bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {
+  bool was_empty;
+  if (!deque.push(&item, was_empty)) return false;
+  if (was_empty) notify_fork_thieves();
+  return true;
+}
+
+// Takes back the item this thread pushed last on `site.deque`; null when a thief took it,
+// or when block_in_place handed the deque's items over as tasks since fork_site (the thread
+// may hold the deque no more: only block_in_place takes a core away).
+inline ForkItem* fork_pop(const ForkSite& site) noexcept {
+  if (site.deque->spills() != site.spills) return nullptr;
+  return site.deque->pop();
+}
 
 }  // namespace spool::detail

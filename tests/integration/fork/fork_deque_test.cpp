@@ -1,0 +1,48 @@
+// The fork deque (spool/detail/fork_deque.hpp) on one thread: the owner takes the newest
+// item back, a thief the oldest, a full deque refuses; and fork_pop refuses a deque that
+// block_in_place spilled since fork_site handed it out, even with items in it (they may be
+// another thread's by then).
+#include "spool/detail/fork_deque.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+namespace {
+
+using spool::detail::ForkDeque;
+using spool::detail::ForkItem;
+using spool::detail::ForkSite;
+using spool::detail::WorkStealingDeque;
+
+TEST(ForkDeque, TheOwnerTakesTheNewestAThiefTheOldestAndAFullDequeRefuses) {
+  std::array<ForkItem, 3> items{};
+  WorkStealingDeque<2> deque;
+  bool was_empty = false;
+  ASSERT_TRUE(deque.push(&items[0], was_empty));
+  EXPECT_TRUE(was_empty);
+  ASSERT_TRUE(deque.push(&items[1], was_empty));
+  EXPECT_FALSE(was_empty);
+  EXPECT_FALSE(deque.push(&items[2], was_empty));  // full
+  EXPECT_EQ(deque.steal(), &items[0]);
+  EXPECT_EQ(deque.pop(), &items[1]);
+  EXPECT_EQ(deque.pop(), nullptr);
+  EXPECT_TRUE(deque.is_empty());
+}
+
+TEST(ForkDeque, ForkPopRefusesADequeSpilledSinceForkSite) {
+  ForkItem item{};
+  ForkDeque deque;
+  ForkSite site;
+  site.deque = &deque;
+  site.spills = deque.spills();
+  bool was_empty = false;
+  ASSERT_TRUE(deque.push(&item, was_empty));
+  EXPECT_EQ(spool::detail::fork_pop(site), &item);  // not spilled: the item comes back
+  ASSERT_TRUE(deque.push(&item, was_empty));
+  deque.count_spill();
+  EXPECT_EQ(spool::detail::fork_pop(site), nullptr);  // spilled: not this thread's any more
+  EXPECT_EQ(deque.pop(), &item);
+}
+
+}  // namespace
