@@ -33,8 +33,8 @@ class [[nodiscard]] JoinFuture {
   /// The children's values, in the order they were given.
   using Output = std::tuple<detail::ForkValue<Ts>...>;
 
-  /// A join of `tasks`; nothing runs before the first poll.
-  explicit JoinFuture(Task<Ts>... tasks) : children_(detail::ForkChild<Ts>(std::move(tasks))...) {}
+  /// A join of `tasks`, taken over; nothing runs before the first poll.
+  explicit JoinFuture(Task<Ts>&&... tasks) : children_(std::move(tasks)...) {}
   /// Only before the first poll (std::logic_error after).
   JoinFuture(JoinFuture&& other)
       : children_((other.core_.check_movable(), std::move(other.children_))) {}
@@ -123,7 +123,7 @@ requires(sizeof...(Fs) >= 1) auto join(Fs&&... futs) {
   // Every one is an rvalue (asserted): std::move is std::forward here, and a misuse stops
   // at the assertion.
   return JoinFuture<future_output_t<std::remove_cvref_t<Fs>>...>(
-      detail::into_task(std::move(futs))...);
+      detail::as_child_task(std::move(futs))...);
 }
 
 /// spool::join for a number of children known at run time: gives a std::vector of their
@@ -226,7 +226,7 @@ class ForkGroup {
                               std::to_string(N) + " children); declare a larger group");
     }
     ::new (static_cast<void*>(storage_ + n_ * sizeof(detail::ForkChild<T>)))
-        detail::ForkChild<T>(detail::into_task(std::forward<F>(fut)));
+        detail::ForkChild<T>(detail::as_child_task(std::forward<F>(fut)));
     ++n_;
   }
   /// How many children were forked.

@@ -127,6 +127,17 @@ class ForkRemote {
   RemoteRecord* records_ = nullptr;  // every record started() took; links never change
 };
 
+// `fut` as a child's Task: itself when it is one (no move: the child takes it over in
+// place), else a Task made of it.
+template <class F>
+decltype(auto) as_child_task(F&& fut) {
+  if constexpr (is_task_v<std::remove_cvref_t<F>>) {
+    return static_cast<F&&>(fut);
+  } else {
+    return into_task(std::forward<F>(fut));
+  }
+}
+
 // The value a child of type T gives (void: std::monostate).
 template <class T>
 using ForkValue = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
@@ -205,7 +216,7 @@ struct ForkChild final : ForkChildBase {
   static_assert(!std::is_reference_v<T>,
                 "spool::join: a child Task<T&> gives a reference; join Tasks that give a value "
                 "(a pointer or std::reference_wrapper)");
-  explicit ForkChild(Task<T> t) noexcept : ForkChildBase{{&kOps}}, task(std::move(t)) {}
+  explicit ForkChild(Task<T>&& t) noexcept : ForkChildBase{{&kOps}}, task(std::move(t)) {}
 
   Task<T> task;  // empty once it ran remotely
   std::optional<ForkValue<T>> value;
