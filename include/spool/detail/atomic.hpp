@@ -7,6 +7,8 @@
 // behaviours of the real code.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <mutex>
 
@@ -46,6 +48,10 @@ using Atomic = std::atomic<T>;
 
 /// The mutex of the core's lock-protected parts (Idle): std::mutex itself.
 using Mutex = std::mutex;
+
+/// One turn of a loop that waits for another thread's store: gives the CPU away, in case
+/// that thread was preempted.
+inline void spin_pause() noexcept { sched_yield(); }
 
 #else  // SPOOL_MODEL_CHECK
 
@@ -180,6 +186,10 @@ class Mutex {
  private:
   std::unique_ptr<rl::mutex> m_ = std::make_unique<rl::mutex>();
 };
+
+/// Model-checking spin_pause: lets Relacy run the other threads (a spin loop without it
+/// looks like a livelock to the checker).
+inline void spin_pause(rl::debug_info at = ModelSite::here()) { rl::yield(1, at); }
 
 #endif  // SPOOL_MODEL_CHECK
 

@@ -24,6 +24,7 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/detail/built_once.hpp"
 #include "spool/detail/child_set.hpp"
 #include "spool/detail/fork_deque.hpp"
 #include "spool/detail/fork_item.hpp"
@@ -53,7 +54,7 @@ enum class ForkState : std::uint8_t {
   kRemote,   // taken from the deque: runs as a task of its own (ForkRemote counts it)
 };
 
-class ForkRemote;
+struct ForkShared;
 struct ForkChildBase;
 
 // What the join does with a child, whatever its type (one static table per type).
@@ -68,7 +69,7 @@ struct ForkChildOps : ForkItemOps {
 // What the join needs of a child, whatever its type. Only what an unstolen child needs: a
 // stolen one's books are in its RemoteRecord.
 struct ForkChildBase : ForkItem {
-  ForkRemote* remote = nullptr;         // set by the join's first poll, before the child is offered
+  ForkShared* shared = nullptr;         // set by the join's first poll, before the child is offered
   ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
 
   // ForkChildOps::poll_inline and drop_task.
@@ -88,8 +89,9 @@ struct RemoteRecord {
 };
 
 // The children of one join that run as tasks of their own: their books (the ChildSet, whose
-// lock guards the rest), and the list of their tasks, to cancel them. Touched only when a
-// child was stolen or something failed: the rare path. Implemented in src/runtime/fork.cpp.
+// lock guards the rest), and the list of their tasks, to cancel them. Built when a child is
+// first stolen or something fails (ForkShared): the rare path. Implemented in
+// src/runtime/fork.cpp.
 class ForkRemote {
  public:
   ForkRemote() = default;
@@ -100,9 +102,6 @@ class ForkRemote {
     if (records_ != nullptr) free_records();
   }
 
-  // Set by the join's first poll before any child is offered; read by the thread that runs
-  // a child remotely (ordered by the deque's protocol, or by the spawn).
-  ForkSite site;
   // Counts a stolen child out once both started() and exited() were called for it.
   ChildSet children;
 
@@ -125,6 +124,17 @@ class ForkRemote {
   // Guarded by children.lock():
   bool cancelled_ = false;
   RemoteRecord* records_ = nullptr;  // every record started() took; links never change
+};
+
+// What a join shares with the threads that take its children: where it is polled, and the
+// books of its stolen children, built by whichever thread needs them first (a thief, or
+// the join on a failed pop or an exception). A join whose children all run here never
+// builds them.
+struct ForkShared {
+  // Set by the join's first poll before any child is offered; read by the thread that runs
+  // a child remotely (ordered by the deque's protocol, or by the spawn).
+  ForkSite site;
+  BuiltOnce<ForkRemote> remote;
 };
 
 // `fut` as a child's Task: itself when it is one (no move: the child takes it over in
@@ -179,7 +189,7 @@ class RemoteChild {
     if (child_ == nullptr) return;
     task_ = Task<T>();
     ForkChild<T>* c = std::exchange(child_, nullptr);
-    c->remote->exited(*record_, std::move(error_), produced_);
+    c->shared->remote.get().exited(*record_, std::move(error_), produced_);
   }
 
  private:
@@ -224,7 +234,8 @@ struct ForkChild final : ForkChildBase {
  private:
   static void run_remote_fn(ForkItem* item) noexcept {
     auto& c = static_cast<ForkChild&>(*item);
-    ForkRemote& r = *c.remote;
+    ForkShared& j = *c.shared;
+    ForkRemote& r = j.remote.get();
     std::optional<JoinHandle<void>> handle;
     std::exception_ptr error;
     RemoteRecord* record = new (std::nothrow) RemoteRecord;
@@ -235,8 +246,8 @@ struct ForkChild final : ForkChildBase {
       try {
         handle.emplace(
             spawn_as_task(run_remote_child<T>(RemoteChild<T>(c, *record, std::move(c.task))),
-                          [&r](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-                            return spawn_fork_task(*r.site.runtime, promise, frame, r.site.parent);
+                          [&j](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                            return spawn_fork_task(*j.site.runtime, promise, frame, j.site.parent);
                           }));
       } catch (...) {
         error = std::current_exception();  // no memory for the task (its child exited)
@@ -258,7 +269,7 @@ struct ForkChild final : ForkChildBase {
 // stolen ones. Must not move once polled (the children's addresses are in deques).
 class ForkJoinCore {
  public:
-  ForkJoinCore() noexcept {}  // remote_ comes later, if ever
+  ForkJoinCore() = default;
   ForkJoinCore(const ForkJoinCore&) = delete;
   ForkJoinCore& operator=(const ForkJoinCore&) = delete;
   // Throws std::logic_error once the join was polled: its children's addresses are in use.
@@ -269,10 +280,7 @@ class ForkJoinCore {
           "be running elsewhere); move it only before, or co_await it in place");
     }
   }
-  ~ForkJoinCore() {
-    settle();
-    if (has_remote_) remote_.~ForkRemote();
-  }
+  ~ForkJoinCore() { settle(); }
   // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
   // and destroys the `n` children's Tasks not run to their end (their frames may borrow
   // what the awaiting frame frees next).
@@ -290,7 +298,7 @@ class ForkJoinCore {
   // awaiting frame and write to that storage. Idempotent.
   void settle() noexcept {
     if (remote_count_ > 0 && !finished_) {
-      remote_.cancel_and_wait(remote_count_);
+      shared_.remote.get().cancel_and_wait(remote_count_);
       remote_count_ = 0;
     }
   }
@@ -314,7 +322,7 @@ class ForkJoinCore {
         // child, pops its own before that child's poll returns), and thieves take the
         // oldest first. So the top is `c`, or the deque is empty (thieves took `c`, the
         // later children and every item below them).
-        ForkItem* const popped = fork_pop(remote_.site);
+        ForkItem* const popped = fork_pop(shared_.site);
         assert(popped == nullptr || popped == &c);
         if (popped == nullptr) {
           // A thief took it; then it took every later queued child too (thieves take the
@@ -345,11 +353,12 @@ class ForkJoinCore {
     }
     bool remote_done = true;
     if (remote_count_ > 0) {
-      const ChildSet::Seen seen = remote_.children.watch_all(remote_count_, cx.waker());
+      ForkRemote& r = shared_.remote.get();
+      const ChildSet::Seen seen = r.children.watch_all(remote_count_, cx.waker());
       remote_done = seen.all_exited;
       if (seen.failed && !failed_) {  // a stolen child threw: the others are cancelled
         failed_ = true;
-        remote_.cancel();
+        r.cancel();
       }
     }
     if (failed_ && pending) {
@@ -361,7 +370,9 @@ class ForkJoinCore {
     if (pending || !remote_done) return false;
     finished_ = true;
     if (failed_ || remote_count_ > 0) {
-      if (std::exception_ptr e = remote_.children.first_error()) std::rethrow_exception(e);
+      if (std::exception_ptr e = shared_.remote.get().children.first_error()) {
+        std::rethrow_exception(e);
+      }
     }
     return true;
   }
@@ -372,20 +383,19 @@ class ForkJoinCore {
   void start(std::size_t n, ChildAt& child) {
     started_ = true;
     if (n < 2) return;
-    make_remote();
-    fork_site(remote_.site);
-    for (std::size_t i = 0; i < n; ++i) child(i).remote = &remote_;
-    if (remote_.site.deque != nullptr) {
+    fork_site(shared_.site);
+    for (std::size_t i = 0; i < n; ++i) child(i).shared = &shared_;
+    if (shared_.site.deque != nullptr) {
       // Pushed last-first, so that the join pops them in order and thieves take the last.
       for (std::size_t i = n; --i > 0;) {
         ForkChildBase& c = child(i);
         c.state = ForkState::kQueued;
-        if (!fork_push(*remote_.site.deque, c)) {
+        if (!fork_push(*shared_.site.deque, c)) {
           c.state = ForkState::kFresh;  // the deque is full: the rest run inline only
           break;
         }
       }
-    } else if (remote_.site.spawn_others) {
+    } else if (shared_.site.spawn_others) {
       for (std::size_t i = 1; i < n; ++i) {
         mark_remote(child(i));
         child(i).run_remote();
@@ -402,23 +412,12 @@ class ForkJoinCore {
   }
   void fail(std::exception_ptr error) noexcept {
     failed_ = true;
-    make_remote().children.record_error(std::move(error));
-    remote_.cancel();
-  }
-  // Made by the first poll when it has children to offer, or by the first exception: most
-  // joins low in a wide tree have one child or none, and pay nothing for these books.
-  ForkRemote& make_remote() noexcept {
-    if (!has_remote_) {
-      ::new (static_cast<void*>(&remote_)) ForkRemote;  // default-init: no zeroing first
-      has_remote_ = true;
-    }
-    return remote_;
+    ForkRemote& r = shared_.remote.get();
+    r.children.record_error(std::move(error));
+    r.cancel();
   }
 
-  union {
-    ForkRemote remote_;  // while has_remote_
-  };
-  bool has_remote_ = false;
+  ForkShared shared_;
   std::size_t remote_count_ = 0;  // children taken from the deque (or spawned)
   bool started_ = false;
   bool finished_ = false;
