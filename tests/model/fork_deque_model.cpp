@@ -4,6 +4,9 @@
 // stolen by one of two thieves, or refused by a full deque (the owner keeps it) — and
 // whoever takes it sees what the owner wrote before pushing it.
 //
+// Both ways of fencing pop against steal are checked: seq_cst accesses, and the asymmetric
+// pair (which Relacy sees as two seq_cst fences: see spool/detail/atomic.hpp).
+//
 // Threads: the owner pushes 4 items, popping once in between (so the deque both fills up
 // and runs empty while thieves race it for its last item), then pops until empty; each
 // thief steals twice. Each item's payload is a Relacy var: reading it without a
@@ -28,9 +31,10 @@ using spool::detail::ForkItem;
 ForkItem* as_fork_item(Item* item) { return reinterpret_cast<ForkItem*>(item); }
 Item* as_item(ForkItem* item) { return reinterpret_cast<Item*>(item); }
 
-struct ForkDequeModel : rl::test_suite<ForkDequeModel, kThreads> {
+template <bool Asymmetric>
+struct ForkDequeModel : rl::test_suite<ForkDequeModel<Asymmetric>, kThreads> {
   Item items[kItems];
-  Deque deque;
+  Deque deque{Asymmetric};
   int taken[kThreads][kItems] = {};  // per thread: each row written by its thread only
 
   void before() {
@@ -70,4 +74,9 @@ struct ForkDequeModel : rl::test_suite<ForkDequeModel, kThreads> {
 
 }  // namespace
 
-int main() { return spool::model::run_model<ForkDequeModel>("fork_deque", 100000); }
+int main() {
+  const int seq_cst = spool::model::run_model<ForkDequeModel<false>>("fork_deque", 100000);
+  const int asymmetric =
+      spool::model::run_model<ForkDequeModel<true>>("fork_deque (asymmetric fences)", 100000);
+  return seq_cst | asymmetric;
+}

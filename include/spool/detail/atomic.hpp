@@ -53,6 +53,25 @@ using Mutex = std::mutex;
 /// that thread was preempted.
 inline void spin_pause() noexcept { sched_yield(); }
 
+// Asymmetric fences: a pair that orders like two seq_cst fences, one of them nearly free.
+// asymmetric_fence_light() is a compiler barrier; asymmetric_fence_heavy() makes every
+// running thread of the process execute a full barrier (Linux membarrier, private
+// expedited), so that a light fence of another thread acts as a full one against it. For a
+// Dekker-style protocol whose one side runs constantly and the other rarely (a fork deque's
+// owner pops, a thief steals). Only once enable_asymmetric_fences() returned true; without
+// it, use seq_cst fences or accesses on both sides.
+
+/// Registers the process for asymmetric_fence_heavy(); false when the system offers no
+/// such barrier (not Linux, or a kernel or sandbox without membarrier's private expedited
+/// command). Cheap enough to call once per runtime built (src/sync/asymmetric_fence.cpp).
+bool enable_asymmetric_fences() noexcept;
+/// The rare side of the pair: a system call that interrupts the process's running threads.
+void asymmetric_fence_heavy() noexcept;
+/// The frequent side of the pair: stops the compiler, not the processor, from reordering.
+inline void asymmetric_fence_light() noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 #else  // SPOOL_MODEL_CHECK
 
 /// Where a model-checked operation was called from (Relacy's debug info, the `$` of its
@@ -190,6 +209,17 @@ class Mutex {
 /// Model-checking spin_pause: lets Relacy run the other threads (a spin loop without it
 /// looks like a livelock to the checker).
 inline void spin_pause(rl::debug_info at = ModelSite::here()) { rl::yield(1, at); }
+
+/// Model-checking asymmetric fences: Relacy has no membarrier, so both sides are seq_cst
+/// fences. That is the pair's guarantee (each light fence orders against each heavy one as
+/// two seq_cst fences would); a model must therefore never pair two light fences.
+inline void asymmetric_fence_heavy(rl::debug_info at = ModelSite::here()) {
+  rl::atomic_thread_fence(rl::mo_seq_cst, at);
+}
+/// See asymmetric_fence_heavy.
+inline void asymmetric_fence_light(rl::debug_info at = ModelSite::here()) {
+  rl::atomic_thread_fence(rl::mo_seq_cst, at);
+}
 
 #endif  // SPOOL_MODEL_CHECK
 

@@ -14,18 +14,24 @@
 namespace spool::detail {
 
 // A Chase-Lev work-stealing deque over a fixed ring (Lê, Pop, Cohen, Zappa Nardelli, "Correct
-// and efficient work-stealing for weak memory models", PPoPP 2013), written with seq_cst
-// accesses where the paper has fences (ThreadSanitizer models no fence). The owner pushes and
+// and efficient work-stealing for weak memory models", PPoPP 2013). The owner pushes and
 // pops at the bottom (the newest item first: a join takes back the child it offered last);
 // thieves steal at the top (the oldest: the biggest subtrees of a fork tree).
 // Capacity is a template parameter so that models and stress tests can shrink it.
 //
+// The paper's pop has a seq_cst fence between its store of bottom_ and its load of top_,
+// and steal one between its load of top_ and its load of bottom_. Built `asymmetric`, the pair is
+// an asymmetric one (spool/detail/atomic.hpp): pop, which runs for every child of every join, costs
+// a compiler barrier instead of a locked instruction, and steal, rare, a membarrier system call (as
+// in Ladan-Mozes, Lee and Vyukov, "Location-based memory fences", SPAA 2011). Else seq_cst
+// accesses stand for the fences (ThreadSanitizer models no fence).
+//
 // Protocol:
 //  - bottom_: written only by the owner. push publishes a slot with a release store, which
-//    steal's seq_cst load (an acquire) pairs with. pop's seq_cst store of bottom - 1, then
-//    its seq_cst load of top_, against steal's seq_cst load of top_ then of bottom_: in the
-//    single order of seq_cst operations one of the two sees the other, so the owner and a
-//    thief never both take one item without racing for it on top_.
+//    steal's loads (acquire at least) pair with. pop's store of bottom - 1, then its load
+//    of top_, against steal's load of top_ then of bottom_, with a fence between each pair
+//    (seq_cst accesses, or the asymmetric pair): one of the two sees the other, so the owner
+//    and a thief never both take one item without racing for it on top_.
 //  - top_: advanced only by compare-exchange (seq_cst): by a thief for the item it read, by
 //    the owner for the last item. The winner owns the item; the loser sees nothing.
 //  - slots: relaxed atomics; the two indices order them. A slot is rewritten only once top_
@@ -36,6 +42,10 @@ class WorkStealingDeque {
   static constexpr std::int64_t kMask = Capacity - 1;
 
  public:
+  // `asymmetric`: pop and steal fence with asymmetric fences; only once
+  // enable_asymmetric_fences() returned true.
+  explicit WorkStealingDeque(bool asymmetric = false) noexcept : asymmetric_(asymmetric) {}
+
   // Owner only. Appends `item`; false when the deque is full (the item is not queued).
   // `was_empty`: no item was queued before this one (as far as the owner could see).
   bool push(ForkItem* item, bool& was_empty) noexcept {
@@ -54,9 +64,16 @@ class WorkStealingDeque {
   // Owner only. Takes the newest item back; null when none is left (thieves took them).
   ForkItem* pop() noexcept {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    // Seq_cst store, then seq_cst load of top_: see the protocol above.
-    bottom_.store(b, std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    // The store, a fence, then the load of top_: see the protocol above.
+    std::int64_t t;
+    if (asymmetric_) {
+      bottom_.store(b, std::memory_order_relaxed);
+      asymmetric_fence_light();  // pairs with steal's heavy one
+      t = top_.load(std::memory_order_relaxed);
+    } else {
+      bottom_.store(b, std::memory_order_seq_cst);
+      t = top_.load(std::memory_order_seq_cst);
+    }
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -77,8 +94,15 @@ class WorkStealingDeque {
   // first.
   ForkItem* steal() noexcept {
     std::int64_t t = top_.load(std::memory_order_seq_cst);
-    const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
+    std::int64_t b = bottom_.load(std::memory_order_seq_cst);
     if (t >= b) return nullptr;
+    if (asymmetric_) {
+      // The load of bottom_ above only spares an empty deque the system call; this one,
+      // after the fence, decides. Acquire: pairs with push's release store.
+      asymmetric_fence_heavy();  // pairs with pop's light one
+      b = bottom_.load(std::memory_order_acquire);
+      if (t >= b) return nullptr;
+    }
     ForkItem* item = slots_[static_cast<std::size_t>(t & kMask)].load(std::memory_order_relaxed);
     if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
@@ -97,6 +121,7 @@ class WorkStealingDeque {
  private:
   alignas(64) Atomic<std::int64_t> top_{0};
   alignas(64) Atomic<std::int64_t> bottom_{0};
+  const bool asymmetric_;  // read with bottom_, by the owner and the thieves alike
   std::array<Atomic<ForkItem*>, Capacity> slots_{};
 };
 
@@ -104,6 +129,8 @@ class WorkStealingDeque {
 // deeper than any fork tree needs; a join whose child does not fit runs it inline.
 class ForkDeque : public WorkStealingDeque<256> {
  public:
+  using WorkStealingDeque::WorkStealingDeque;
+
   // How many times the thread holding the deque handed its items over as tasks
   // (block_in_place's spill). Relaxed: a thread compares it with the count fork_site gave
   // it, and its own spill, which changed it, is sequenced before that load.

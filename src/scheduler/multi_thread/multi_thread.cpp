@@ -46,8 +46,11 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
       num_workers_(static_cast<std::uint32_t>(num_workers(config))),
       queues_(levels, num_workers_),
       idle_(num_workers_) {
+  // A join's pop fences for nothing, a steal with a system call (fork_deque.hpp), where the
+  // system can.
+  const bool asymmetric_fences = enable_asymmetric_fences();
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
-    workers_.push_back(std::make_unique<WorkerShared>(num_channels_));
+    workers_.push_back(std::make_unique<WorkerShared>(num_channels_, asymmetric_fences));
     auto core = std::make_unique<Core>(levels_);
     core->index = i;
     core->queues = workers_.back()->queues.get();

@@ -53,7 +53,9 @@ struct Core {
 
 // Per-worker state that other threads touch.
 struct alignas(64) WorkerShared {
-  explicit WorkerShared(std::uint16_t num_channels) : queues(new LocalQueue<>[num_channels]) {}
+  // `asymmetric_fences`: as enable_asymmetric_fences() answered (see ForkDeque).
+  WorkerShared(std::uint16_t num_channels, bool asymmetric_fences)
+      : queues(new LocalQueue<>[num_channels]), forks(asymmetric_fences) {}
   const std::unique_ptr<LocalQueue<>[]> queues;  // one per channel (scheduler/levels.hpp)
   ThreadParker parker;
   // Counters: written by the core's thread (relaxed increments), read by metrics().

@@ -1,7 +1,7 @@
 // The fork deque (spool/detail/fork_deque.hpp) on one thread: the owner takes the newest
-// item back, a thief the oldest, a full deque refuses; and fork_pop refuses a deque that
-// block_in_place spilled since fork_site handed it out, even with items in it (they may be
-// another thread's by then).
+// item back, a thief the oldest, a full deque refuses, with either kind of fences; and
+// fork_pop refuses a deque that block_in_place spilled since fork_site handed it out, even
+// with items in it (they may be another thread's by then).
 #include "spool/detail/fork_deque.hpp"
 
 #include <gtest/gtest.h>
@@ -30,10 +30,25 @@ TEST(ForkDeque, TheOwnerTakesTheNewestAThiefTheOldestAndAFullDequeRefuses) {
   EXPECT_TRUE(deque.is_empty());
 }
 
+TEST(ForkDeque, WithAsymmetricFencesTheOwnerAndAThiefTakeTheirEnds) {
+  // Where the system has no membarrier, the deque falls back to seq_cst accesses, as a
+  // runtime's would.
+  const bool asymmetric = spool::detail::enable_asymmetric_fences();
+  std::array<ForkItem, 3> items{};
+  WorkStealingDeque<4> deque(asymmetric);
+  bool was_empty = false;
+  for (ForkItem& item : items) ASSERT_TRUE(deque.push(&item, was_empty));
+  EXPECT_EQ(deque.steal(), &items[0]);  // the heavy fence, if any
+  EXPECT_EQ(deque.pop(), &items[2]);    // the light one
+  EXPECT_EQ(deque.pop(), &items[1]);    // the last item: raced for on top_
+  EXPECT_EQ(deque.steal(), nullptr);
+  EXPECT_EQ(deque.pop(), nullptr);
+}
+
 TEST(ForkDeque, ForkPopRefusesADequeSpilledSinceForkSite) {
   ForkItem item{};
   ForkDeque deque;
-  ForkSite site;
+  ForkSite site{};
   site.deque = &deque;
   site.spills = deque.spills();
   bool was_empty = false;
