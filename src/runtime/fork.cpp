@@ -37,11 +37,14 @@ std::exception_ptr cancelled_error() {
 
 void fork_site(ForkSite& site) noexcept {
   if (MultiThread::fork_site_here(site)) return;
+  site.deque = nullptr;
+  site.spills = 0;
   RuntimeShared* rt = current_runtime_ptr();
-  if (rt == nullptr || !rt->is_multi_thread()) return;
-  site.runtime = rt;
-  site.parent = current_task();  // e.g. a task left without its core by block_in_place
-  site.spawn_others = true;
+  const bool multi_thread = rt != nullptr && rt->is_multi_thread();
+  site.runtime = multi_thread ? rt : nullptr;
+  // E.g. a task left without its core by block_in_place.
+  site.parent = multi_thread ? current_task() : nullptr;
+  site.spawn_others = multi_thread;
 }
 
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,

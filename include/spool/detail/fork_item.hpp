@@ -31,16 +31,17 @@ struct ForkItem {
   void run_remote() noexcept { ops->run_remote(this); }
 };
 
-// Where a join is polled.
+// Where a join is polled. No default values: fork_site writes every field, and a join
+// that offers no child never asks (its site stays unwritten).
 struct ForkSite {
-  ForkDeque* deque = nullptr;        // this worker's fork deque; null: none here
-  std::uint64_t spills = 0;          // deque->spills() then (see fork_pop)
-  RuntimeShared* runtime = nullptr;  // where stolen children run as tasks (with deque or spawn)
+  ForkDeque* deque;        // this worker's fork deque; null: none here
+  std::uint64_t spills;    // deque->spills() then (see fork_pop); 0 without a deque
+  RuntimeShared* runtime;  // where stolen children run as tasks (with deque or spawn)
   // The task being polled, whose channel (and deadline, on an EDF channel) a stolen child
   // inherits, as a spawn from it would; null: none, or a runtime without levels. (Its
   // channel and deadline never change once spawned, and it outlives its join.)
-  const TaskHeader* parent = nullptr;
-  bool spawn_others = false;  // no deque, but a multi-thread runtime: spawn children
+  const TaskHeader* parent;
+  bool spawn_others;  // no deque, but a multi-thread runtime: spawn children
 };
 
 }  // namespace spool::detail

@@ -34,9 +34,9 @@
 namespace spool {
 namespace detail {
 
-// Sets `site` (empty on entry) to the current thread's: a multi-thread worker holding its
+// Writes every field of `site`, the current thread's: a multi-thread worker holding its
 // core gives its deque; a thread of a multi-thread runtime without a core (block_on,
-// blocking pool) gives spawn_others; anything else leaves it empty (the children run
+// blocking pool) gives spawn_others; anything else gives nothing (the children run
 // inline, one by one). (Written in place, field by field: a ForkSite returned by value was
 // copied with one wide load of narrower stores, a store-forwarding stall that cost W11 4 ns
 // a join.)
@@ -131,8 +131,9 @@ class ForkRemote {
 // the join on a failed pop or an exception). A join whose children all run here never
 // builds them.
 struct ForkShared {
-  // Set by the join's first poll before any child is offered; read by the thread that runs
-  // a child remotely (ordered by the deque's protocol, or by the spawn).
+  // Written by the join's first poll before any child is offered (never, if it offers
+  // none); read by the thread that runs a child remotely (ordered by the deque's protocol,
+  // or by the spawn).
   ForkSite site;
   BuiltOnce<ForkRemote> remote;
 };

@@ -88,8 +88,8 @@ class MultiThread final : public Scheduler {
   // close_and_stop, which the caller must then call.
   void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  // If the calling thread is a worker holding its core: sets `site` (its deque, runtime and
-  // channel) and returns true. See spool::detail::fork_site.
+  // If the calling thread is a worker holding its core: writes every field of `site` (its
+  // deque, runtime and channel) and returns true. See spool::detail::fork_site.
   static bool fork_site_here(ForkSite& site) noexcept;
   // fork_push's side here (notify_fork_thieves): a push into an empty deque wakes a parked
   // worker to steal.

@@ -94,7 +94,8 @@ bool MultiThread::fork_site_here(ForkSite& site) noexcept {
   site.deque = &mt.workers_[ctx->core->index]->forks;
   site.spills = site.deque->spills();
   site.runtime = mt.runtime_;
-  if (mt.has_levels_) site.parent = current_task();  // without levels: nothing to inherit
+  site.parent = mt.has_levels_ ? current_task() : nullptr;  // without levels: nothing to inherit
+  site.spawn_others = false;
   return true;
 }
 
