@@ -19,7 +19,6 @@
 #include <utility>
 
 #include "runtime/shared.hpp"
-#include "scheduler/multi_thread/multi_thread.hpp"
 #include "spool/detail/join.hpp"
 #include "spool/fork.hpp"
 
@@ -35,8 +34,15 @@ std::exception_ptr cancelled_error() {
 }
 }  // namespace
 
-void fork_site(ForkSite& site) noexcept {
-  if (MultiThread::fork_site_here(site)) return;
+void fork_site_elsewhere(ForkSite& site) noexcept {
+  if (ForkDeque* deque = this_thread_forks) {  // a runtime with levels
+    site.deque = deque;
+    site.spills = deque->spills();
+    site.runtime = deque->runtime();
+    site.parent = current_task();  // its channel and deadline go to a stolen child
+    site.spawn_others = false;
+    return;
+  }
   site.deque = nullptr;
   site.spills = 0;
   RuntimeShared* rt = current_runtime_ptr();

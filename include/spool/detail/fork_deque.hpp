@@ -129,7 +129,14 @@ class WorkStealingDeque {
 // deeper than any fork tree needs; a join whose child does not fit runs it inline.
 class ForkDeque : public WorkStealingDeque<256> {
  public:
-  using WorkStealingDeque::WorkStealingDeque;
+  // `asymmetric`: see WorkStealingDeque. `runtime`: where its stolen children run as tasks.
+  // `inherit_channel`: a stolen child goes to its parent's channel (a runtime with levels).
+  explicit ForkDeque(bool asymmetric = false, RuntimeShared* runtime = nullptr,
+                     bool inherit_channel = false) noexcept
+      : WorkStealingDeque(asymmetric), runtime_(runtime), inherit_channel_(inherit_channel) {}
+
+  RuntimeShared* runtime() const noexcept { return runtime_; }
+  bool inherit_channel() const noexcept { return inherit_channel_; }
 
   // How many times the thread holding the deque handed its items over as tasks
   // (block_in_place's spill). Relaxed: a thread compares it with the count fork_site gave
@@ -144,7 +151,14 @@ class ForkDeque : public WorkStealingDeque<256> {
 
  private:
   Atomic<std::uint64_t> spills_{0};
+  RuntimeShared* const runtime_;
+  const bool inherit_channel_;
 };
+
+// The deque of the worker core this thread holds: set by the multi-thread worker loop for
+// as long as it holds a core; null on other threads, and once block_in_place handed the
+// core over. Only its own thread reads or writes it. (constinit: no TLS wrapper call.)
+inline constinit thread_local ForkDeque* this_thread_forks = nullptr;
 
 // A push into an empty deque: wakes a parked worker to steal (src/scheduler/multi_thread/).
 void notify_fork_thieves() noexcept;

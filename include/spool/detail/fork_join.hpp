@@ -34,13 +34,26 @@
 namespace spool {
 namespace detail {
 
+// fork_site's cases other than a worker of a runtime without levels (src/runtime/fork.cpp).
+void fork_site_elsewhere(ForkSite& site) noexcept;
 // Writes every field of `site`, the current thread's: a multi-thread worker holding its
 // core gives its deque; a thread of a multi-thread runtime without a core (block_on,
 // blocking pool) gives spawn_others; anything else gives nothing (the children run
 // inline, one by one). (Written in place, field by field: a ForkSite returned by value was
 // copied with one wide load of narrower stores, a store-forwarding stall that cost W11 4 ns
 // a join.)
-void fork_site(ForkSite& site) noexcept;
+inline void fork_site(ForkSite& site) noexcept {
+  ForkDeque* const deque = this_thread_forks;
+  if (deque == nullptr || deque->inherit_channel()) {
+    fork_site_elsewhere(site);
+    return;
+  }
+  site.deque = deque;
+  site.spills = deque->spills();
+  site.runtime = deque->runtime();
+  site.parent = nullptr;  // without levels, a stolen child inherits nothing
+  site.spawn_others = false;
+}
 // Spawns a stolen child's task on `rt`, as a spawn from `parent` (may be null) would.
 TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
                             std::coroutine_handle<> frame, const TaskHeader* parent);

@@ -21,6 +21,7 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   if (DeferredWakes* d = current_deferred()) requeue_deferred(*ctx->core, *d);  // with the core
   spill_forks(*ctx->core);
   Core* core = std::exchange(ctx->core, nullptr);
+  this_thread_forks = nullptr;  // the joins polled here from now on spawn their children
   bool handed = false;
   {
     std::lock_guard lock(exit_mutex_);
@@ -39,6 +40,7 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
     // This thread blocks with its core after all: the LIFO slot's task (a spilled fork
     // child, say) goes where other workers can steal it.
     ctx->core = core;
+    this_thread_forks = &workers_[core->index]->forks;
     if (TaskHeader* t = std::exchange(core->lifo, nullptr)) schedule(t, true);  // its queue
   }
   fn();

@@ -50,7 +50,8 @@ MultiThread::MultiThread(RuntimeShared* runtime, const RuntimeConfig& config,
   // system can.
   const bool asymmetric_fences = enable_asymmetric_fences();
   for (std::uint32_t i = 0; i < num_workers_; ++i) {
-    workers_.push_back(std::make_unique<WorkerShared>(num_channels_, asymmetric_fences));
+    workers_.push_back(
+        std::make_unique<WorkerShared>(num_channels_, asymmetric_fences, runtime_, has_levels_));
     auto core = std::make_unique<Core>(levels_);
     core->index = i;
     core->queues = workers_.back()->queues.get();
@@ -97,6 +98,7 @@ void MultiThread::run_worker(Core* core) {
       queues_.yields_on_request() ? &queues_.yield(core->index).requested : nullptr);
   WorkerContext ctx{this, core, &slot};
   WorkerContext* saved = std::exchange(current_worker, &ctx);
+  ForkDeque* const saved_forks = std::exchange(this_thread_forks, &workers_[core->index]->forks);
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
@@ -110,6 +112,7 @@ void MultiThread::run_worker(Core* core) {
   // took the core (dropped there if shut down).
   wake_deferred(deferred);
   current_worker = saved;
+  this_thread_forks = saved_forks;
   {
     std::lock_guard lock(exit_mutex_);
     --running_;

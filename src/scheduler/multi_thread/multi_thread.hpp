@@ -30,7 +30,6 @@
 namespace spool::detail {
 
 class RuntimeShared;
-struct ForkSite;
 
 // What a worker's ring does with a task it cannot queue (shut down): drops the queue's reference.
 inline constexpr auto drop_ref = [](TaskHeader* t) noexcept { drop_task_refs(t); };
@@ -53,9 +52,10 @@ struct Core {
 
 // Per-worker state that other threads touch.
 struct alignas(64) WorkerShared {
-  // `asymmetric_fences`: as enable_asymmetric_fences() answered (see ForkDeque).
-  WorkerShared(std::uint16_t num_channels, bool asymmetric_fences)
-      : queues(new LocalQueue<>[num_channels]), forks(asymmetric_fences) {}
+  // `forks`: its fork deque's arguments (see ForkDeque).
+  WorkerShared(std::uint16_t num_channels, bool asymmetric_fences, RuntimeShared* runtime,
+               bool levels)
+      : queues(new LocalQueue<>[num_channels]), forks(asymmetric_fences, runtime, levels) {}
   const std::unique_ptr<LocalQueue<>[]> queues;  // one per channel (scheduler/levels.hpp)
   ThreadParker parker;
   // Counters: written by the core's thread (relaxed increments), read by metrics().
@@ -88,9 +88,6 @@ class MultiThread final : public Scheduler {
   // close_and_stop, which the caller must then call.
   void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  // If the calling thread is a worker holding its core: writes every field of `site` (its
-  // deque, runtime and channel) and returns true. See spool::detail::fork_site.
-  static bool fork_site_here(ForkSite& site) noexcept;
   // fork_push's side here (notify_fork_thieves): a push into an empty deque wakes a parked
   // worker to steal.
   void fork_pushed_into_empty() noexcept { notify_parked(Idle::Published::kLocalQueue); }

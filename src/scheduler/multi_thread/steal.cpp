@@ -87,18 +87,6 @@ void MultiThread::spill_forks(Core& core) noexcept {
   forks.count_spill();  // the joins on this thread's stack count their queued children remote
 }
 
-bool MultiThread::fork_site_here(ForkSite& site) noexcept {
-  WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->core == nullptr) return false;
-  MultiThread& mt = *ctx->scheduler;
-  site.deque = &mt.workers_[ctx->core->index]->forks;
-  site.spills = site.deque->spills();
-  site.runtime = mt.runtime_;
-  site.parent = mt.has_levels_ ? current_task() : nullptr;  // without levels: nothing to inherit
-  site.spawn_others = false;
-  return true;
-}
-
 void notify_fork_thieves() noexcept { current_worker->scheduler->fork_pushed_into_empty(); }
 
 }  // namespace spool::detail
