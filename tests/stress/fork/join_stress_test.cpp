@@ -1,7 +1,8 @@
 // spool::join under stealing, for ThreadSanitizer: a binary fork tree of 10^6 children on 4
-// workers (thieves race the owners' pops for the last item of a deque all the time), and
-// trees whose leaves throw or wait while thieves hold their siblings (the first exception
-// cancels stolen children; every frame is destroyed once). Bounded by count, not time.
+// workers (thieves race the owners' pops for the last item of a deque all the time), wide
+// joins whose children several thieves take at once (they race to build the join's remote
+// books), and trees whose leaves throw or wait while thieves hold their siblings (the first
+// exception cancels stolen children; every frame is destroyed once). Bounded by count.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -34,6 +35,34 @@ TEST(JoinStress, AMillionChildrenWithStealing) {
   std::uint64_t steals = 0;
   for (const spool::WorkerMetrics& w : rt.metrics().workers) steals += w.steals;
   EXPECT_GT(steals, 0u);  // the other workers took part
+}
+
+// Yields first, so that it is pending at the join's first look while idle workers steal
+// its siblings.
+Task<std::uint64_t> yield_then(std::uint64_t v) {
+  co_await spool::yield_now();
+  co_return v;
+}
+
+Task<std::uint64_t> wide_join(std::uint64_t width) {
+  std::vector<Task<std::uint64_t>> children;
+  for (std::uint64_t i = 0; i < width; ++i) children.push_back(yield_then(i));
+  std::uint64_t sum = 0;
+  for (std::uint64_t v : co_await spool::join_all(std::move(children))) sum += v;
+  co_return sum;
+}
+
+TEST(JoinStress, SeveralThievesTakeChildrenOfOneJoinAtOnce) {
+  // Three idle workers steal from each join's 31 offered children while its own worker
+  // polls them in turn; whichever of them first needs the join's remote books builds them.
+  constexpr std::uint64_t kWidth = 32;
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(4).build();
+  for (int round = 0; round < 300; ++round) {
+    EXPECT_EQ(rt.block_on(rt.spawn(wide_join(kWidth))), kWidth * (kWidth - 1) / 2);
+  }
+  std::uint64_t steals = 0;
+  for (const spool::WorkerMetrics& w : rt.metrics().workers) steals += w.steals;
+  EXPECT_GT(steals, 0u);
 }
 
 // A leaf that throws if it is leaf number `thrower`, after a yield (so its siblings may be
