@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include "spool/detail/atomic.hpp"
-#include "spool/detail/fatal_misuse.hpp"
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -15,27 +14,30 @@ namespace spool::detail {
 
 #if defined(__linux__) && defined(SYS_membarrier)
 
-bool enable_asymmetric_fences() noexcept {
+namespace {
+bool register_for_membarrier() noexcept {
   const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
   if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return false;
-  // Asking again (one runtime after another) is harmless.
   return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
+}  // namespace
 
-void asymmetric_fence_heavy() noexcept {
-  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-    // After a successful registration the command cannot fail; going on without the
-    // barrier would break the protocol that relies on it.
-    fatal_misuse("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
-  }
+bool enable_asymmetric_fences() noexcept {
+  // A registration lasts as long as the process (a fork's child inherits it), so one is
+  // enough; the function-local static serialises the runtimes built at once.
+  static const bool registered = register_for_membarrier();
+  return registered;
+}
+
+bool asymmetric_fence_heavy() noexcept {
+  // Registered, the command fails only when the kernel has no memory for its CPU mask.
+  return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
 #else
 
 bool enable_asymmetric_fences() noexcept { return false; }
-void asymmetric_fence_heavy() noexcept {
-  fatal_misuse("asymmetric_fence_heavy without enable_asymmetric_fences");
-}
+bool asymmetric_fence_heavy() noexcept { return false; }
 
 #endif
 

@@ -15,7 +15,7 @@ constexpr int kThreads = 3;
 int constructions = 0;  // Relacy runs its threads as fibers on one thread: a plain count
 
 struct Books {
-  Books() {
+  Books() noexcept {
     ++constructions;
     payload($) = 42;
   }

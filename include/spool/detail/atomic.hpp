@@ -61,12 +61,14 @@ inline void spin_pause() noexcept { sched_yield(); }
 // owner pops, a thief steals). Only once enable_asymmetric_fences() returned true; without
 // it, use seq_cst fences or accesses on both sides.
 
-/// Registers the process for asymmetric_fence_heavy(); false when the system offers no
-/// such barrier (not Linux, or a kernel or sandbox without membarrier's private expedited
-/// command). Cheap enough to call once per runtime built (src/sync/asymmetric_fence.cpp).
+/// Registers the process for asymmetric_fence_heavy(), once per process (later calls give
+/// the first one's answer); false when the system offers no such barrier (not Linux, or a
+/// kernel or sandbox without membarrier's private expedited command).
 bool enable_asymmetric_fences() noexcept;
 /// The rare side of the pair: a system call that interrupts the process's running threads.
-void asymmetric_fence_heavy() noexcept;
+/// False when the system refused it (no memory for the kernel's CPU mask): then no thread
+/// was fenced, and the caller must act as if it had seen the other side busy.
+[[nodiscard]] bool asymmetric_fence_heavy() noexcept;
 /// The frequent side of the pair: stops the compiler, not the processor, from reordering.
 inline void asymmetric_fence_light() noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -213,8 +215,9 @@ inline void spin_pause(rl::debug_info at = ModelSite::here()) { rl::yield(1, at)
 /// Model-checking asymmetric fences: Relacy has no membarrier, so both sides are seq_cst
 /// fences. That is the pair's guarantee (each light fence orders against each heavy one as
 /// two seq_cst fences would); a model must therefore never pair two light fences.
-inline void asymmetric_fence_heavy(rl::debug_info at = ModelSite::here()) {
+inline bool asymmetric_fence_heavy(rl::debug_info at = ModelSite::here()) {
   rl::atomic_thread_fence(rl::mo_seq_cst, at);
+  return true;
 }
 /// See asymmetric_fence_heavy.
 inline void asymmetric_fence_light(rl::debug_info at = ModelSite::here()) {

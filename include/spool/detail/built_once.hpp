@@ -3,15 +3,17 @@
 
 #include <cstdint>
 #include <new>
+#include <type_traits>
 
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
-// A T that costs one byte until some thread asks for it: the first get(), from any thread,
-// builds it; a get() racing with that build waits for it. For books that only a rare path
-// needs (a join's stolen children, which thieves on several threads may be the first to
-// reach). T's default constructor must be noexcept and short: others spin while it runs.
+// Room for a T whose constructor (and destructor) run only if some thread asks for it:
+// the first get(), from any thread, builds it; a get() racing with that build waits for it. For
+// books that only a rare path needs (a join's stolen children, which thieves on several threads may
+// be the first to reach). T's default constructor must be noexcept and short: others spin while it
+// runs.
 //
 // Protocol: state_ goes kEmpty -> kBuilding (compare-exchange: the one builder) -> kBuilt
 // (release store, after the constructor). get() loads it with acquire, pairing with that
@@ -19,6 +21,9 @@ namespace spool::detail {
 // the BuiltOnce, which the caller ensures no thread uses any more.
 template <class T>
 class BuiltOnce {
+  static_assert(std::is_nothrow_default_constructible_v<T>,
+                "BuiltOnce<T>: get() is noexcept, so T's default constructor must not throw");
+
  public:
   BuiltOnce() noexcept {}  // value_: built by the first get()
   BuiltOnce(const BuiltOnce&) = delete;

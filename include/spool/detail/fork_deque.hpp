@@ -98,8 +98,9 @@ class WorkStealingDeque {
     if (t >= b) return nullptr;
     if (asymmetric_) {
       // The load of bottom_ above only spares an empty deque the system call; this one,
-      // after the fence, decides. Acquire: pairs with push's release store.
-      asymmetric_fence_heavy();  // pairs with pop's light one
+      // after the fence, decides. Acquire: pairs with push's release store. Without the
+      // fence (refused by the system), taking nothing is safe: the owner pops it.
+      if (!asymmetric_fence_heavy()) return nullptr;  // pairs with pop's light one
       b = bottom_.load(std::memory_order_acquire);
       if (t >= b) return nullptr;
     }
@@ -110,6 +111,9 @@ class WorkStealingDeque {
     }
     return item;
   }
+
+  // Whether pop and steal fence asymmetrically (as built).
+  bool asymmetric() const noexcept { return asymmetric_; }
 
   // Any thread; a hint (items may come and go meanwhile).
   bool is_empty() const noexcept {

@@ -1,12 +1,18 @@
 // The fork deque (spool/detail/fork_deque.hpp) on one thread: the owner takes the newest
 // item back, a thief the oldest, a full deque refuses, with either kind of fences; and
 // fork_pop refuses a deque that block_in_place spilled since fork_site handed it out, even
-// with items in it (they may be another thread's by then).
+// with items in it (they may be another thread's by then); and a runtime's workers fence
+// asymmetrically wherever the system offers membarrier.
 #include "spool/detail/fork_deque.hpp"
 
 #include <gtest/gtest.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <array>
+
+#include "spool/spool.hpp"
 
 namespace {
 
@@ -58,6 +64,18 @@ TEST(ForkDeque, ForkPopRefusesADequeSpilledSinceForkSite) {
   deque.count_spill();
   EXPECT_EQ(spool::detail::fork_pop(site), nullptr);  // spilled: not this thread's any more
   EXPECT_EQ(deque.pop(), &item);
+}
+
+TEST(ForkDeque, ARuntimesWorkersFenceAsymmetricallyWhereMembarrierIsOffered) {
+  const long commands = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  if (commands < 0 || (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) {
+    GTEST_SKIP() << "no membarrier private expedited here: workers fence with seq_cst";
+  }
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  const bool asymmetric = rt.block_on(rt.spawn([]() -> spool::Task<bool> {
+    co_return spool::detail::this_thread_forks->asymmetric();  // on a worker
+  }()));
+  EXPECT_TRUE(asymmetric);
 }
 
 }  // namespace
