@@ -254,9 +254,17 @@ void complete_claimed(StateWord& state, std::uint64_t own, Task& task) {
   }
   if (!(cur & kJoinInterest)) {
     // The JoinHandle is gone for good, so no one takes the output: the frame goes first, and
-    // completing and letting go are then one RMW.
+    // completing and letting go are then one RMW, or none: when this thread's references are
+    // all that are left, no other thread can reach the word (one needs a reference, or the
+    // owned-task list the caller left), so the memory goes without writing it. Acquire: pairs
+    // with the release of every other reference's drop, which happened before it.
     task.destroy_frame();
-    task.before_release(state.load(std::memory_order_relaxed));
+    const std::uint64_t now = state.load(std::memory_order_acquire);
+    if (ref_count(now) == own) {
+      task.dealloc();
+      return;
+    }
+    task.before_release(now);
     if (transition_to_complete_and_release(state, own)) task.dealloc();
     return;
   }

@@ -53,6 +53,7 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
     deallocs.fetch_add(1, std::memory_order_relaxed);
   }
   void drop_refs(std::uint64_t n) {
+    RL_ASSERT(!freed($));  // a reference holder may read the header until it lets go
     if (sd::ref_dec(state, n)) dealloc();
   }
   // harness.cpp destroy_finished_frame: by the one thread that saw both COMPLETE and the
@@ -142,11 +143,11 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
 
   void after() {
     std::uint64_t s = state.load(std::memory_order_relaxed);
-    RL_ASSERT(sd::ref_count(s) == 0);
+    // (A completer left alone with the header frees it without writing the word: `s` may
+    // still count its references.)
     RL_ASSERT(deallocs.load(std::memory_order_relaxed) == 1);
     RL_ASSERT(frame_destroyed($) == 1);
     RL_ASSERT(completed($));
-    RL_ASSERT(s & sd::kComplete);
     // Woken once after the first poll may have missed the event: at most two polls, and
     // without an abort the task completed by a poll that saw the event.
     RL_ASSERT(polls($) <= 2);
