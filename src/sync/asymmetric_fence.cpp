@@ -3,7 +3,10 @@
 // a thread of this process (a thread not running passes a barrier when it is switched in).
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "spool/detail/atomic.hpp"
+#include "spool/detail/fatal_misuse.hpp"
 
 #if defined(__linux__)
 #include <linux/membarrier.h>
@@ -30,14 +33,19 @@ bool enable_asymmetric_fences() noexcept {
 }
 
 bool asymmetric_fence_heavy() noexcept {
-  // Registered, the command fails only when the kernel has no memory for its CPU mask.
-  return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return true;
+  // Registered, the command fails only when the kernel has no memory for its CPU mask; any
+  // other error means the caller never had enable_asymmetric_fences() say yes.
+  if (errno == ENOMEM) return false;
+  fatal_misuse("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed other than for memory");
 }
 
 #else
 
 bool enable_asymmetric_fences() noexcept { return false; }
-bool asymmetric_fence_heavy() noexcept { return false; }
+bool asymmetric_fence_heavy() noexcept {
+  fatal_misuse("asymmetric_fence_heavy without enable_asymmetric_fences");
+}
 
 #endif
 
