@@ -39,7 +39,9 @@ class TaskHeader;
 //                 (a notification), the JoinHandle, and every Waker clone.
 // Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
 // publishes what the previous holder did to the frame and the output; the acquire half
-// makes it visible to the next.
+// makes it visible to the next. (A detached task's completer left alone with it frees it
+// without one: the word then still shows RUNNING, never COMPLETE. state.hpp,
+// complete_claimed.)
 inline constexpr std::uint64_t kRunning = 1u << 0;
 inline constexpr std::uint64_t kComplete = 1u << 1;
 inline constexpr std::uint64_t kNotified = 1u << 2;

@@ -240,7 +240,8 @@ inline bool join_register_waker(StateWord& state, Waker& slot, const Waker& wake
 // supplies destroy_frame() (the frame of a task whose output nobody will take), wake_join()
 // (the JoinHandle's registered waker), before_release(word) (called with the word as last
 // read, before the RMW that may drop the claimer's references: the runtime pins its
-// scheduler there) and dealloc() (after the last reference).
+// scheduler there; not called when the claimer frees the task without one) and dealloc()
+// (after the last reference).
 template <class Task>
 void complete_claimed(StateWord& state, std::uint64_t own, Task& task) {
   // Acquire: sees what the JoinHandle did before it cleared JOIN_INTEREST.
@@ -257,7 +258,8 @@ void complete_claimed(StateWord& state, std::uint64_t own, Task& task) {
     // completing and letting go are then one RMW, or none: when this thread's references are
     // all that are left, no other thread can reach the word (one needs a reference, or the
     // owned-task list the caller left), so the memory goes without writing it. Acquire: pairs
-    // with the release of every other reference's drop, which happened before it.
+    // with the release of every other reference's drop, which precede it in the word's
+    // modification order.
     task.destroy_frame();
     const std::uint64_t now = state.load(std::memory_order_acquire);
     if (ref_count(now) == own) {

@@ -2,7 +2,7 @@
 // join_poll_complete and join_drop (src/task/harness.cpp) against complete(), that is
 // state.hpp's complete_claimed, on all three of its paths (one CAS while no waker is
 // registered; COMPLETE, then the wake; the JoinHandle gone, so the frame goes and
-// completing and letting go are one RMW).
+// completing and letting go are one RMW, or none when the completer is left alone).
 //
 // Invariant: the frame is destroyed exactly once and after the output was written, the
 // header is freed exactly once and after every other use of it (the join waker slot's read
