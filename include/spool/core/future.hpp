@@ -15,9 +15,10 @@ namespace spool {
 /// Address stability (C++ has no Pin): a future is movable until it is first polled, never
 /// after. A pending leaf may have linked a node that lives inside it into a primitive (a
 /// Semaphore's or Notify's waiter list, a timer wheel), which then points into the future;
-/// so poll a future where it will stay (`co_await` moves an rvalue into the coroutine frame
-/// before polling it). spool's leaves check it: moving one after it registered such a node
-/// throws std::logic_error, in every build.
+/// so poll a future where it will stay (`co_await` polls an rvalue in place: a temporary of
+/// its full expression, which lives in the coroutine frame until the co_await resumes). spool's
+/// leaves check it: moving one after it registered such a node throws std::logic_error, in every
+/// build.
 template <class F>
 concept Future = requires(F& f, Context& cx) {
   {f.poll(cx)};

@@ -161,10 +161,12 @@ class TaskPromiseBase {
                     "co_await of a const spool::Task: a Task is consumed by awaiting it");
       return TaskAwaiter<typename Plain::value_type>(awaited);
     } else {
+      static_assert(!std::is_const_v<std::remove_reference_t<A>>,
+                    "co_await of a const future: polling changes it; await a non-const one");
       static_assert(Future<Plain>,
                     "co_await inside a spool::Task needs a spool::Future (a type with "
                     "Poll<T> poll(spool::Context&)) or another spool::Task");
-      return FutureAwaiter<A>(std::forward<A>(awaited), *chain_);
+      return FutureAwaiter<Plain>(awaited, *chain_);
     }
   }
 
@@ -260,17 +262,16 @@ class TaskPromise<void> : public TaskPromiseBase {
   }
 };
 
-// Awaits any Future that is not a Task. F is `X&` when an lvalue was awaited (it is polled
-// in place) and `X` when an rvalue was (it is moved into the awaiter, in the frame).
+// Awaits any Future (of type F) that is not a Task, polled where it is, never moved: an
+// lvalue stays the awaiting code's; an rvalue is a temporary of the co_await's full
+// expression, which lives in the coroutine frame until the co_await resumes.
 template <class F>
 class FutureAwaiter : PendingLeaf {
-  using Output = future_output_t<std::remove_reference_t<F>>;
+  using Output = future_output_t<F>;
 
  public:
-  FutureAwaiter(F&& fut, TaskChain& chain)
-      : PendingLeaf{&poll_leaf, &typeid(std::remove_cvref_t<F>)},
-        fut_(std::forward<F>(fut)),
-        chain_(chain) {}
+  FutureAwaiter(F& fut, TaskChain& chain)
+      : PendingLeaf{&poll_leaf, &typeid(F)}, fut_(fut), chain_(chain) {}
 
   FutureAwaiter(const FutureAwaiter&) = delete;
   FutureAwaiter& operator=(const FutureAwaiter&) = delete;
@@ -311,7 +312,7 @@ class FutureAwaiter : PendingLeaf {
     has_result_ = false;
   }
 
-  F fut_;
+  F& fut_;
   TaskChain& chain_;
   union {
     Poll<Output> result_;  // the last poll's result, while has_result_

@@ -26,7 +26,7 @@ class PollGuard {
     if (other.polled_) {
       throw std::logic_error(std::string(who_) +
                              " moved after its first poll: its children are polled in place; "
-                             "move it before polling it (co_await moves it, then polls)");
+                             "move it before polling it (co_await polls it where it is)");
     }
   }
   PollGuard& operator=(PollGuard&&) = delete;
