@@ -61,8 +61,24 @@ void waker_wake_by_ref(const void* p) {
   wake_by_ref(static_cast<TaskHeader*>(const_cast<void*>(p)));
 }
 void waker_wake(const void* p) {
-  waker_wake_by_ref(p);
-  waker_drop(p);
+  auto* t = static_cast<TaskHeader*>(const_cast<void*>(p));
+  if (t->scheduler != this_thread_scheduler) {
+    // Off the task's worker threads the Waker's reference keeps the scheduler alive across
+    // schedule() (Scheduler::schedule), so it is dropped only after.
+    waker_wake_by_ref(p);
+    waker_drop(p);
+    return;
+  }
+  switch (transition_to_notified_by_val(*t)) {
+    case WakeResult::kSubmit:
+      t->scheduler->schedule(t, false);  // with the Waker's reference
+      return;
+    case WakeResult::kDealloc:
+      dealloc(t);
+      return;
+    case WakeResult::kNothing:
+      return;
+  }
 }
 constexpr WakerVTable task_waker_vtable{&waker_clone, &waker_wake, &waker_wake_by_ref, &waker_drop};
 RawWaker waker_clone(const void* p) {

@@ -43,4 +43,9 @@ class Scheduler {
   std::weak_ptr<void> owner_;
 };
 
+// The scheduler whose worker thread this is, null elsewhere (set by the multi-thread worker
+// loop). Such a thread keeps its scheduler alive (the runtime joins or pins it), so a wake
+// from it needs no reference of its own across schedule(). Only its own thread touches it.
+inline constinit thread_local const Scheduler* this_thread_scheduler = nullptr;
+
 }  // namespace spool::detail

@@ -19,7 +19,8 @@ using StateWord = Atomic<std::uint64_t>;
 
 enum class RunClaim { kPoll, kCancel, kNone, kDealloc };
 enum class IdleResult { kIdle, kNotified, kCancel, kDealloc };
-enum class WakeResult { kNothing, kSubmit };
+// kDealloc: only from a wake that consumed the last reference (by value, of a complete task).
+enum class WakeResult { kNothing, kSubmit, kDealloc };
 
 // What a transition decides from the word it read: its result, and the word to write in
 // its place (none: the result stands without a write).
@@ -135,6 +136,23 @@ inline WakeResult transition_to_notified_by_ref(StateWord& state) noexcept {
     if (cur & kNotified) return {WakeResult::kNothing, cur};
     if (cur & kRunning) return {WakeResult::kNothing, cur | kNotified};  // the poller requeues
     return {WakeResult::kSubmit, (cur | kNotified) + kRefOne};
+  });
+}
+
+// A wake that consumes a Waker's reference (Waker::wake): as transition_to_notified_by_ref,
+// and in the same RMW the reference is handed over or dropped. Submit: it becomes the queue
+// entry's, which the caller schedules (spool's schedule never reads a task once queued, so
+// the caller needs no reference of its own across it). Dealloc: it was the last (the task is
+// complete). NOTIFIED or RUNNING mean another reference (the queue entry's, the claimer's)
+// outlives this one, so that drop is never the last.
+inline WakeResult transition_to_notified_by_val(StateWord& state) noexcept {
+  return update_state(state, [](std::uint64_t cur) -> Step<WakeResult> {
+    if (cur & kComplete) {
+      return {ref_count(cur) == 1 ? WakeResult::kDealloc : WakeResult::kNothing, cur - kRefOne};
+    }
+    if (cur & kNotified) return {WakeResult::kNothing, cur - kRefOne};
+    if (cur & kRunning) return {WakeResult::kNothing, (cur | kNotified) - kRefOne};
+    return {WakeResult::kSubmit, cur | kNotified};
   });
 }
 
@@ -312,6 +330,9 @@ inline bool transition_to_complete_for_join(TaskHeader& t, std::uint64_t& expect
 }
 inline WakeResult transition_to_notified_by_ref(TaskHeader& t) noexcept {
   return transition_to_notified_by_ref(t.state);
+}
+inline WakeResult transition_to_notified_by_val(TaskHeader& t) noexcept {
+  return transition_to_notified_by_val(t.state);
 }
 inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
   return transition_to_notified_and_cancel(t.state);

@@ -13,7 +13,8 @@
 //
 // Threads: a worker runs the task's first queue entry; a waker sets the event and wakes
 // the task through its Waker reference (running the entry it submits, if any, as a worker
-// would), then drops the reference; the JoinHandle's thread (optionally aborts and) drops
+// would), then drops the reference (or, woken by value as on a worker, hands it to the
+// entry or drops it in the wake's RMW); the JoinHandle's thread (optionally aborts and) drops
 // the JoinHandle. The harness steps between transitions follow src/task/harness.cpp
 // (run_task, complete, cancel, join_drop).
 #include <cstdint>
@@ -25,8 +26,8 @@ namespace {
 
 namespace sd = spool::detail;
 
-template <bool kAbort>
-struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
+template <bool kAbort, bool kWakeByVal = false>
+struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort, kWakeByVal>, 3> {
   // The first queue entry, the owned-task list, the JoinHandle, and the waker thread's
   // Waker (a clone made before it starts).
   sd::StateWord state{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne};
@@ -132,8 +133,22 @@ struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort>, 3> {
       run_entry();
     } else if (index == 1) {
       event.store(true, std::memory_order_relaxed);
-      if (sd::transition_to_notified_by_ref(state) == sd::WakeResult::kSubmit) run_entry();
-      drop_refs(1);  // the Waker's reference
+      if (kWakeByVal) {
+        // harness.cpp waker_wake on a worker: the Waker's reference goes with the wake.
+        switch (sd::transition_to_notified_by_val(state)) {
+          case sd::WakeResult::kSubmit:
+            run_entry();  // with the Waker's reference, now the queue entry's
+            break;
+          case sd::WakeResult::kDealloc:
+            dealloc();
+            break;
+          case sd::WakeResult::kNothing:
+            break;
+        }
+      } else {
+        if (sd::transition_to_notified_by_ref(state) == sd::WakeResult::kSubmit) run_entry();
+        drop_refs(1);  // the Waker's reference
+      }
       // Shutdown's pop of a task it then finds claimed: the list's reference, dropped
       // (src/runtime/shared.cpp): the completer is then left with its claim's alone.
       if (list_refs() == 1) drop_refs(1);
@@ -169,5 +184,9 @@ int main() {
   failed += spool::model::run_model<TaskStateModel<false>>("task_state (wake, join drop)", 200000);
   failed +=
       spool::model::run_model<TaskStateModel<true>>("task_state (wake, abort, join drop)", 200000);
+  failed += spool::model::run_model<TaskStateModel<false, true>>(
+      "task_state (wake by value, join drop)", 200000);
+  failed += spool::model::run_model<TaskStateModel<true, true>>(
+      "task_state (wake by value, abort, join drop)", 200000);
   return failed == 0 ? 0 : 1;
 }

@@ -99,6 +99,7 @@ void MultiThread::run_worker(Core* core) {
   WorkerContext ctx{this, core, &slot};
   WorkerContext* saved = std::exchange(current_worker, &ctx);
   ForkDeque* const saved_forks = std::exchange(this_thread_forks, &workers_[core->index]->forks);
+  const Scheduler* const saved_scheduler = std::exchange(this_thread_scheduler, this);
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
@@ -113,6 +114,7 @@ void MultiThread::run_worker(Core* core) {
   wake_deferred(deferred);
   current_worker = saved;
   this_thread_forks = saved_forks;
+  this_thread_scheduler = saved_scheduler;
   {
     std::lock_guard lock(exit_mutex_);
     --running_;

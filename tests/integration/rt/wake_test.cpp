@@ -15,6 +15,7 @@
 #include <latch>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -216,6 +217,47 @@ TEST_P(WakeAnyFlavor, AfterCompletionAndAfterTheRuntimeIsGoneIsSafe) {
   std::move(clone).wake();
   saved.reset();  // the last reference: frees the task
   EXPECT_EQ(polls.load(), 2);
+}
+
+// Pending at its first poll, after saving its waker and saying so on `went_pending`.
+struct PendingUntilWoken {
+  std::optional<spool::Waker>* saved;
+  std::optional<spool::oneshot::Sender<int>> went_pending;
+  spool::Poll<int> poll(spool::Context& cx) {
+    if (went_pending) {
+      saved->emplace(cx.waker());
+      std::exchange(went_pending, std::nullopt)->send(0);
+      return spool::pending;
+    }
+    return 7;
+  }
+};
+
+// On a worker, Waker::wake hands the Waker's reference to the queue entry of an idle task,
+// and frees a completed task whose last reference it was (ASan's leak check sees a miss).
+TEST(Wake, ByValueOnAWorkerRunsAnIdleTaskAndFreesACompletedOne) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  std::optional<spool::Waker> done_waker, idle_waker;
+  std::atomic<int> polls{0};
+  EXPECT_EQ(rt.block_on(rt.spawn(SavesWaker{&done_waker, &polls})), 42);
+  auto [tx, rx] = spool::oneshot::channel<int>();
+  auto idle = rt.spawn(PendingUntilWoken{&idle_waker, std::move(tx)});
+  struct Waking {
+    static Task<void> run(spool::oneshot::Receiver<int> rx, std::optional<spool::Waker>* idle,
+                          std::optional<spool::Waker>* done) {
+      co_await rx;  // the idle task went pending
+      spool::Waker to_idle = std::move(**idle);
+      spool::Waker to_done = std::move(**done);
+      idle->reset();
+      done->reset();
+      std::move(to_idle).wake();
+      std::move(to_done).wake();  // its last reference
+    }
+  };
+  rt.block_on(rt.spawn(Waking::run(std::move(rx), &idle_waker, &done_waker)));
+  EXPECT_EQ(rt.block_on(idle), 7);
+  EXPECT_EQ(polls.load(), 2);
+  EXPECT_EQ(rt.metrics().live_tasks, 0u);
 }
 
 TEST(Wake, OfACancelledTaskIsANoOp) {
