@@ -9,6 +9,8 @@
 
 #include <array>
 #include <cerrno>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "process/exit_watch.hpp"
+#include "runtime/current_driver.hpp"
 #include "spool/process/command.hpp"
 
 extern char** environ;  // NOLINT: POSIX's, for the child's inherited environment
@@ -57,20 +60,24 @@ void check_spawn_step(int rc, const std::string& what, const char* step) {
 
 // A pipe for child descriptor `target` (0, 1, 2): the child's end (blocking, as a child
 // expects its stdio, and at 3 or above so that no dup2 of the spawn overwrites another), and
-// the parent's end. Both close-on-exec: the spawn's dup2 makes the child's copy inheritable.
+// the parent's end (non-blocking, for the driver). Both close-on-exec: the spawn's dup2 makes
+// the child's copy inheritable.
 std::pair<Fd, Fd> stdio_pipe(int target, const std::string& what) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw_errno(errno, what + ": pipe2");
   Fd read_end(fds[0]);
   Fd write_end(fds[1]);
-  Fd& child = target == STDIN_FILENO ? read_end : write_end;
+  const bool to_child = target == STDIN_FILENO;
+  Fd& child = to_child ? read_end : write_end;
   if (child.get() <= STDERR_FILENO) {
     Fd moved(::fcntl(child.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1));
     if (moved.get() < 0) throw_errno(errno, what + ": fcntl(F_DUPFD_CLOEXEC)");
     child = std::move(moved);
   }
-  if (target == STDIN_FILENO) return {std::move(read_end), std::move(write_end)};
-  return {std::move(write_end), std::move(read_end)};
+  // (The two ends are two open files: the flag stays off the child's.)
+  Fd& parent = to_child ? write_end : read_end;
+  if (::fcntl(parent.get(), F_SETFL, O_NONBLOCK) != 0) throw_errno(errno, what + ": fcntl");
+  return {std::move(child), std::move(parent)};
 }
 
 // The file that `program` names, as execvp finds it: itself if it has a '/', else the first
@@ -212,13 +219,24 @@ Child Command::spawn_with(Stdio in, Stdio out, Stdio err) const {
                                    stderr_.value_or(err)};
   SpawnSettings s;
   std::array<Fd, 3> child_ends;
-  std::array<Fd, 3> parent_ends;
+  // The parent's ends are registered before the spawn: a registration that fails (out of
+  // memory, a runtime shutting down) then leaves no child behind.
+  const std::shared_ptr<detail::Driver>& driver = detail::current_driver();
+  std::optional<PipeWriter> parent_in;
+  std::array<std::optional<PipeReader>, 3> parent_out;  // [1]: stdout, [2]: stderr
   for (int i = 0; i < 3; ++i) {
     const auto k = static_cast<std::size_t>(i);
     if (stdio[k].kind() == Stdio::Kind::kPiped) {
-      std::tie(child_ends[k], parent_ends[k]) = stdio_pipe(i, what);
+      Fd parent_end;
+      std::tie(child_ends[k], parent_end) = stdio_pipe(i, what);
       check_spawn_step(posix_spawn_file_actions_adddup2(&s.actions, child_ends[k].get(), i), what,
                        "posix_spawn_file_actions_adddup2");
+      detail::IoSource source(driver, parent_end.release(), what.c_str(), {.socket = false});
+      if (i == STDIN_FILENO) {
+        parent_in.emplace(PipeWriter(std::move(source)));
+      } else {
+        parent_out[k].emplace(PipeReader(std::move(source)));
+      }
     } else if (stdio[k].kind() == Stdio::Kind::kNull) {
       check_spawn_step(posix_spawn_file_actions_addopen(&s.actions, i, "/dev/null",
                                                         i == 0 ? O_RDONLY : O_WRONLY, 0),
@@ -290,11 +308,9 @@ Child Command::spawn_with(Stdio in, Stdio out, Stdio err) const {
     }
   }
   for (auto& end : child_ends) end = Fd();  // the child has its copies
-  if (parent_ends[0].get() >= 0) child.stdin.emplace(PipeWriter::from_fd(parent_ends[0].release()));
-  if (parent_ends[1].get() >= 0)
-    child.stdout.emplace(PipeReader::from_fd(parent_ends[1].release()));
-  if (parent_ends[2].get() >= 0)
-    child.stderr.emplace(PipeReader::from_fd(parent_ends[2].release()));
+  child.stdin = std::move(parent_in);
+  child.stdout = std::move(parent_out[1]);
+  child.stderr = std::move(parent_out[2]);
   return child;
 }
 

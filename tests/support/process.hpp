@@ -1,4 +1,4 @@
-// Helpers of the process tests: this process's zombie children, read from /proc.
+// Helpers of the process tests: this process's children (all, or the zombies), read from /proc.
 #pragma once
 
 #include <dirent.h>
@@ -12,12 +12,12 @@
 
 namespace spool_process_test {
 
-/// The pids of this process's children that are zombies (state Z): exited, not reaped.
-/// Scans /proc/<pid>/stat for a parent that is this process.
-inline std::vector<pid_t> zombie_children() {
-  std::vector<pid_t> zombies;
+/// The pids of this process's children in `state` (/proc/<pid>/stat's state letter), or of
+/// all of them when `state` is 0. Scans /proc/<pid>/stat for a parent that is this process.
+inline std::vector<pid_t> children(char state = 0) {
+  std::vector<pid_t> found;
   DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return zombies;
+  if (proc == nullptr) return found;
   while (const dirent* e = ::readdir(proc)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
@@ -29,13 +29,18 @@ inline std::vector<pid_t> zombie_children() {
     const std::size_t close = line.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream rest(line.substr(close + 1));
-    char state = 0;
+    char its_state = 0;
     long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == ::getpid() && state == 'Z') zombies.push_back(static_cast<pid_t>(pid));
+    rest >> its_state >> ppid;
+    if (ppid == ::getpid() && (state == 0 || its_state == state)) {
+      found.push_back(static_cast<pid_t>(pid));
+    }
   }
   ::closedir(proc);
-  return zombies;
+  return found;
 }
+
+/// The pids of this process's children that are zombies (state Z): exited, not reaped.
+inline std::vector<pid_t> zombie_children() { return children('Z'); }
 
 }  // namespace spool_process_test

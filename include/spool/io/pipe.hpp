@@ -8,6 +8,10 @@
 
 namespace spool {
 
+namespace process {
+class Command;  // registers its children's pipe ends itself (spool/process/command.hpp)
+}  // namespace process
+
 class PipeWriter;
 
 /// The read end of a pipe (or FIFO): read and read_exact as on a TcpStream (stream_ops.hpp),
@@ -33,6 +37,7 @@ class PipeReader : public net::AsyncRead<PipeReader> {
 
  private:
   friend std::pair<PipeReader, PipeWriter> pipe();
+  friend class process::Command;
   explicit PipeReader(detail::IoSource source) noexcept : source_(std::move(source)) {}
   detail::IoSource source_;
 };
@@ -57,6 +62,7 @@ class PipeWriter : public net::AsyncWrite<PipeWriter> {
 
  private:
   friend std::pair<PipeReader, PipeWriter> pipe();
+  friend class process::Command;
   explicit PipeWriter(detail::IoSource source) noexcept : source_(std::move(source)) {}
   detail::IoSource source_;
 };
