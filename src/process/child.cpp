@@ -80,7 +80,8 @@ Child::Child(Child&& other) noexcept
       status_(other.status_),
       pidfd_(std::move(other.pidfd_)),
       watch_(std::move(other.watch_)),
-      kill_on_drop_(other.kill_on_drop_) {
+      kill_on_drop_(other.kill_on_drop_),
+      reaped_elsewhere_(other.reaped_elsewhere_) {
   other.pidfd_.reset();
 }
 
@@ -96,6 +97,7 @@ Child& Child::operator=(Child&& other) noexcept {
     other.pidfd_.reset();
     watch_ = std::move(other.watch_);
     kill_on_drop_ = other.kill_on_drop_;
+    reaped_elsewhere_ = other.reaped_elsewhere_;
   }
   return *this;
 }
@@ -103,7 +105,7 @@ Child& Child::operator=(Child&& other) noexcept {
 Child::~Child() { let_go(); }
 
 void Child::let_go() noexcept {
-  if (pid_ >= 0 && !status_) {
+  if (pid_ >= 0 && !status_ && !reaped_elsewhere_) {
     if (kill_on_drop_) {
       try {
         kill(SIGKILL);
@@ -122,15 +124,17 @@ void Child::let_go() noexcept {
   watch_.reset();
   pid_ = -1;
   status_.reset();
+  reaped_elsewhere_ = false;
 }
 
 std::optional<pid_t> Child::id() const noexcept {
-  if (pid_ < 0 || status_) return std::nullopt;
+  if (pid_ < 0 || status_ || reaped_elsewhere_) return std::nullopt;
   return pid_;
 }
 
 std::optional<ExitStatus> Child::reap_nohang() {
   if (status_ || pid_ < 0) return status_;
+  if (reaped_elsewhere_) throw_child_error(ECHILD, "spool::process::Child::wait", pid_);
   if (watch_) {
     const std::optional<int> r = watch_->result();
     if (!r) return std::nullopt;
@@ -200,7 +204,7 @@ ChildWaitFuture Child::wait() {
 std::optional<ExitStatus> Child::try_wait() { return reap_nohang(); }
 
 void Child::kill(int signal) {
-  if (pid_ < 0 || status_) return;
+  if (pid_ < 0 || status_ || reaped_elsewhere_) return;  // (the pid is not ours to signal)
   int err = 0;
   if (watch_) {
     err = watch_->kill(signal);

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "process/exit_watch.hpp"
+#include "process/pidfd.hpp"
 #include "runtime/current_driver.hpp"
 #include "spool/process/command.hpp"
 
@@ -123,17 +123,6 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   for (std::string& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;
-}
-
-// A pidfd of `pid`, non-blocking (PIDFD_NONBLOCK is Linux 5.10's: before, set afterwards);
-// -1 where pidfd_open is refused.
-int open_pidfd(pid_t pid) {
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, O_NONBLOCK));
-  if (fd < 0 && errno == EINVAL) {
-    fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    if (fd >= 0) (void)::fcntl(fd, F_SETFL, O_NONBLOCK);
-  }
-  return fd;
 }
 
 }  // namespace
@@ -288,14 +277,17 @@ Child Command::spawn_with(Stdio in, Stdio out, Stdio err) const {
   Child child;  // from here on, it reaps the child whatever throws
   child.pid_ = pid;
   child.kill_on_drop_ = kill_on_drop_;
-  if (const int fd = open_pidfd(pid); fd >= 0) {
+  const int fd = detail::open_child_pidfd(pid);
+  if (fd < 0 && (errno == ECHILD || errno == ESRCH)) {
+    child.reaped_elsewhere_ = true;  // (SIGCHLD ignored, or someone's waitpid(-1), was quick)
+  } else if (fd >= 0) {
     try {
       child.pidfd_.emplace(fd);
     } catch (...) {
       ::close(fd);  // (the runtime shut down, say: the fallback still works)
     }
   }
-  if (!child.pidfd_) {
+  if (!child.pidfd_ && !child.reaped_elsewhere_) {
     try {
       child.watch_ = detail::ExitWatch::start(pid);
     } catch (...) {

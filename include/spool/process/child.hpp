@@ -113,7 +113,8 @@ class Child {
   /// never waits. Throws std::system_error ECHILD as wait does.
   std::optional<ExitStatus> try_wait();
   /// Sends `signal` (SIGKILL unless told) to the child; nothing once it is reaped (its pid
-  /// may belong to another process by then: pidfd_send_signal never reaches one). Does not
+  /// may belong to another process by then: pidfd_send_signal, through a pidfd checked to
+  /// be this child's, does not reach one; docs/process.md says where that check ends). Does not
   /// wait: co_await wait() for that. Throws std::system_error if the kernel refuses.
   void kill(int signal = SIGKILL);
   /// Reads stdout and stderr to their ends while it waits for the exit (closing stdin
@@ -134,6 +135,9 @@ class Child {
   std::optional<AsyncFd> pidfd_;              // the pidfd path
   std::shared_ptr<detail::ExitWatch> watch_;  // the fallback path
   bool kill_on_drop_ = false;
+  // Something else reaped it before spool had a pidfd of it: wait throws ECHILD, and kill
+  // signals nothing (the number may be another process's by now).
+  bool reaped_elsewhere_ = false;
 };
 
 }  // namespace spool::process

@@ -105,6 +105,28 @@ TEST(ProcessGroup, ZeroMakesANewGroupNamedAfterTheChild) {
   EXPECT_THROW((void)Command("cat").process_group(-1), std::invalid_argument);
 }
 
+// With SIGCHLD ignored the kernel reaps every child itself: a wait says so (ECHILD), before
+// or after spool got a pidfd of the child, and kill then signals nothing.
+TEST(ProcessReapedElsewhere, SigchldIgnoredMakesWaitThrowEchild) {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old {};
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &old), 0);
+  std::string message;
+  spool::block_on([](std::string& message) -> Task<void> {
+    Child child = Command("true").spawn();
+    try {
+      (void)co_await child.wait();
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::no_child_process);
+      message = e.what();
+    }
+    child.kill();  // nothing to signal: no error
+  }(message));
+  ::sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_NE(message.find("someone else reaped the child"), std::string::npos) << message;
+}
+
 // The message of the std::system_error that spawning `cmd` throws ("" if it spawned).
 std::string spawn_error(const Command& cmd, std::errc expected) {
   try {
