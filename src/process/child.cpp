@@ -14,6 +14,7 @@
 
 #include "process/exit_watch.hpp"
 #include "process/orphan_reaper.hpp"
+#include "process/pidfd.hpp"
 #include "spool/combinators/when_all.hpp"
 #include "spool/coop.hpp"
 
@@ -113,11 +114,17 @@ void Child::let_go() noexcept {
         // (EPERM: a setuid child; it is still reaped below once it exits)
       }
     }
-    int status = 0;
-    // The ExitWatch's thread reaps on its own; a pidfd goes to the reaper unless the
-    // child has exited already (then it is reaped here, or was by someone else).
-    if (pidfd_ && ::waitpid(pid_, &status, WNOHANG) == 0) {
-      detail::OrphanReaper::instance().adopt(pid_, pidfd_->release());
+    // The ExitWatch's thread reaps on its own. Else the reaper takes the child with its
+    // pidfd (a new one if it lost it: a failed re-registration, then a failed watch),
+    // unless it has exited already (then it is reaped here, or was by someone else).
+    if (!watch_) {
+      const int fd = pidfd_ ? pidfd_->release() : detail::open_child_pidfd(pid_);
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == 0) {
+        detail::OrphanReaper::instance().adopt(pid_, fd);
+      } else if (fd >= 0) {
+        ::close(fd);
+      }
     }
   }
   pidfd_.reset();
@@ -125,6 +132,18 @@ void Child::let_go() noexcept {
   pid_ = -1;
   status_.reset();
   reaped_elsewhere_ = false;
+}
+
+void Child::watch_exit(int pidfd) {
+  if (pidfd >= 0) {
+    try {
+      pidfd_.emplace(pidfd);
+      return;
+    } catch (...) {
+      ::close(pidfd);  // (no driver takes it now: the runtime shuts down, say)
+    }
+  }
+  watch_ = detail::ExitWatch::start(pid_);
 }
 
 std::optional<pid_t> Child::id() const noexcept {
@@ -158,7 +177,7 @@ Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>
   }
   for (;;) {
     if (std::optional<ExitStatus> s = reap_nohang()) return *s;
-    if (!pidfd_ && !watch_) watch_ = detail::ExitWatch::start(pid_);  // (see below)
+    if (!pidfd_ && !watch_) watch_exit(-1);  // (a watch_exit below failed: again)
     if (watch_) {
       if (watch_->poll(cx).is_pending()) return pending;
       continue;  // reap_nohang takes the result
@@ -171,18 +190,12 @@ Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>
       guard.emplace(r.value());
     } catch (const std::system_error& e) {
       // The runtime the pidfd was registered under has shut down (the child outlived it):
-      // register it with the driver of whoever waits now.
+      // register it with the driver of whoever waits now, or give the child a thread.
       if (e.code() != std::errc::operation_canceled) throw;
-      // If it cannot be registered (no runtime can take it now), the loop's next turn
-      // gives the child a thread of its own instead.
       exited.reset();
       const int fd = pidfd_->release();
       pidfd_.reset();
-      try {
-        pidfd_.emplace(fd);
-      } catch (const std::system_error&) {
-        ::close(fd);
-      }
+      watch_exit(fd);
       continue;
     }
     exited.reset();

@@ -14,20 +14,6 @@
 
 namespace spool::detail {
 
-namespace {
-
-// A blocking waitpid on a thread of its own: the last resort. False if no thread starts.
-bool reap_on_own_thread(pid_t pid) noexcept {
-  try {
-    std::thread([pid] { (void)::waitpid(pid, nullptr, 0); }).detach();
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
-
 OrphanReaper& OrphanReaper::instance() {
   static OrphanReaper* const reaper = new OrphanReaper;  // never destroyed: its thread runs on
   return *reaper;
@@ -48,19 +34,30 @@ bool OrphanReaper::start_locked() noexcept {
 }
 
 void OrphanReaper::adopt(pid_t pid, int pidfd) noexcept {
-  {
-    std::lock_guard lock(mutex_);
+  std::lock_guard lock(mutex_);
+  ++pending_;
+  if (pidfd >= 0) {
     epoll_event e{};
     e.events = EPOLLIN;  // level-triggered: an exit stays reported until the reap
     e.data.u64 =
         (std::uint64_t{static_cast<std::uint32_t>(pid)} << 32) | static_cast<std::uint32_t>(pidfd);
-    if (start_locked() && ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pidfd, &e) == 0) {
-      ++pending_;
-      return;
-    }
+    if (start_locked() && ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, pidfd, &e) == 0) return;
+    ::close(pidfd);
   }
-  ::close(pidfd);
-  (void)reap_on_own_thread(pid);
+  // The last resort: a blocking waitpid on a thread of its own (it counts as pending too).
+  try {
+    std::thread([this, pid] {
+      (void)::waitpid(pid, nullptr, 0);
+      reaped();
+    }).detach();
+  } catch (...) {
+    --pending_;  // (no thread: a zombie until this process exits)
+  }
+}
+
+void OrphanReaper::reaped() noexcept {
+  std::lock_guard lock(mutex_);
+  if (--pending_ == 0) idle_.notify_all();
 }
 
 void OrphanReaper::wait_idle() {
@@ -82,8 +79,7 @@ void OrphanReaper::run(int epoll_fd) noexcept {
       // its registration) alive, and a later event would close a reused number.
       ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, pidfd, nullptr);
       ::close(pidfd);
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) idle_.notify_all();
+      reaped();
     }
   }
 }

@@ -18,10 +18,10 @@ class OrphanReaper {
   // The process's reaper.
   static OrphanReaper& instance();
 
-  // Takes `pidfd`, a pidfd of `pid` (our child, not reaped), and reaps the child once it
-  // has exited. Never throws: if the reaper cannot start (no thread, no descriptor), a
-  // thread of the child's own waits for it; if that fails too, the child stays a zombie
-  // until this process exits.
+  // Takes `pidfd`, a pidfd of `pid` (our child, not reaped; -1 if there is none), and reaps
+  // the child once it has exited. Never throws: without a pidfd, or if the reaper cannot
+  // start (no thread, no descriptor), a thread of the child's own waits for it; if that
+  // fails too, the child stays a zombie until this process exits.
   void adopt(pid_t pid, int pidfd) noexcept;
   // Blocks until every child adopted so far is reaped (for tests).
   void wait_idle();
@@ -30,10 +30,11 @@ class OrphanReaper {
   OrphanReaper() = default;
   bool start_locked() noexcept;     // the epoll set and the thread; false if either fails
   void run(int epoll_fd) noexcept;  // the thread's body
+  void reaped() noexcept;           // one adopted child less
 
   std::mutex mutex_;
   std::condition_variable idle_;  // notified when pending_ drops to 0
-  std::size_t pending_ = 0;       // guarded by mutex_: adopted, not yet reaped
+  std::size_t pending_ = 0;       // guarded by mutex_: adopted, not yet reaped (either way)
   int epoll_fd_ = -1;             // guarded by mutex_: the set, once the thread runs
 };
 

@@ -274,30 +274,16 @@ Child Command::spawn_with(Stdio in, Stdio out, Stdio err) const {
   const int rc = ::posix_spawn(&pid, file.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
   if (rc != 0) throw_errno(rc, what);
 
-  Child child;  // from here on, it reaps the child whatever throws
+  // From here on, whatever throws, `child`'s destructor hands the child to the orphan
+  // reaper (killing it first with kill_on_drop): a child is never left unwatched.
+  Child child;
   child.pid_ = pid;
   child.kill_on_drop_ = kill_on_drop_;
   const int fd = detail::open_child_pidfd(pid);
   if (fd < 0 && (errno == ECHILD || errno == ESRCH)) {
     child.reaped_elsewhere_ = true;  // (SIGCHLD ignored, or someone's waitpid(-1), was quick)
-  } else if (fd >= 0) {
-    try {
-      child.pidfd_.emplace(fd);
-    } catch (...) {
-      ::close(fd);  // (the runtime shut down, say: the fallback still works)
-    }
-  }
-  if (!child.pidfd_ && !child.reaped_elsewhere_) {
-    try {
-      child.watch_ = detail::ExitWatch::start(pid);
-    } catch (...) {
-      // Nothing could wait for it: kill and reap it here rather than leave a zombie.
-      ::kill(pid, SIGKILL);
-      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-      child.pid_ = -1;
-      throw;
-    }
+  } else {
+    child.watch_exit(fd);
   }
   for (auto& end : child_ends) end = Fd();  // the child has its copies
   child.stdin = std::move(parent_in);

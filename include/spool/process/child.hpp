@@ -77,7 +77,7 @@ class ChildWaitFuture {
 /// kernel, a seccomp filter), a thread of the child's own waits for it (docs/process.md).
 ///
 /// A Child destroyed before its exit was awaited is still reaped: at once if it has exited,
-/// else by a process-wide reaper thread when it does (never a zombie), and it is first
+/// else by a process-wide reaper thread when it does (no zombie), and it is first
 /// killed with SIGKILL if Command::kill_on_drop was set. A child may outlive the runtime it
 /// was spawned in: its wait then goes through the driver of the executor that awaits it.
 /// One task uses a Child at a time.
@@ -129,6 +129,9 @@ class Child {
   std::optional<ExitStatus> reap_nohang();
   Poll<ExitStatus> poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>& exited);
   void let_go() noexcept;  // the destructor's work
+  // Watches for the exit through `pidfd` (taken; -1: none) registered with the current
+  // driver, else through a thread of the child's own (ExitWatch); throws if neither works.
+  void watch_exit(int pidfd);
 
   pid_t pid_ = -1;                            // -1: no child (moved from)
   std::optional<ExitStatus> status_;          // once reaped
