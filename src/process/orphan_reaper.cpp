@@ -1,6 +1,7 @@
 // OrphanReaper: the process-wide thread that reaps dropped children.
 #include "process/orphan_reaper.hpp"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,15 +9,42 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <new>
 #include <thread>
 
 #include "sync/thread.hpp"
 
 namespace spool::detail {
 
+namespace {
+OrphanReaper* the_reaper = nullptr;  // set once, before the fork handlers that read it
+}  // namespace
+
 OrphanReaper& OrphanReaper::instance() {
-  static OrphanReaper* const reaper = new OrphanReaper;  // never destroyed: its thread runs on
+  static OrphanReaper* const reaper = [] {
+    the_reaper = new OrphanReaper;  // never destroyed: its thread runs on
+    ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
+    return the_reaper;
+  }();
   return *reaper;
+}
+
+// fork() copies this object but not the thread: the child must not inherit the lock held
+// by a thread that does not exist there, nor the parent's epoll set (shared with the
+// parent: its orphans' events would reach the parent's thread), nor the parent's count.
+void OrphanReaper::before_fork() noexcept { the_reaper->mutex_.lock(); }
+
+void OrphanReaper::after_fork_in_parent() noexcept { the_reaper->mutex_.unlock(); }
+
+void OrphanReaper::after_fork_in_child() noexcept {
+  OrphanReaper& r = *the_reaper;
+  if (r.epoll_fd_ >= 0) ::close(r.epoll_fd_);  // (the parent's copy stays open)
+  r.epoll_fd_ = -1;                            // the next orphan starts a thread here
+  r.pending_ = 0;                              // the parent's orphans are not our children
+  // A fresh condition variable: a parent's thread waiting in wait_idle left its record in
+  // this one, and a notify here could wait for that waiter forever.
+  new (&r.idle_) std::condition_variable;
+  r.mutex_.unlock();  // locked by before_fork, on the thread that forked: this one
 }
 
 bool OrphanReaper::start_locked() noexcept {

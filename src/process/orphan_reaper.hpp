@@ -12,7 +12,8 @@ namespace spool::detail {
 // One per process, made with the first orphan and never destroyed: a thread that waits in
 // an epoll set of its own on the orphans' pidfds and reaps each as it exits. Its own set,
 // not a runtime's driver, since an orphan may outlive every runtime. Costs nothing until a
-// Child is dropped while its process runs.
+// Child is dropped while its process runs. Fork-safe (pthread_atfork): a child process made
+// by fork() gets a fresh reaper.
 class OrphanReaper {
  public:
   // The process's reaper.
@@ -31,6 +32,11 @@ class OrphanReaper {
   bool start_locked() noexcept;     // the epoll set and the thread; false if either fails
   void run(int epoll_fd) noexcept;  // the thread's body
   void reaped() noexcept;           // one adopted child less
+  // pthread_atfork's handlers: a child process made by fork() starts with a reaper of its
+  // own, unlocked, with nothing adopted and no thread (until its first orphan).
+  static void before_fork() noexcept;
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
 
   std::mutex mutex_;
   std::condition_variable idle_;  // notified when pending_ drops to 0
