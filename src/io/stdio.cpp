@@ -3,6 +3,7 @@
 #include "spool/io/stdio.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,13 +47,22 @@ IoSource open_polled(int fd, bool write, const char* what) {
   }
 }
 
-// A blocking syscall's result, or -errno, retried on EINTR.
+// `call()`'s result (a read or write of `fd`), or -errno: again after EINTR, and after
+// EAGAIN once poll says `fd` is ready for `events`. An inherited descriptor may be
+// non-blocking (a socket or pipe that another process made so: the flag is the open
+// file's, shared with it, and spool leaves it alone), and then EAGAIN means "wait".
 template <class Call>
-long retry_eintr(Call call) {
+long blocking_call(int fd, short events, Call call) {
   for (;;) {
     const long n = call();
     if (n >= 0) return n;
-    if (errno != EINTR) return -errno;
+    const int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) {
+      pollfd ready{fd, events, 0};
+      if (::poll(&ready, 1, -1) < 0 && errno != EINTR) return -errno;
+    } else if (err != EINTR) {
+      return -err;
+    }
   }
 }
 
@@ -65,7 +75,7 @@ Task<long> StdioStream::blocking_read(std::span<std::byte> buf) {
   // The pool's thread reads into a buffer of its own: a dropped read leaves it running.
   auto data = std::make_shared<std::vector<std::byte>>(buf.size());
   auto job = [fd = fd_, data] {
-    return retry_eintr([&] { return ::read(fd, data->data(), data->size()); });
+    return blocking_call(fd, POLLIN, [&] { return ::read(fd, data->data(), data->size()); });
   };
   const long n = co_await off_thread(std::move(job));
   if (n > 0) std::copy_n(data->begin(), static_cast<std::size_t>(n), buf.begin());
@@ -75,7 +85,7 @@ Task<long> StdioStream::blocking_read(std::span<std::byte> buf) {
 Task<long> StdioStream::blocking_write(std::span<const std::byte> buf) {
   auto data = std::make_shared<std::vector<std::byte>>(buf.begin(), buf.end());
   auto job = [fd = fd_, data] {
-    return retry_eintr([&] {
+    return blocking_call(fd, POLLOUT, [&] {
       NoSigpipe guard;
       const long n = ::write(fd, data->data(), data->size());
       if (n < 0) guard.consume_if_raised(errno);

@@ -21,7 +21,8 @@ namespace spool::detail {
 /// O_NONBLOCK flag is shared with the parent shell and the other processes that hold it).
 /// Anything else — a regular file, a socket, /dev/null, a closed pipe's FIFO — is read and
 /// written with blocking calls on the blocking pool (a thread of its own outside every
-/// runtime), as tokio does for all three.
+/// runtime), as tokio does for all three; where another process left the descriptor
+/// non-blocking, such a call waits in poll after an EAGAIN and tries again.
 class StdioStream {
  public:
   /// Opens descriptor `fd` for reading (`write` false) or writing; `what` names it in errors.

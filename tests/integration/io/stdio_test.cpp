@@ -1,16 +1,24 @@
 // spool::io::stdin / stdout / stderr with the test's own descriptors 0, 1, 2 pointed
 // elsewhere for a moment: a pipe is polled (opened again, so descriptor 0's flags stay as
 // they were), a regular file goes to the blocking pool (inside a runtime) or a thread of its
-// own (outside), and a write to a pipe with no reader is EPIPE, never SIGPIPE.
+// own (outside), and a write to a pipe with no reader is EPIPE, never SIGPIPE. A socket made
+// non-blocking by someone else is waited for (poll), not an EAGAIN error.
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 
 #include "spool/spool.hpp"
 
@@ -185,6 +193,104 @@ TEST(Stdio, WriteToAPipeWithoutReaderIsEpipe) {
   }
   ::close(fds[1]);
   EXPECT_EQ(code, std::errc::broken_pipe);
+}
+
+// True when a thread of this process is blocked in poll(2) (ppoll where there is no poll):
+// the blocking path's call, waiting for readiness. (No other thread of these tests polls.)
+bool a_thread_waits_in_poll() {
+#ifdef SYS_poll
+  constexpr long kPoll = SYS_poll;
+#else
+  constexpr long kPoll = SYS_ppoll;
+#endif
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = ::readdir(tasks)) {
+    std::ifstream syscall_file("/proc/self/task/" + std::string(e->d_name) + "/syscall");
+    long nr = -1;
+    if (syscall_file >> nr && nr == kPoll) found = true;  // ("running": no number)
+  }
+  ::closedir(tasks);
+  return found;
+}
+
+// Waits until `done` is set or a thread waits in poll: the call under test has tried once
+// and either failed or waits for readiness.
+void until_done_or_polling(const std::atomic<bool>& done) {
+  while (!done.load() && !a_thread_waits_in_poll()) std::this_thread::yield();
+}
+
+// Stdin a non-blocking socket with nothing to read yet (not pollable through /proc: the
+// blocking path): the read waits in poll until the bytes come, sent only once it does.
+TEST(Stdio, ANonBlockingSocketAsStdinIsWaitedFor) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+  std::string got;
+  std::atomic<bool> done{false};  // seq_cst: set by the reader when it ends, read here
+  {
+    Redirect r(STDIN_FILENO, sv[0]);
+    std::thread reader([&] {
+      try {
+        got = spool::block_on([]() -> Task<std::string> {
+          std::string buf(5, '\0');
+          co_await spool::io::stdin().read_exact(buf);
+          co_return buf;
+        }());
+      } catch (const std::system_error& e) {
+        got = e.what();
+      }
+      done = true;
+    });
+    until_done_or_polling(done);
+    EXPECT_EQ(::write(sv[1], "later", 5), 5);
+    reader.join();
+  }
+  ::close(sv[0]);
+  ::close(sv[1]);
+  EXPECT_EQ(got, "later");
+}
+
+// Stderr a non-blocking socket whose buffer is full: the write waits in poll until the
+// reader drains it, which it does only once the write waits.
+TEST(Stdio, ANonBlockingSocketAsStderrIsWaitedForWhenFull) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+  std::size_t filled = 0;
+  const std::string chunk(4096, 'x');
+  for (ssize_t n = 0; (n = ::write(sv[0], chunk.data(), chunk.size())) > 0;) {
+    filled += static_cast<std::size_t>(n);
+  }
+  std::string error;
+  std::atomic<bool> done{false};  // seq_cst: set by the writer when it ends, read here
+  std::string received;
+  {
+    Redirect r(STDERR_FILENO, sv[0]);
+    std::thread writer([&] {
+      try {
+        spool::block_on(spool::io::stderr().write_all(std::string_view("after")));
+      } catch (const std::system_error& e) {
+        error = e.what();
+      }
+      done = true;
+    });
+    until_done_or_polling(done);
+    char buf[4096];
+    for (;;) {
+      const bool ended = done.load();  // (then all it wrote is in the socket)
+      for (ssize_t n = 0; (n = ::read(sv[1], buf, sizeof buf)) > 0;) {
+        received.append(buf, static_cast<std::size_t>(n));
+      }
+      if (ended || received.size() >= filled + 5) break;
+      pollfd in{sv[1], POLLIN, 0};
+      ::poll(&in, 1, 10);  // (a wake-up to look at `done` again, not a wait for it)
+    }
+    writer.join();
+  }
+  ::close(sv[0]);
+  ::close(sv[1]);
+  EXPECT_EQ(error, "");
+  EXPECT_TRUE(received.ends_with("after")) << received.size() << " bytes of " << filled + 5;
 }
 
 }  // namespace
