@@ -66,15 +66,11 @@ long blocking_call(int fd, short events, Call call) {
   }
 }
 
-}  // namespace
-
-StdioStream::StdioStream(int fd, bool write, const char* what)
-    : source_(open_polled(fd, write, what)), fd_(fd), what_(what) {}
-
-Task<long> StdioStream::blocking_read(std::span<std::byte> buf) {
-  // The pool's thread reads into a buffer of its own: a dropped read leaves it running.
+// One read of `fd` on the blocking pool (a thread of its own outside every runtime), into a
+// buffer of the call's own: a dropped read leaves it running. The count, or -errno.
+Task<long> blocking_read(int fd, std::span<std::byte> buf) {
   auto data = std::make_shared<std::vector<std::byte>>(buf.size());
-  auto job = [fd = fd_, data] {
+  auto job = [fd, data] {
     return blocking_call(fd, POLLIN, [&] { return ::read(fd, data->data(), data->size()); });
   };
   const long n = co_await off_thread(std::move(job));
@@ -82,9 +78,10 @@ Task<long> StdioStream::blocking_read(std::span<std::byte> buf) {
   co_return n;
 }
 
-Task<long> StdioStream::blocking_write(std::span<const std::byte> buf) {
+// One write of a copy of `buf` to `fd`, as blocking_read reads.
+Task<long> blocking_write(int fd, std::span<const std::byte> buf) {
   auto data = std::make_shared<std::vector<std::byte>>(buf.begin(), buf.end());
-  auto job = [fd = fd_, data] {
+  auto job = [fd, data] {
     return blocking_call(fd, POLLOUT, [&] {
       NoSigpipe guard;
       const long n = ::write(fd, data->data(), data->size());
@@ -95,18 +92,24 @@ Task<long> StdioStream::blocking_write(std::span<const std::byte> buf) {
   co_return co_await off_thread(std::move(job));
 }
 
-Task<std::size_t> StdioStream::read(std::span<std::byte> buf, bool exact) {
+}  // namespace
+
+StdioStream::StdioStream(int fd, bool write, const char* what)
+    : state_(std::make_shared<State>(State{open_polled(fd, write, what), fd, what})) {}
+
+Task<std::size_t> StdioStream::read_on(std::shared_ptr<State> s, std::span<std::byte> buf,
+                                       bool exact) {
   using Mode = net::ReadFuture::Mode;
-  if (source_) {
-    co_return co_await net::ReadFuture(source_, buf.data(), buf.size(),
-                                       exact ? Mode::kExact : Mode::kSome, what_);
+  if (s->source) {
+    co_return co_await net::ReadFuture(s->source, buf.data(), buf.size(),
+                                       exact ? Mode::kExact : Mode::kSome, s->what);
   }
   std::size_t done = 0;
   do {
-    const long n = co_await blocking_read(buf.subspan(done));
-    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), what_);
+    const long n = co_await blocking_read(s->fd, buf.subspan(done));
+    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), s->what);
     if (n == 0 && exact && done < buf.size()) {
-      throw net::UnexpectedEof(std::string(what_) + ": the input ended after " +
+      throw net::UnexpectedEof(std::string(s->what) + ": the input ended after " +
                                std::to_string(done) + " of the " + std::to_string(buf.size()) +
                                " bytes read_exact wanted");
     }
@@ -116,12 +119,15 @@ Task<std::size_t> StdioStream::read(std::span<std::byte> buf, bool exact) {
   co_return done;
 }
 
-Task<std::size_t> StdioStream::write(std::span<const std::byte> buf, bool all) {
-  if (source_) co_return co_await net::WriteFuture(source_, buf.data(), buf.size(), all, what_);
+Task<std::size_t> StdioStream::write_on(std::shared_ptr<State> s, std::span<const std::byte> buf,
+                                        bool all) {
+  if (s->source) {
+    co_return co_await net::WriteFuture(s->source, buf.data(), buf.size(), all, s->what);
+  }
   std::size_t done = 0;
   do {
-    const long n = co_await blocking_write(buf.subspan(done));
-    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), what_);
+    const long n = co_await blocking_write(s->fd, buf.subspan(done));
+    if (n < 0) throw std::system_error(static_cast<int>(-n), std::generic_category(), s->what);
     done += static_cast<std::size_t>(n);
   } while (all && done < buf.size());
   co_return done;

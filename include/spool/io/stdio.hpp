@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <ranges>
 #include <span>
 
@@ -26,22 +27,31 @@ namespace spool::detail {
 class StdioStream {
  public:
   /// Opens descriptor `fd` for reading (`write` false) or writing; `what` names it in errors.
-  /// Throws std::system_error when `fd` is not open.
+  /// Throws std::system_error when `fd` is not open. Copies share the opened stream.
   StdioStream(int fd, bool write, const char* what);
   /// True when operations wait on the I/O driver, false when they run on the blocking pool.
-  bool polled() const noexcept { return static_cast<bool>(source_); }
+  bool polled() const noexcept { return static_cast<bool>(state_->source); }
   /// What one read gives (0 at the end), or all of `buf` (`exact`: UnexpectedEof if it
-  /// ends first).
-  Task<std::size_t> read(std::span<std::byte> buf, bool exact);
-  /// Writes some of `buf`, or all of it (`all`).
-  Task<std::size_t> write(std::span<const std::byte> buf, bool all);
+  /// ends first). The Task shares the stream: it may outlive this object.
+  Task<std::size_t> read(std::span<std::byte> buf, bool exact) const {
+    return read_on(state_, buf, exact);
+  }
+  /// Writes some of `buf`, or all of it (`all`). The Task shares the stream, as read's.
+  Task<std::size_t> write(std::span<const std::byte> buf, bool all) const {
+    return write_on(state_, buf, all);
+  }
 
  private:
-  Task<long> blocking_read(std::span<std::byte> buf);
-  Task<long> blocking_write(std::span<const std::byte> buf);
-  IoSource source_;  // polled: the reopened descriptor
-  int fd_;           // 0, 1 or 2
-  const char* what_;
+  struct State {
+    IoSource source;   // polled: the reopened descriptor
+    int fd;            // 0, 1 or 2
+    const char* what;  // names the operation in errors
+  };
+  // The Tasks' bodies: `s` is a parameter (kept in the coroutine frame), not `this`.
+  static Task<std::size_t> read_on(std::shared_ptr<State> s, std::span<std::byte> buf, bool exact);
+  static Task<std::size_t> write_on(std::shared_ptr<State> s, std::span<const std::byte> buf,
+                                    bool all);
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace spool::detail
@@ -49,11 +59,13 @@ class StdioStream {
 namespace spool::io {
 
 /// The process's standard input (descriptor 0) as an async stream; make it with
-/// spool::io::stdin(). One task reads at a time. Where stdin is not pollable (a regular file,
-/// a socket) each read runs on the blocking pool: a read dropped before it ends still
-/// runs to its end there, and the bytes it gets are lost; and a runtime's shutdown waits
-/// for a read that blocks (a socket with nothing to read), so bound it with
-/// Runtime::shutdown_timeout. See docs/process.md, "Stdio".
+/// spool::io::stdin(). One task reads at a time. Cheap to copy (copies share the stream),
+/// and the Tasks of read and read_exact share it too: they may outlive the Stdin that made
+/// them (`co_await spool::io::stdin().read(buf)` is fine). Where stdin is not pollable (a regular
+/// file, a socket) each read runs on the blocking pool: a read dropped before it ends still runs to
+/// its end there, and the bytes it gets are lost; and a runtime's shutdown waits for a read that
+/// blocks (a socket with nothing to read), so bound it with Runtime::shutdown_timeout. See
+/// docs/process.md, "Stdio".
 class Stdin {
  public:
   /// Reads what is available into `buf` (waiting until something is): the count, 0 at the
@@ -87,7 +99,8 @@ class Stdin {
 /// may come out in another order than they were written. A write to a pipe whose reader
 /// is gone throws std::system_error EPIPE, never SIGPIPE. Where the descriptor is not
 /// pollable (a regular file, a socket), each write copies its bytes and runs on the
-/// blocking pool: a write dropped before it ends still writes them.
+/// blocking pool: a write dropped before it ends still writes them. Cheap to copy; its
+/// Tasks may outlive it, as Stdin's.
 class StdWriter {
  public:
   /// Writes some of `buf` (waiting until the descriptor accepts any): the count.

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -95,6 +96,39 @@ TEST(Stdio, StdinFromAPipeIsPolledAndLeavesDescriptorZeroAlone) {
   EXPECT_TRUE(polled);
   EXPECT_EQ(got, "through a pipe");
   EXPECT_EQ(flags & O_NONBLOCK, 0);  // the reopened file was made non-blocking, not fd 0
+}
+
+// The Tasks of read and write share the stream: the Stdin or StdWriter that made them may
+// be gone before they run. (Had a Task kept a pointer to its handle, ASan would report the
+// use of the freed handle.)
+TEST(Stdio, ATaskOutlivesTheHandleThatMadeIt) {
+  int in[2];
+  int out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_EQ(::write(in[1], "kept", 4), 4);
+  std::string buf(4, '\0');
+  std::size_t read = 0;
+  std::size_t written = 0;
+  {
+    Redirect r0(STDIN_FILENO, in[0]);
+    Redirect r1(STDOUT_FILENO, out[1]);
+    auto reader = std::make_unique<spool::io::Stdin>(spool::io::stdin());
+    auto writer = std::make_unique<spool::io::StdWriter>(spool::io::stdout());
+    Task<std::size_t> read_task = reader->read_exact(buf);
+    Task<std::size_t> write_task = writer->write_all(std::string_view("sent"));
+    reader.reset();
+    writer.reset();
+    read = spool::block_on(std::move(read_task));
+    written = spool::block_on(std::move(write_task));
+  }
+  char got[4] = {};
+  EXPECT_EQ(::read(out[0], got, sizeof got), 4);
+  for (const int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
+  EXPECT_EQ(read, 4u);
+  EXPECT_EQ(buf, "kept");
+  EXPECT_EQ(written, 4u);
+  EXPECT_EQ(std::string_view(got, 4), "sent");
 }
 
 TEST(Stdio, StdinFromAFileRunsOnTheBlockingPool) {
