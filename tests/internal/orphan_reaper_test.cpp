@@ -11,10 +11,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/hand_poll.hpp"
 #include "support/process.hpp"
 #include "support/rt_sanitizer.hpp"
 
@@ -72,6 +74,25 @@ TEST(OrphanReaper, KillOnDropKillsThemAndTheyAreReaped) {
     EXPECT_TRUE(exits_within(c.pidfd, 30'000));  // though its stdin is still open
     ::close(c.pidfd);
   }
+  OrphanReaper::instance().wait_idle();
+  EXPECT_EQ(spool_process_test::zombie_children(), std::vector<pid_t>{});
+}
+
+// A wait that was pending when it was dropped (its task moved on: a timeout, a select),
+// then the Child: the reaper still reaps the child once it exits.
+TEST(OrphanReaper, AChildWhosePendingWaitWasDroppedIsReaped) {
+  std::optional<Child> cat(Command("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn());
+  DroppedCat c{std::move(*cat->stdin), static_cast<int>(::syscall(SYS_pidfd_open, *cat->id(), 0))};
+  {
+    auto wait = cat->wait();
+    spool_test::HandPoller poller;
+    EXPECT_TRUE(poller.poll(wait).is_pending());  // cat runs until its stdin closes
+  }
+  cat.reset();
+  EXPECT_FALSE(exits_within(c.pidfd, 0));
+  c.stdin_end.close();
+  EXPECT_TRUE(exits_within(c.pidfd, 30'000));
+  ::close(c.pidfd);
   OrphanReaper::instance().wait_idle();
   EXPECT_EQ(spool_process_test::zombie_children(), std::vector<pid_t>{});
 }

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "spool/spool.hpp"
+#include "support/time_helpers.hpp"
 
 namespace {
 
@@ -227,6 +228,52 @@ TEST(Stdio, WriteToAPipeWithoutReaderIsEpipe) {
   }
   ::close(fds[1]);
   EXPECT_EQ(code, std::errc::broken_pipe);
+}
+
+// Reads exactly `n` bytes of stdin.
+Task<std::string> read_stdin_exactly(std::size_t n) {
+  std::string buf(n, '\0');
+  co_await spool::io::stdin().read_exact(buf);
+  co_return buf;
+}
+
+// Under a foreign executor with no reactor slot, a polled stdin (a pipe) whose bytes come
+// only once the read has returned pending: the driver's background thread reports them.
+TEST(StdioForeign, APipeUnderAnExecutorWithoutReactorSlot) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  // Counted by run_foreign (seq_cst increments, then notify); waited on by the writer.
+  std::atomic<int> pending{0};
+  std::string got;
+  {
+    Redirect r(STDIN_FILENO, fds[0]);
+    std::thread writer([&] {
+      pending.wait(0);
+      EXPECT_EQ(::write(fds[1], "late", 4), 4);
+    });
+    auto task = read_stdin_exactly(4);
+    got = spool_time_test::run_foreign(task, nullptr, &pending);
+    writer.join();
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_EQ(got, "late");
+  EXPECT_GE(pending.load(), 1);
+}
+
+// The blocking path under the same executor: the read runs on a thread of its own, whose
+// end wakes the task.
+TEST(StdioForeign, AFileUnderAnExecutorWithoutReactorSlot) {
+  const int file = file_with("from a file");
+  std::string got;
+  {
+    Redirect r(STDIN_FILENO, file);
+    auto task = read_stdin();
+    int pending_polls = 0;
+    got = spool_time_test::run_foreign(task, nullptr, &pending_polls);
+  }
+  ::close(file);
+  EXPECT_EQ(got, "from a file");
 }
 
 // True when a thread of this process is blocked in poll(2) (ppoll where there is no poll):

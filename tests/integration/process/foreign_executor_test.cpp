@@ -1,10 +1,13 @@
 // Children under executors that do not drive spool's driver, as the sockets: a twenty-line
 // executor with no reactor slot (the process-wide driver's background thread reports the
-// pidfd and the pipes), and spool::block_on outside every runtime.
+// pidfd and the pipes), and spool::block_on outside every runtime. (tests/internal's
+// child_fallback_test covers a wait whose pidfd cannot be registered again.)
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "spool/spool.hpp"
 #include "support/time_helpers.hpp"
@@ -30,6 +33,23 @@ TEST(ProcessForeign, UnderAnExecutorWithoutReactorSlot) {
   int pending_polls = 0;
   EXPECT_EQ(spool_time_test::run_foreign(task, nullptr, &pending_polls), "foreign\nexit status 0");
   EXPECT_GE(pending_polls, 1);
+}
+
+// The exit alone: the child cannot exit before the wait has returned pending (its stdin
+// closes only then), so the pidfd's readiness comes through the background driver.
+TEST(ProcessForeign, AWaitUnderAnExecutorWithoutReactorSlot) {
+  Child cat = Command("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn();
+  spool::PipeWriter in = std::move(*cat.stdin);
+  // Counted by run_foreign (seq_cst increments, then notify); waited on by the closer.
+  std::atomic<int> pending{0};
+  std::thread closer([&] {
+    pending.wait(0);
+    in.close();
+  });
+  auto wait = cat.wait();
+  EXPECT_TRUE(spool_time_test::run_foreign(wait, nullptr, &pending).success());
+  closer.join();
+  EXPECT_GE(pending.load(), 1);
 }
 
 TEST(ProcessForeign, UnderBlockOn) {

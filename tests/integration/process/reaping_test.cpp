@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/hand_poll.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -53,6 +54,21 @@ TEST(ProcessReaping, ADroppedChildThatExitedIsReapedAtOnce) {
     ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(*child->id()), &info, WEXITED | WNOWAIT), 0);
     child.reset();
   }
+  EXPECT_EQ(spool_process_test::zombie_children(), std::vector<pid_t>{});
+}
+
+// A wait dropped while pending (its task moved on: a timeout, a select) leaves the child to
+// the next wait, which reaps it: no zombie.
+TEST(ProcessReaping, AWaitDroppedWhilePendingLeavesTheChildToTheNextWait) {
+  Child cat = Command("cat").stdin(Stdio::piped()).stdout(Stdio::null()).spawn();
+  spool::PipeWriter in = std::move(*cat.stdin);
+  {
+    auto wait = cat.wait();
+    spool_test::HandPoller poller;
+    EXPECT_TRUE(poller.poll(wait).is_pending());  // cat runs until its stdin closes
+  }
+  in.close();
+  EXPECT_TRUE(spool::block_on(cat.wait()).success());
   EXPECT_EQ(spool_process_test::zombie_children(), std::vector<pid_t>{});
 }
 
