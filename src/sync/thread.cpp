@@ -1,6 +1,7 @@
 #include "sync/thread.hpp"
 
 #include <pthread.h>
+#include <signal.h>
 
 #include <cerrno>
 #include <mutex>
@@ -20,6 +21,8 @@ InjectedFailures& injected() {
   static InjectedFailures f;
   return f;
 }
+
+thread_local bool t_sigpipe_blocked = false;  // set by start_thread's threads, at their start
 
 bool take_injected_failure() {
   InjectedFailures& f = injected();
@@ -41,9 +44,15 @@ std::thread start_thread(const std::string& name, std::function<void()> body) {
   }
   return std::thread([short_name = name.substr(0, 15), body = std::move(body)] {
     pthread_setname_np(pthread_self(), short_name.c_str());
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    t_sigpipe_blocked = pthread_sigmask(SIG_BLOCK, &pipe, nullptr) == 0;
     body();
   });
 }
+
+bool sigpipe_blocked_for_life() noexcept { return t_sigpipe_blocked; }
 
 void fail_thread_starts(int skip, int n) {
   InjectedFailures& f = injected();

@@ -8,9 +8,15 @@
 namespace spool::detail {
 
 // Starts a thread named `name` (truncated to the 15 bytes Linux keeps: what `top -H`, `ps -L`
-// and gdb show) that runs `body`. Throws std::system_error when the thread cannot be
-// started, exactly as std::thread does; callers undo what they prepared for it.
+// and gdb show) that runs `body`, with SIGPIPE blocked (see sigpipe_blocked_for_life). Throws
+// std::system_error when the thread cannot be started, exactly as std::thread does; callers undo
+// what they prepared for it.
 std::thread start_thread(const std::string& name, std::function<void()> body);
+
+// True on the threads start_thread started: they block SIGPIPE for their whole life, so a
+// pipe write there needs no signal-mask change around it (net/no_sigpipe.hpp). Code that
+// runs on them must not unblock SIGPIPE.
+bool sigpipe_blocked_for_life() noexcept;
 
 // For tests: after `skip` more successful calls, the next `n` calls of start_thread throw
 // std::system_error (EAGAIN, as when the process is out of threads) instead of starting one.

@@ -44,8 +44,9 @@ class PipeReader : public net::AsyncRead<PipeReader> {
 
 /// The write end of a pipe (or FIFO): write, write_all and write_vectored as on a TcpStream.
 /// A write after every read end closed throws std::system_error EPIPE; it never raises
-/// SIGPIPE (the writing thread blocks it for the write's duration). Closing it (its
-/// destruction, or close()) is the readers' end of the stream.
+/// SIGPIPE (spool's threads keep it blocked, another thread blocks it for the write's
+/// duration: docs/io.md). Closing it (its destruction, or close()) is the readers' end of
+/// the stream.
 class PipeWriter : public net::AsyncWrite<PipeWriter> {
  public:
   /// Takes `fd`, the write end of a pipe or a FIFO opened for writing (see
