@@ -2,7 +2,11 @@
 // writes while it reads, so neither side blocks on a full pipe), wait_with_output and
 // Command::output (stdout and stderr collected together), null stdio — on both flavours.
 // (ctest runs this binary again with SPOOL_IO_BACKEND=io_uring.)
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <span>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/hand_poll.hpp"
 #include "support/net.hpp"
 #include "support/rt_flavor.hpp"
 
@@ -86,6 +91,31 @@ TEST_P(ProcessPipes, WaitWithOutputCollectsBothStreams) {
   EXPECT_EQ(o.status.code(), 3);
   EXPECT_EQ(o.stdout, "out\n");
   EXPECT_EQ(o.stderr.size(), 200000u);
+}
+
+// A grandchild that inherited the child's stdout holds the pipe open after the child
+// exited: wait_with_output reads on until the grandchild closes it too (docs/process.md).
+// The grandchild (`cat fifo`) writes and exits only once the test opens the FIFO.
+TEST(ProcessOutput, AGrandchildHoldingStdoutKeepsWaitWithOutputReading) {
+  const std::string fifo = "/tmp/spool-grandchild-" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Child sh =
+      Command("sh").arg("-c").arg("echo child; cat " + fifo + " &").stdout(Stdio::piped()).spawn();
+  const pid_t pid = *sh.id();
+  Task<Output> output = std::move(sh).wait_with_output();
+  spool_test::HandPoller poller;
+  EXPECT_TRUE(poller.poll(output).is_pending());
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);  // sh exited
+  EXPECT_TRUE(poller.poll(output).is_pending());  // its stdout is still open in the grandchild
+  const int fd = ::open(fifo.c_str(), O_WRONLY);  // (waits for cat to open it)
+  EXPECT_EQ(::write(fd, "grandchild\n", 11), 11);
+  ::close(fd);  // cat copies the line and exits: the pipe's last writer is gone
+  const Output o = spool::block_on(std::move(output));
+  ::unlink(fifo.c_str());
+  EXPECT_TRUE(o.status.success());
+  EXPECT_EQ(o.stdout, "child\ngrandchild\n");
 }
 
 // output() pipes stdout and stderr and gives the child a null stdin (cat ends at once).
