@@ -143,13 +143,14 @@ inline WakeResult transition_to_notified_by_ref(StateWord& state) noexcept {
 // and in the same RMW the reference is handed over or dropped. Submit: it becomes the queue
 // entry's, which the caller schedules (spool's schedule never reads a task once queued, so
 // the caller needs no reference of its own across it). Dealloc: it was the last (the task is
-// complete). NOTIFIED or RUNNING mean another reference (the queue entry's, the claimer's)
-// outlives this one, so that drop is never the last.
+// complete). A task not complete keeps the owned list's reference or a claimer's besides
+// this one, so that drop is never the last.
 inline WakeResult transition_to_notified_by_val(StateWord& state) noexcept {
   return update_state(state, [](std::uint64_t cur) -> Step<WakeResult> {
     if (cur & kComplete) {
       return {ref_count(cur) == 1 ? WakeResult::kDealloc : WakeResult::kNothing, cur - kRefOne};
     }
+    assert(ref_count(cur) >= 2);
     if (cur & kNotified) return {WakeResult::kNothing, cur - kRefOne};
     if (cur & kRunning) return {WakeResult::kNothing, (cur | kNotified) - kRefOne};
     return {WakeResult::kSubmit, cur | kNotified};

@@ -102,6 +102,29 @@ TEST(TaskStateTest, AWakeOfACompleteTaskDoesNothing) {
   EXPECT_EQ(w.load(), kComplete | kRefOne);
 }
 
+// A wake by value: the Waker's reference (one of the two) goes to the queue entry, or is
+// dropped in the same RMW; the last one of a complete task says free it.
+TEST(TaskStateTest, AWakeByValueHandsOverOrDropsTheWakersReference) {
+  StateWord idle{2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_by_val(idle), WakeResult::kSubmit);
+  EXPECT_EQ(flags(idle), kNotified);
+  EXPECT_EQ(refs(idle), 2u);  // the Waker's is now the queue entry's
+  EXPECT_EQ(transition_to_notified_by_val(idle), WakeResult::kNothing);  // already notified
+  EXPECT_EQ(flags(idle), kNotified);
+  EXPECT_EQ(refs(idle), 1u);
+
+  StateWord running{kRunning | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_by_val(running), WakeResult::kNothing);
+  EXPECT_EQ(flags(running), kRunning | kNotified);  // the poller reschedules
+  EXPECT_EQ(refs(running), 1u);
+
+  StateWord complete{kComplete | 2 * kRefOne};
+  EXPECT_EQ(transition_to_notified_by_val(complete), WakeResult::kNothing);
+  EXPECT_EQ(complete.load(), kComplete | kRefOne);
+  EXPECT_EQ(transition_to_notified_by_val(complete), WakeResult::kDealloc);
+  EXPECT_EQ(refs(complete), 0u);
+}
+
 TEST(TaskStateTest, AbortSchedulesAnIdleTaskToCancelIt) {
   StateWord w{kJoinInterest | 2 * kRefOne};
   EXPECT_EQ(transition_to_notified_and_cancel(w), WakeResult::kSubmit);
