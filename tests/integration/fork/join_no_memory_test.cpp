@@ -35,6 +35,8 @@ namespace {
 using spool::Task;
 using spool_rt_test::DropCounter;
 
+// Children that ran. Seq_cst increments by the children, read after block_on returned
+// (which orders every child's end before it).
 std::atomic<int> runs{0};
 
 Task<int> counted(DropCounter, int v) {
