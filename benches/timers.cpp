@@ -1,7 +1,8 @@
 // W8 timer_churn and W9 sleep_storm: the timer workloads of shared/bench/WORKLOADS.md, in the
 // same code shape as the tokio peer (shared/peers/tokio/src/main.rs: armed_timeout,
-// w8_timer_churn, SplitMix64, w9_sleep_storm). In both, the tasks are spawned by one task
-// running on a worker, and the last one to finish signals the measuring thread (Latch).
+// w8_timer_churn, w9_sleep_storm; SplitMix64 is in splitmix64.hpp). In both, the tasks are
+// spawned by one task running on a worker, and the last one to finish signals the measuring
+// thread (Latch).
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "splitmix64.hpp"
 #include "spool/runtime.hpp"
 #include "spool/time.hpp"
 
@@ -121,17 +123,6 @@ void w8_timer_churn(const Config& cfg) {
 // --- W9 sleep_storm: 10,000 tasks each sleep 1..10 ms; wall time and p99 lateness ---
 
 constexpr std::size_t kSleepers = 10'000;
-
-// splitmix64, as defined at the top of the tokio peer's main.rs.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
 
 // The durations of the 10,000 sleeps: 1 + x % 10 ms for the outputs x of a generator seeded
 // with 42, so every call gives the same sequence; checked against the values WORKLOADS.md
