@@ -27,10 +27,11 @@ using spool_bench::Workload;
 
 std::vector<Workload> all_workloads() {
   std::vector<Workload> all;
-  for (auto group : {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
-                     spool_bench::timer_workloads, spool_bench::fork_join_workloads,
-                     spool_bench::sync_workloads, spool_bench::net_workloads,
-                     spool_bench::priority_workloads, spool_bench::shares_workloads}) {
+  for (auto group :
+       {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
+        spool_bench::timer_workloads, spool_bench::fork_join_workloads, spool_bench::sync_workloads,
+        spool_bench::net_workloads, spool_bench::process_workloads, spool_bench::priority_workloads,
+        spool_bench::shares_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;
