@@ -8,9 +8,10 @@
 //             straight away: per round trip two sends, two reads and a share of epoll_wait;
 //   io_uring: every send and receive an entry of the thread's own ring
 //             (SINGLE_ISSUER | DEFER_TASKRUN), submitted in one io_uring_enter per wait.
-// Prints `RESULT floor tcp_echo@<backend> <median ns per round trip> ns/op` (median of
-// BENCH_REPS runs, default 5). Not a spool benchmark: docs/io.md uses it to show how far
-// below tokio any runtime could get on W10 here.
+// Prints `RESULT floor <name> <median ns per round trip> ns/op` (median of BENCH_REPS runs,
+// default 5), the name being spool-bench's for the backend: `tcp_echo` for epoll,
+// `tcp_echo@io_uring`. Not a spool benchmark: scripts/compare-peers sets it beside spool's
+// figure of the same name (docs/io.md).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -273,8 +274,8 @@ int main(int argc, char** argv) {
       std::vector<double> runs;
       for (int r = 0; r < reps; ++r) runs.push_back(run_once(backend));
       std::sort(runs.begin(), runs.end());
-      std::printf("RESULT floor tcp_echo@%.*s %.2f ns/op\n", static_cast<int>(backend.size()),
-                  backend.data(), runs[runs.size() / 2]);
+      const char* name = backend == "epoll" ? "tcp_echo" : "tcp_echo@io_uring";
+      std::printf("RESULT floor %s %.2f ns/op\n", name, runs[runs.size() / 2]);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
