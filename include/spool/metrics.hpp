@@ -62,6 +62,8 @@ struct RuntimeMetrics {
   /// io_uring: socket polls the kernel ended on its own (the thread that submitted one exited,
   /// or the completion queue overflowed) and the driver armed again
   std::uint64_t io_rearms = 0;
+  /// spool::fs operations (one per call, a read_dir batch each) run on the blocking pool
+  std::uint64_t fs_blocking_ops = 0;
   std::vector<LevelMetrics> levels;      ///< one per priority level, highest first
   std::vector<ChannelMetrics> channels;  ///< one per channel, highest level first
 };

@@ -16,6 +16,7 @@
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 #include "spool/fork.hpp"
+#include "spool/fs.hpp"
 #include "spool/io.hpp"
 #include "spool/io_backend.hpp"
 #include "spool/join_handle.hpp"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "scheduler/current_thread/current_thread.hpp"
 #include "scheduler/levels.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
+#include "spool/detail/atomic.hpp"
 #include "spool/metrics.hpp"
 #include "spool/runtime.hpp"
 #include "task/owned_tasks.hpp"
@@ -73,6 +75,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   void release_close_guard() noexcept { owned_.drain().guard_done(); }
 
   RuntimeMetrics metrics();
+  // Counts one spool::fs operation sent to the blocking pool (RuntimeMetrics::fs_blocking_ops).
+  void count_fs_blocking_op() noexcept { fs_blocking_ops_.fetch_add(1, std::memory_order_relaxed); }
   std::string dump();
 
   // The current-thread scheduler, or null for a multi-thread runtime (block_on drives it).
@@ -117,7 +121,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Exactly one of the two is set, for the runtime's whole life.
   std::unique_ptr<MultiThread> multi_thread_;
   std::unique_ptr<CurrentThread> current_thread_;
-  Scheduler* scheduler_;       // whichever of the two is set
+  Scheduler* scheduler_;  // whichever of the two is set
+  // Added to by fs/ on the thread that starts an operation, read by metrics(); relaxed: a
+  // count that orders nothing, pairs with no other access.
+  Atomic<std::uint64_t> fs_blocking_ops_{0};
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_
   ShutdownReport report_;      // guarded by shutdown_mutex_: what the shutdown found

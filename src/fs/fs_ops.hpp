@@ -1,0 +1,75 @@
+// The operations spool::fs is made of, one function each. Today each runs its system call
+// on the blocking pool (run_blocking); an io_uring backend replaces a function's body with
+// a submission on the worker's ring and keeps its signature (docs/fs.md, "Paths").
+// Results follow io_uring's convention: a value >= 0, or -errno.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fs/fs_state.hpp"
+#include "spool/core/task.hpp"
+#include "spool/fs/metadata.hpp"
+
+namespace spool::detail::fs_ops {
+
+// A result that carries a value: `err` is 0 or an errno.
+template <class T>
+struct Outcome {
+  int err = 0;
+  T value{};
+};
+
+// openat(AT_FDCWD): the descriptor, or -errno.
+Task<long> open(std::string path, int flags, mode_t mode);
+// close(2) of f's descriptor (f->fd is -1 afterwards): 0 or -errno.
+Task<long> close(std::shared_ptr<FsFile> f);
+// read / pread (offset >= 0) into `buf`: the count, or -errno. `exact`: until `buf` is
+// full or the end (the count says which), across as many reads as that takes.
+Task<long> read(std::shared_ptr<FsFile> f, std::span<std::byte> buf, std::int64_t offset,
+                bool exact);
+// write / pwrite of `buf`: the count, or -errno; `all`: every byte, or the error.
+Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std::int64_t offset,
+                 bool all);
+// lseek: the new position, or -errno.
+Task<std::int64_t> seek(std::shared_ptr<FsFile> f, std::int64_t offset, int whence);
+// ftruncate, fsync / fdatasync: 0 or -errno.
+Task<long> truncate(std::shared_ptr<FsFile> f, std::uint64_t len);
+Task<long> sync(std::shared_ptr<FsFile> f, bool data_only);
+// fstat; stat (`follow`) or lstat.
+Task<Outcome<fs::Metadata::Fields>> stat_fd(std::shared_ptr<FsFile> f);
+Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow);
+// rename, unlink, mkdir, rmdir, link, symlink, chmod: 0 or -errno.
+Task<long> rename(std::string from, std::string to);
+Task<long> unlink(std::string path);
+Task<long> mkdir(std::string path, mode_t mode);
+Task<long> rmdir(std::string path);
+Task<long> link(std::string original, std::string link);
+Task<long> symlink(std::string original, std::string link);
+Task<long> chmod(std::string path, mode_t mode);
+// realpath(3).
+Task<Outcome<std::string>> realpath(std::string path);
+// opendir: the stream, or the errno.
+Task<Outcome<std::shared_ptr<FsDir>>> open_dir(std::string path);
+// One batch of d's entries (FsDir::fetch_batch): 0 or -errno.
+Task<long> read_dir_batch(std::shared_ptr<FsDir> d);
+
+// Whole jobs, one blocking call each on every backend today (an io_uring backend may chain
+// the operations above instead):
+// The file's whole content.
+Task<Outcome<std::vector<std::byte>>> read_file(std::string path);
+// Creates or truncates `path` and writes `data`: 0 or -errno.
+Task<long> write_file(std::string path, std::vector<std::byte> data);
+// Copies the file `from` to `to`: the bytes copied.
+Task<Outcome<std::uint64_t>> copy_file(std::string from, std::string to);
+// create_dir_all, remove_dir_all: 0 or -errno.
+Task<long> mkdir_all(std::string path);
+Task<long> remove_all(std::string path);
+
+}  // namespace spool::detail::fs_ops

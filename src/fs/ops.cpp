@@ -1,0 +1,110 @@
+// spool::fs's free functions (spool/fs/ops.hpp): each one operation of fs_ops.hpp, checked.
+#include "spool/fs/ops.hpp"
+
+#include <sys/stat.h>
+
+#include "fs/errors.hpp"
+#include "fs/fs_ops.hpp"
+
+namespace spool::fs {
+
+namespace {
+
+Task<void> write_owned(std::filesystem::path path, std::vector<std::byte> contents) {
+  detail::fs_check(co_await detail::fs_ops::write_file(path.string(), std::move(contents)),
+                   "spool::fs::write", path);
+}
+
+// stat or lstat of `path`, as Metadata; errors name `call`.
+Task<Metadata> stat_as(std::filesystem::path path, bool follow, const char* call) {
+  const auto st = co_await detail::fs_ops::stat_path(path.string(), follow);
+  if (st.err != 0) detail::throw_fs_error(st.err, call, path);
+  co_return Metadata(st.value);
+}
+
+}  // namespace
+
+Task<std::vector<std::byte>> read(std::filesystem::path path) {
+  auto r = co_await detail::fs_ops::read_file(path.string());
+  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::read", path);
+  co_return std::move(r.value);
+}
+
+Task<std::string> read_to_string(std::filesystem::path path) {
+  auto r = co_await detail::fs_ops::read_file(path.string());
+  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::read_to_string", path);
+  co_return std::string(reinterpret_cast<const char*>(r.value.data()), r.value.size());
+}
+
+Task<void> write(std::filesystem::path path, std::span<const std::byte> contents) {
+  return write_owned(std::move(path), std::vector<std::byte>(contents.begin(), contents.end()));
+}
+
+Task<void> write(std::filesystem::path path, std::string_view contents) {
+  return write(std::move(path), std::as_bytes(std::span(contents.data(), contents.size())));
+}
+
+Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to) {
+  const auto r = co_await detail::fs_ops::copy_file(from.string(), to.string());
+  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::copy", from, to);
+  co_return r.value;
+}
+
+Task<void> rename(std::filesystem::path from, std::filesystem::path to) {
+  detail::fs_check(co_await detail::fs_ops::rename(from.string(), to.string()), "spool::fs::rename",
+                   from, to);
+}
+
+Task<void> remove_file(std::filesystem::path path) {
+  detail::fs_check(co_await detail::fs_ops::unlink(path.string()), "spool::fs::remove_file", path);
+}
+
+Task<void> create_dir(std::filesystem::path path) {
+  detail::fs_check(co_await detail::fs_ops::mkdir(path.string(), 0777), "spool::fs::create_dir",
+                   path);
+}
+
+Task<void> create_dir_all(std::filesystem::path path) {
+  detail::fs_check(co_await detail::fs_ops::mkdir_all(path.string()), "spool::fs::create_dir_all",
+                   path);
+}
+
+Task<void> remove_dir(std::filesystem::path path) {
+  detail::fs_check(co_await detail::fs_ops::rmdir(path.string()), "spool::fs::remove_dir", path);
+}
+
+Task<void> remove_dir_all(std::filesystem::path path) {
+  detail::fs_check(co_await detail::fs_ops::remove_all(path.string()), "spool::fs::remove_dir_all",
+                   path);
+}
+
+Task<Metadata> metadata(std::filesystem::path path) {
+  return stat_as(std::move(path), true, "spool::fs::metadata");
+}
+
+Task<Metadata> symlink_metadata(std::filesystem::path path) {
+  return stat_as(std::move(path), false, "spool::fs::symlink_metadata");
+}
+
+Task<std::filesystem::path> canonicalize(std::filesystem::path path) {
+  auto r = co_await detail::fs_ops::realpath(path.string());
+  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::canonicalize", path);
+  co_return std::filesystem::path(std::move(r.value));
+}
+
+Task<void> hard_link(std::filesystem::path original, std::filesystem::path link) {
+  detail::fs_check(co_await detail::fs_ops::link(original.string(), link.string()),
+                   "spool::fs::hard_link", original, link);
+}
+
+Task<void> symlink(std::filesystem::path original, std::filesystem::path link) {
+  detail::fs_check(co_await detail::fs_ops::symlink(original.string(), link.string()),
+                   "spool::fs::symlink", original, link);
+}
+
+Task<void> set_permissions(std::filesystem::path path, Permissions perms) {
+  detail::fs_check(co_await detail::fs_ops::chmod(path.string(), perms.mode()),
+                   "spool::fs::set_permissions", path);
+}
+
+}  // namespace spool::fs

@@ -1,0 +1,114 @@
+// spool::fs::read_dir, ReadDir and DirEntry: batches of entries, one blocking call each.
+#include "spool/fs/read_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "fs/errors.hpp"
+#include "fs/fs_ops.hpp"
+#include "fs/fs_state.hpp"
+#include "fs/stat_fields.hpp"
+#include "spool/fs/ops.hpp"
+
+namespace spool::detail {
+
+namespace {
+
+// The file type that a dirent's d_type names; unknown where the file system gives none.
+std::filesystem::file_type file_type_of_dirent(unsigned char d_type) noexcept {
+  switch (d_type) {
+    case DT_REG:
+      return std::filesystem::file_type::regular;
+    case DT_DIR:
+      return std::filesystem::file_type::directory;
+    case DT_LNK:
+      return std::filesystem::file_type::symlink;
+    case DT_BLK:
+      return std::filesystem::file_type::block;
+    case DT_CHR:
+      return std::filesystem::file_type::character;
+    case DT_FIFO:
+      return std::filesystem::file_type::fifo;
+    case DT_SOCK:
+      return std::filesystem::file_type::socket;
+    default:
+      return std::filesystem::file_type::unknown;
+  }
+}
+
+}  // namespace
+
+int FsDir::fetch_batch() {
+  std::lock_guard lock(mutex);
+  for (std::size_t n = 0; n < fs::ReadDir::kBatch && !at_end;) {
+    errno = 0;  // readdir's end and its error differ only by errno
+    const dirent* e = ::readdir(dir);
+    if (e == nullptr) {
+      if (errno != 0) return errno;
+      at_end = true;
+      break;
+    }
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    std::filesystem::file_type type = file_type_of_dirent(e->d_type);
+    if (type == std::filesystem::file_type::unknown) {
+      struct stat st {};
+      if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        type = file_type_of_mode(st.st_mode);
+      }
+    }
+    ready.push_back(fs::DirEntry(path / e->d_name, e->d_ino, type));
+    ++n;
+  }
+  return 0;
+}
+
+}  // namespace spool::detail
+
+namespace spool::fs {
+
+namespace {
+
+// next_entry's body: takes `dir`, not `this`, so that its Task may outlive the ReadDir.
+Task<std::optional<DirEntry>> next_on(std::shared_ptr<detail::FsDir> dir) {
+  if (!dir) {
+    throw std::logic_error(
+        "spool::fs::ReadDir::next_entry: the ReadDir was moved from; use the one it was moved "
+        "into");
+  }
+  for (;;) {
+    {
+      std::lock_guard lock(dir->mutex);
+      if (!dir->ready.empty()) {
+        DirEntry e = std::move(dir->ready.front());
+        dir->ready.pop_front();
+        co_return e;
+      }
+      if (dir->at_end) co_return std::nullopt;
+    }
+    detail::fs_check(co_await detail::fs_ops::read_dir_batch(dir), "spool::fs::read_dir",
+                     dir->path);
+  }
+}
+
+}  // namespace
+
+Task<Metadata> DirEntry::metadata() const { return symlink_metadata(path_); }
+
+ReadDir::ReadDir(std::shared_ptr<detail::FsDir> dir) noexcept : dir_(std::move(dir)) {}
+ReadDir::ReadDir(ReadDir&&) noexcept = default;
+ReadDir& ReadDir::operator=(ReadDir&&) noexcept = default;
+ReadDir::~ReadDir() = default;
+
+Task<std::optional<DirEntry>> ReadDir::next_entry() { return next_on(dir_); }
+
+Task<ReadDir> read_dir(std::filesystem::path path) {
+  auto d = co_await detail::fs_ops::open_dir(path.string());
+  if (d.err != 0) detail::throw_fs_error(d.err, "spool::fs::read_dir", path);
+  co_return ReadDir(std::move(d.value));
+}
+
+}  // namespace spool::fs

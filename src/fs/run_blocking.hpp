@@ -1,0 +1,28 @@
+// run_blocking: how an fs operation reaches the blocking pool, counted in the metrics.
+#pragma once
+
+#include <cerrno>
+#include <type_traits>
+#include <utility>
+
+#include "context/current.hpp"
+#include "runtime/off_thread.hpp"
+#include "runtime/shared.hpp"
+
+namespace spool::detail::fs_ops {
+
+// Runs `fn()` on the current runtime's blocking pool (counted in fs_blocking_ops), or outside
+// every runtime on a thread of its own (off_thread). `fn` owns what it uses.
+template <class Fn>
+Task<std::invoke_result_t<Fn&>> run_blocking(Fn fn) {
+  return off_thread([fn = std::move(fn)]() mutable {
+    // On a pool thread the runtime is current (off_thread spawned there, if anywhere).
+    if (RuntimeShared* rt = current_runtime_ptr()) rt->count_fs_blocking_op();
+    return fn();
+  });
+}
+
+// A system call's result as the operations give it: `r`, or -errno when it failed.
+inline long sys(long r) noexcept { return r < 0 ? -errno : r; }
+
+}  // namespace spool::detail::fs_ops

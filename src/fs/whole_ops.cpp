@@ -1,0 +1,142 @@
+// The fs operations that are whole jobs (fs_ops.hpp): one blocking call each, however many
+// system calls it makes.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "fs/fs_ops.hpp"
+#include "fs/run_blocking.hpp"
+
+namespace spool::detail::fs_ops {
+
+namespace {
+
+// A descriptor closed when the job ends, however it ends.
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Writes all of `len` bytes at `data` to `fd`: 0 or -errno.
+long write_fully(int fd, const std::byte* data, std::size_t len) {
+  while (len > 0) {
+    const long n = sys(::write(fd, data, len));
+    if (n == -EINTR) continue;
+    if (n < 0) return n;
+    data += n;
+    len -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// Copies `from_fd` to its end into `to_fd` with read and write: the bytes, or -errno.
+std::int64_t copy_by_reading(int from_fd, int to_fd, std::int64_t done) {
+  std::vector<std::byte> buf(256 * 1024);
+  for (;;) {
+    const long n = sys(::read(from_fd, buf.data(), buf.size()));
+    if (n == -EINTR) continue;
+    if (n <= 0) return n < 0 ? n : done;
+    if (const long w = write_fully(to_fd, buf.data(), static_cast<std::size_t>(n)); w < 0) return w;
+    done += n;
+  }
+}
+
+// Copies `from_fd` to its end into `to_fd`: copy_file_range while the kernel can (in the
+// kernel, no bytes through user space), then read and write. The bytes, or -errno.
+std::int64_t copy_fd(int from_fd, int to_fd) {
+  std::int64_t done = 0;
+  for (;;) {
+    const ssize_t n = ::copy_file_range(from_fd, nullptr, to_fd, nullptr, 1 << 30, 0);
+    if (n == 0) return done;
+    if (n > 0) {
+      done += n;
+      continue;
+    }
+    if (errno == EINTR) continue;
+    // Not between these files (another file system before 5.3, a special file) or kernel.
+    if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+        errno == EBADF) {
+      return copy_by_reading(from_fd, to_fd, done);
+    }
+    return -errno;
+  }
+}
+
+}  // namespace
+
+Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
+  return run_blocking([path = std::move(path)] {
+    using Out = Outcome<std::vector<std::byte>>;
+    const FdGuard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) return Out{errno, {}};
+    // The size is a hint (a file in /proc says 0, a file may grow): read until read says 0.
+    // One byte more than it says lets the first read go to the end and the second see it.
+    struct stat st {};
+    const bool sized = ::fstat(f.fd, &st) == 0 && st.st_size > 0;
+    std::vector<std::byte> data(sized ? static_cast<std::size_t>(st.st_size) + 1 : 4096);
+    std::size_t len = 0;
+    for (;;) {
+      if (len == data.size()) data.resize(data.size() * 2);
+      const long n = sys(::read(f.fd, data.data() + len, data.size() - len));
+      if (n == -EINTR) continue;
+      if (n < 0) return Out{static_cast<int>(-n), {}};
+      if (n == 0) break;
+      len += static_cast<std::size_t>(n);
+    }
+    data.resize(len);
+    return Out{0, std::move(data)};
+  });
+}
+
+Task<long> write_file(std::string path, std::vector<std::byte> data) {
+  return run_blocking([path = std::move(path), data = std::move(data)]() -> long {
+    const FdGuard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
+    if (f.fd < 0) return -errno;
+    return write_fully(f.fd, data.data(), data.size());
+  });
+}
+
+Task<Outcome<std::uint64_t>> copy_file(std::string from, std::string to) {
+  return run_blocking([from = std::move(from), to = std::move(to)] {
+    using Out = Outcome<std::uint64_t>;
+    const FdGuard in{::open(from.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0) return Out{errno, 0};
+    struct stat st {};
+    if (::fstat(in.fd, &st) != 0) return Out{errno, 0};
+    if (S_ISDIR(st.st_mode)) return Out{EISDIR, 0};
+    const mode_t perms = st.st_mode & 07777;
+    const FdGuard out{::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, perms)};
+    if (out.fd < 0) return Out{errno, 0};
+    // The umask applied at creation, and an existing `to` kept its own mode: set from's.
+    if (::fchmod(out.fd, perms) != 0) return Out{errno, 0};
+    const std::int64_t n = copy_fd(in.fd, out.fd);
+    if (n < 0) return Out{static_cast<int>(-n), 0};
+    return Out{0, static_cast<std::uint64_t>(n)};
+  });
+}
+
+Task<long> mkdir_all(std::string path) {
+  return run_blocking([path = std::move(path)]() -> long {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    return ec ? -ec.value() : 0;
+  });
+}
+
+Task<long> remove_all(std::string path) {
+  return run_blocking([path = std::move(path)]() -> long {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return -errno;
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;  // a file, or a symlink (not followed)
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+    return ec ? -ec.value() : 0;
+  });
+}
+
+}  // namespace spool::detail::fs_ops

@@ -1,0 +1,184 @@
+// spool::fs::File on a multi-thread runtime, a current-thread one and a foreign executor:
+// every call, the options, positional I/O, and the misuse errors.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/fs.hpp"
+
+namespace {
+
+namespace fs = spool::fs;
+using spool::Task;
+using spool_fs_test::FsTest;
+using spool_fs_test::pattern;
+
+class FsFile : public FsTest {};
+SPOOL_FS_INSTANTIATE(FsFile);
+
+TEST_P(FsFile, WriteAllThenReadBackAtTheFilePosition) {
+  const auto p = dir() / "a";
+  const std::uint64_t ops_before = fs_ops();
+  run([](std::filesystem::path p) -> Task<void> {
+    const auto data = pattern(300'000);
+    fs::File w = co_await fs::File::create(p);
+    EXPECT_EQ(co_await w.write_all(data), data.size());
+    co_await w.sync_all();
+    co_await w.close();
+    EXPECT_FALSE(w.is_open());
+    fs::File r = co_await fs::File::open(p);
+    EXPECT_EQ(r.path(), p);
+    std::vector<std::byte> in(data.size());
+    EXPECT_EQ(co_await r.read_exact(in), in.size());
+    EXPECT_EQ(in, data);
+    std::vector<std::byte> more(16);
+    EXPECT_EQ(co_await r.read(more), 0u);  // the end
+    EXPECT_EQ(co_await r.seek(-10, fs::SeekFrom::kEnd), data.size() - 10);
+    EXPECT_EQ(co_await r.read(more), 10u);
+    EXPECT_EQ((co_await r.metadata()).len(), data.size());
+  }(p));
+  // Each call was one blocking-pool job (the runtimes count them; foreign: no runtime).
+  if (in_runtime()) {
+    EXPECT_GE(fs_ops() - ops_before, 10u);
+  }
+}
+
+TEST_P(FsFile, PositionalCallsLeaveThePositionAlone) {
+  run([](std::filesystem::path p) -> Task<void> {
+    fs::File f = co_await fs::File::options().read(true).write(true).create(true).open(p);
+    EXPECT_EQ(co_await f.write_at(std::string_view("world"), 6), 5u);
+    EXPECT_EQ(co_await f.write_at(std::string_view("hello "), 0), 6u);
+    EXPECT_EQ(co_await f.seek(0, fs::SeekFrom::kCurrent), 0u);
+    std::string in(5, '\0');
+    EXPECT_EQ(co_await f.read_at(in, 6), 5u);
+    EXPECT_EQ(in, "world");
+    EXPECT_EQ(co_await f.read_at(in, 11), 0u);               // past the end
+    EXPECT_EQ(co_await f.write(std::string_view("J")), 1u);  // at position 0
+    EXPECT_EQ(co_await fs::read_to_string(p), "Jello world");
+  }(dir() / "p"));
+}
+
+TEST_P(FsFile, AppendTruncateCreateNewAndMode) {
+  run([](std::filesystem::path p) -> Task<void> {
+    co_await fs::write(p, std::string_view("abc"));
+    {
+      fs::File a = co_await fs::File::options().append(true).open(p);
+      co_await a.write_all(std::string_view("def"));
+      co_await a.write_at(std::string_view("g"), 0);  // Linux: O_APPEND wins
+    }
+    EXPECT_EQ(co_await fs::read_to_string(p), "abcdefg");
+    (void)co_await fs::File::options().write(true).truncate(true).open(p);
+    EXPECT_EQ((co_await fs::metadata(p)).len(), 0u);
+    const auto q = p.parent_path() / "new";
+    fs::File n = co_await fs::File::options().write(true).create_new(true).mode(0600).open(q);
+    EXPECT_EQ((co_await n.metadata()).permissions().mode() & 0600, 0600u);
+    EXPECT_EQ((co_await n.metadata()).permissions().mode() & 0077, 0u);
+  }(dir() / "t"));
+}
+
+TEST_P(FsFile, SetLenSyncDataAndMetadata) {
+  run([](std::filesystem::path p) -> Task<void> {
+    fs::File f = co_await fs::File::create(p);
+    co_await f.set_len(4096);
+    co_await f.sync_data();
+    const fs::Metadata m = co_await f.metadata();
+    EXPECT_TRUE(m.is_file());
+    EXPECT_FALSE(m.is_dir());
+    EXPECT_EQ(m.len(), 4096u);
+    EXPECT_EQ(m.nlink(), 1u);
+    co_await f.set_len(10);
+    EXPECT_EQ((co_await fs::metadata(p)).len(), 10u);
+  }(dir() / "l"));
+}
+
+TEST_P(FsFile, OpenErrorsNameTheCallAndThePath) {
+  const auto missing = dir() / "no" / "such";
+  SPOOL_EXPECT_FS_ERROR(run(fs::File::open(missing)), ENOENT,
+                        "spool::fs::open \"" + missing.string() + "\"");
+  const auto p = dir() / "x";
+  run(fs::write(p, std::string_view("x")));
+  SPOOL_EXPECT_FS_ERROR(run(fs::File::create_new(p)), EEXIST,
+                        "spool::fs::open \"" + p.string() + "\"");
+  SPOOL_EXPECT_FS_ERROR(run(fs::File::create(dir())), EISDIR,
+                        "spool::fs::open \"" + dir().string() + "\"");
+}
+
+TEST_P(FsFile, ReadExactPastTheEndIsUnexpectedEof) {
+  const auto p = dir() / "short";
+  run(fs::write(p, std::string_view("12345")));
+  try {
+    run([](std::filesystem::path p) -> Task<void> {
+      fs::File f = co_await fs::File::open(p);
+      std::string buf(8, '\0');
+      co_await f.read_exact(buf);
+    }(p));
+    ADD_FAILURE() << "read_exact past the end did not throw";
+  } catch (const spool::net::UnexpectedEof& e) {
+    EXPECT_NE(std::string(e.what()).find("spool::fs::File::read_exact \"" + p.string() +
+                                         "\": the file ended after 5 of the 8 bytes wanted"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_P(FsFile, MisuseIsRefusedClearly) {
+  const auto p = dir() / "m";
+  run([](std::filesystem::path p) -> Task<void> {
+    fs::File w = co_await fs::File::create(p);
+    std::string buf(4, '\0');
+    try {
+      co_await w.read(buf);
+      ADD_FAILURE() << "read of a write-only file did not throw";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::bad_file_descriptor);
+      EXPECT_NE(std::string(e.what()).find("opened without read access"), std::string::npos);
+    }
+    fs::File r = co_await fs::File::open(p);
+    try {
+      co_await r.write(std::string_view("x"));
+      ADD_FAILURE() << "write to a read-only file did not throw";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::bad_file_descriptor);
+      EXPECT_NE(std::string(e.what()).find("opened without write access"), std::string::npos);
+    }
+    co_await r.close();
+    EXPECT_THROW(co_await r.read(buf), std::logic_error);
+    EXPECT_THROW(co_await r.close(), std::logic_error);
+    fs::File none;
+    EXPECT_THROW(co_await none.metadata(), std::logic_error);
+    EXPECT_EQ(none.fd(), -1);
+    fs::File moved = std::move(w);
+    EXPECT_THROW(co_await w.sync_all(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+    EXPECT_THROW(co_await fs::OpenOptions().open(p), std::invalid_argument);
+    EXPECT_THROW(co_await fs::OpenOptions().read(true).create(true).open(p), std::invalid_argument);
+    EXPECT_THROW(co_await fs::OpenOptions().append(true).truncate(true).open(p),
+                 std::invalid_argument);
+    EXPECT_THROW((void)moved.read_at(buf, ~std::uint64_t{0}), std::invalid_argument);
+  }(p));
+}
+
+// A Task holds the file: it may outlive the File that made it (moved into a task or dropped).
+TEST_P(FsFile, ATaskOutlivesItsFile) {
+  const auto p = dir() / "o";
+  run(fs::write(p, std::string_view("kept")));
+  run([](std::filesystem::path p) -> Task<void> {
+    std::string buf(4, '\0');
+    Task<std::size_t> read = [&]() {
+      fs::File f;
+      return f.read(buf);  // not open: the Task throws when awaited, not here
+    }();
+    EXPECT_THROW(co_await std::move(read), std::logic_error);
+    auto opened = std::make_unique<fs::File>(co_await fs::File::open(p));
+    Task<std::size_t> later = opened->read(buf);
+    opened.reset();
+    EXPECT_EQ(co_await std::move(later), 4u);
+    EXPECT_EQ(buf, "kept");
+  }(p));
+}
+
+}  // namespace

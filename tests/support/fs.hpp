@@ -1,0 +1,101 @@
+// spool::fs tests: a fresh directory per test, and the three ways a test body runs — on a
+// multi-thread runtime, on a current-thread runtime, and under spool::block_on outside
+// every runtime (a foreign executor: each call then runs on a thread of its own).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "spool/spool.hpp"
+
+namespace spool_fs_test {
+
+enum class Exec { kMultiThread, kCurrentThread, kForeign };
+
+inline std::string exec_name(Exec e) {
+  return e == Exec::kMultiThread     ? "MultiThread"
+         : e == Exec::kCurrentThread ? "CurrentThread"
+                                     : "Foreign";
+}
+
+/// `n` bytes of a pattern that differs at every offset modulo 251 (a prime: no power-of-two
+/// block lines up with it), starting at `offset`.
+inline std::vector<std::byte> pattern(std::size_t n, std::size_t offset = 0) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((offset + i) % 251);
+  return v;
+}
+
+/// The fixture: dir() is a new empty directory, removed afterwards; run(task) runs a test
+/// body on the param's executor.
+class FsTest : public ::testing::TestWithParam<Exec> {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "spool-fs-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    if (GetParam() == Exec::kMultiThread) {
+      rt_.emplace(spool::Builder::multi_thread().worker_threads(2).build());
+    } else if (GetParam() == Exec::kCurrentThread) {
+      rt_.emplace(spool::Builder::current_thread().build());
+    }
+  }
+  void TearDown() override {
+    rt_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+  bool in_runtime() const { return rt_.has_value(); }
+  /// fs_blocking_ops of the test's runtime (0 under the foreign executor).
+  std::uint64_t fs_ops() { return rt_ ? rt_->metrics().fs_blocking_ops : 0; }
+
+  template <class T>
+  T run(spool::Task<T> task) {
+    if (rt_) return rt_->block_on(std::move(task));
+    return spool::block_on(std::move(task));
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::optional<spool::Runtime> rt_;
+};
+
+/// The test-name generator.
+struct ExecName {
+  std::string operator()(const ::testing::TestParamInfo<Exec>& info) const {
+    return exec_name(info.param);
+  }
+};
+
+/// Runs `run_expr` and expects it to throw std::system_error with `err`, whose what() is
+/// `message` followed by strerror's text.
+#define SPOOL_EXPECT_FS_ERROR(run_expr, err, message)                                     \
+  do {                                                                                    \
+    try {                                                                                 \
+      run_expr;                                                                           \
+      ADD_FAILURE() << "no error thrown; expected " << (message);                         \
+    } catch (const std::system_error& e) {                                                \
+      EXPECT_EQ(e.code(), std::error_code((err), std::generic_category())) << e.what();   \
+      EXPECT_EQ(std::string(e.what()), std::string(message) + ": " + std::strerror(err)); \
+    }                                                                                     \
+  } while (0)
+
+}  // namespace spool_fs_test
+
+#define SPOOL_FS_INSTANTIATE(suite)                                                              \
+  INSTANTIATE_TEST_SUITE_P(                                                                      \
+      , suite,                                                                                   \
+      ::testing::Values(::spool_fs_test::Exec::kMultiThread,                                     \
+                        ::spool_fs_test::Exec::kCurrentThread, ::spool_fs_test::Exec::kForeign), \
+      ::spool_fs_test::ExecName())
