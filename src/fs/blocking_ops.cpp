@@ -14,11 +14,18 @@
 
 namespace spool::detail::fs_ops {
 
-Task<long> open(std::string path, int flags, mode_t mode) {
-  return run_blocking([path = std::move(path), flags, mode] {
+Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flags, mode_t mode,
+                                            bool readable, bool writable) {
+  return run_blocking([path = std::move(path), flags, mode, readable, writable]() mutable {
+    // The owner is made first and given the descriptor: a result nobody collects (a dropped
+    // Task) closes it, and no allocation can fail while a bare descriptor is held.
+    auto f = std::make_shared<FsFile>(-1, std::move(path), readable, writable);
     for (;;) {
-      const long fd = sys(::open(path.c_str(), flags | O_CLOEXEC, mode));
-      if (fd != -EINTR) return fd;  // a FIFO's open waits for its peer, and a signal may end it
+      const long fd = sys(::open(f->path.c_str(), flags | O_CLOEXEC, mode));
+      if (fd == -EINTR) continue;  // a FIFO's open waits for its peer, and a signal may end it
+      if (fd < 0) return Outcome<std::shared_ptr<FsFile>>{static_cast<int>(-fd), {}};
+      f->fd = static_cast<int>(fd);
+      return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
     }
   });
 }

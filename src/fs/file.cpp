@@ -137,10 +137,9 @@ Task<File> OpenOptions::open(std::filesystem::path path) const {
 
 Task<File> OpenOptions::open_copy(OpenOptions o, std::filesystem::path path) {
   const int flags = open_flags(o.read_, o.write_, o.append_, o.truncate_, o.create_, o.create_new_);
-  const long fd = detail::fs_check(co_await detail::fs_ops::open(path.string(), flags, o.mode_),
-                                   "spool::fs::open", path);
-  co_return File(std::make_shared<detail::FsFile>(static_cast<int>(fd), std::move(path), o.read_,
-                                                  o.write_ || o.append_));
+  auto f = co_await detail::fs_ops::open(path, flags, o.mode_, o.read_, o.write_ || o.append_);
+  if (f.err != 0) detail::throw_fs_error(f.err, "spool::fs::open", path);
+  co_return File(std::move(f.value));
 }
 
 File::File() noexcept = default;

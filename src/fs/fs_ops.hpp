@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,8 +27,9 @@ struct Outcome {
   T value{};
 };
 
-// openat(AT_FDCWD): the descriptor, or -errno.
-Task<long> open(std::string path, int flags, mode_t mode);
+// open(2) of `path`: the open file, owning its descriptor, or the errno.
+Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flags, mode_t mode,
+                                            bool readable, bool writable);
 // close(2) of f's descriptor (f->fd is -1 afterwards): 0 or -errno.
 Task<long> close(std::shared_ptr<FsFile> f);
 // read / pread (offset >= 0) into `buf`: the count, or -errno. `exact`: until `buf` is

@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -36,26 +39,59 @@ inline std::vector<std::byte> pattern(std::size_t n, std::size_t offset = 0) {
   return v;
 }
 
+/// A new empty directory under the system's temporary directory, removed with everything in
+/// it when this goes out of scope (a failed ASSERT included).
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "spool-fs-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);
+    }
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// How many descriptors this process has open (the listing's own one included).
+inline std::size_t open_fd_count() {
+  const auto fds = std::filesystem::directory_iterator("/proc/self/fd");
+  return static_cast<std::size_t>(std::distance(begin(fds), end(fds)));
+}
+
+/// True once `done()` is, polled up to a bounded count of times with a yield between: for a
+/// test waiting on a pool thread it cannot join (false means it never happened).
+template <class Done>
+bool eventually(Done done) {
+  for (int i = 0; i < 200'000; ++i) {
+    if (done()) return true;
+    std::this_thread::yield();
+  }
+  return done();
+}
+
 /// The fixture: dir() is a new empty directory, removed afterwards; run(task) runs a test
 /// body on the param's executor.
 class FsTest : public ::testing::TestWithParam<Exec> {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "spool-fs-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     if (GetParam() == Exec::kMultiThread) {
       rt_.emplace(spool::Builder::multi_thread().worker_threads(2).build());
     } else if (GetParam() == Exec::kCurrentThread) {
       rt_.emplace(spool::Builder::current_thread().build());
     }
   }
-  void TearDown() override {
-    rt_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  const std::filesystem::path& dir() const { return dir_; }
+  void TearDown() override { rt_.reset(); }
+  const std::filesystem::path& dir() const { return dir_.path(); }
   bool in_runtime() const { return rt_.has_value(); }
   /// fs_blocking_ops of the test's runtime (0 under the foreign executor).
   std::uint64_t fs_ops() { return rt_ ? rt_->metrics().fs_blocking_ops : 0; }
@@ -67,7 +103,7 @@ class FsTest : public ::testing::TestWithParam<Exec> {
   }
 
  private:
-  std::filesystem::path dir_;
+  TempDir dir_;  // before rt_: removed after the runtime (and its pending jobs) is gone
   std::optional<spool::Runtime> rt_;
 };
 

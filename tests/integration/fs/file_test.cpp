@@ -190,9 +190,8 @@ TEST_P(FsFile, ATaskOutlivesItsFile) {
 // freed: the job, which reads into a buffer of its own, ends later without touching the
 // caller's memory (ASan would report the write), and nothing leaks.
 TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
-  char tmpl[] = "/tmp/spool-fs-fifo-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::filesystem::path fifo = std::filesystem::path(tmpl) / "fifo";
+  const spool_fs_test::TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // O_RDWR: no wait for a peer
   ASSERT_GE(writer, 0);
@@ -213,11 +212,38 @@ TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
     }(fifo));
     ASSERT_EQ(::write(writer, "late", 4), 4);  // the dropped job's read returns now
     // The FIFO empties once the job has read; the runtime's shutdown then joins its thread.
-    int queued = 4;
-    while (queued > 0) ASSERT_EQ(::ioctl(writer, FIONREAD, &queued), 0);
+    EXPECT_TRUE(spool_fs_test::eventually([&] {
+      int queued = 0;
+      return ::ioctl(writer, FIONREAD, &queued) == 0 && queued == 0;
+    })) << "the dropped read's job never read the FIFO";
   }
   ::close(writer);
-  std::filesystem::remove_all(tmpl);
+}
+
+// An open dropped while its job blocks (a FIFO's open waits for a writer): the descriptor
+// the job opens later belongs to a result nobody collects, which closes it.
+TEST(FsFileDrop, ADroppedOpenClosesTheFileItOpens) {
+  const spool_fs_test::TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).build();
+  const std::size_t fds_before = spool_fs_test::open_fd_count();
+  rt.block_on([](std::filesystem::path fifo) -> Task<void> {
+    auto open = std::make_unique<Task<fs::File>>(fs::File::open(fifo));
+    auto poll_once = spool::poll_fn([&](spool::Context& cx) {
+      EXPECT_TRUE(open->poll(cx).is_pending());  // the job now waits for a writer
+      return spool::Poll<void>::ready();
+    });
+    co_await poll_once;
+    open.reset();
+  }(fifo));
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // lets the job's open end
+  ASSERT_GE(writer, 0);
+  ::close(writer);
+  EXPECT_TRUE(spool_fs_test::eventually([&] {
+    return spool_fs_test::open_fd_count() == fds_before;
+  })) << "the dropped open's descriptor was never closed: "
+      << spool_fs_test::open_fd_count() << " open, " << fds_before << " before";
 }
 
 }  // namespace
