@@ -68,8 +68,15 @@ Task<long> read_dir_batch(std::shared_ptr<FsDir> d);
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path);
 // Creates or truncates `path` and writes `data`: 0 or -errno.
 Task<long> write_file(std::string path, std::vector<std::byte> data);
-// Copies the file `from` to `to`: the bytes copied.
-Task<Outcome<std::uint64_t>> copy_file(std::string from, std::string to);
+// What copy_file did: the bytes copied, or (with EINVAL) why it refused to start.
+struct Copied {
+  enum class Refusal { kNone, kNotRegular, kSameFile };
+  std::uint64_t bytes = 0;
+  Refusal refusal = Refusal::kNone;
+};
+// Copies the regular file `from` to `to` (EISDIR for a directory; refuses another kind of
+// file, and `to` naming the same file, which truncating it would destroy).
+Task<Outcome<Copied>> copy_file(std::string from, std::string to);
 // create_dir_all, remove_dir_all: 0 or -errno.
 Task<long> mkdir_all(std::string path);
 Task<long> remove_all(std::string path);

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <system_error>
+
 #include "fs/errors.hpp"
 #include "fs/fs_ops.hpp"
 
@@ -45,9 +47,19 @@ Task<void> write(std::filesystem::path path, std::string_view contents) {
 }
 
 Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to) {
+  const char* call = "spool::fs::copy";
   const auto r = co_await detail::fs_ops::copy_file(from.string(), to.string());
-  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::copy", from, to);
-  co_return r.value;
+  using Refusal = detail::fs_ops::Copied::Refusal;
+  if (r.value.refusal != Refusal::kNone) {
+    throw std::system_error(
+        r.err, std::generic_category(),
+        detail::fs_what(call, from, to) +
+            (r.value.refusal == Refusal::kSameFile
+                 ? ": the source and the destination are the same file (copying would empty it)"
+                 : ": the source is not a regular file (nor a symlink to one); only files copy"));
+  }
+  if (r.err != 0) detail::throw_fs_error(r.err, call, from, to);
+  co_return r.value.bytes;
 }
 
 Task<void> rename(std::filesystem::path from, std::filesystem::path to) {

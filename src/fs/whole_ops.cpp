@@ -52,7 +52,9 @@ std::int64_t copy_fd(int from_fd, int to_fd) {
   std::int64_t done = 0;
   for (;;) {
     const ssize_t n = ::copy_file_range(from_fd, nullptr, to_fd, nullptr, 1 << 30, 0);
-    if (n == 0) return done;
+    // Some kernels copy nothing from procfs / sysfs files (their size says 0): at the start,
+    // 0 is no proof of the end.
+    if (n == 0) return done == 0 ? copy_by_reading(from_fd, to_fd, 0) : done;
     if (n > 0) {
       done += n;
       continue;
@@ -101,22 +103,33 @@ Task<long> write_file(std::string path, std::vector<std::byte> data) {
   });
 }
 
-Task<Outcome<std::uint64_t>> copy_file(std::string from, std::string to) {
+Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
   return run_blocking([from = std::move(from), to = std::move(to)] {
-    using Out = Outcome<std::uint64_t>;
-    const FdGuard in{::open(from.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (in.fd < 0) return Out{errno, 0};
-    struct stat st {};
-    if (::fstat(in.fd, &st) != 0) return Out{errno, 0};
-    if (S_ISDIR(st.st_mode)) return Out{EISDIR, 0};
-    const mode_t perms = st.st_mode & 07777;
-    const FdGuard out{::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, perms)};
-    if (out.fd < 0) return Out{errno, 0};
+    using Out = Outcome<Copied>;
+    const auto refused = [](Copied::Refusal why) { return Out{EINVAL, {0, why}}; };
+    // O_NONBLOCK: a FIFO's open would wait for a writer before it could be refused.
+    const FdGuard in{::open(from.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+    if (in.fd < 0) return Out{errno, {}};
+    struct stat in_st {};
+    if (::fstat(in.fd, &in_st) != 0) return Out{errno, {}};
+    if (S_ISDIR(in_st.st_mode)) return Out{EISDIR, {}};
+    if (!S_ISREG(in_st.st_mode)) return refused(Copied::Refusal::kNotRegular);
+    if (::fcntl(in.fd, F_SETFL, 0) != 0) return Out{errno, {}};
+    const mode_t perms = in_st.st_mode & 07777;
+    // Not O_TRUNC: `to` may be `from` (the same path, a hard link, a symlink), checked first.
+    const FdGuard out{::open(to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, perms)};
+    if (out.fd < 0) return Out{errno, {}};
+    struct stat out_st {};
+    if (::fstat(out.fd, &out_st) != 0) return Out{errno, {}};
+    if (out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {
+      return refused(Copied::Refusal::kSameFile);
+    }
+    if (::ftruncate(out.fd, 0) != 0) return Out{errno, {}};
     // The umask applied at creation, and an existing `to` kept its own mode: set from's.
-    if (::fchmod(out.fd, perms) != 0) return Out{errno, 0};
+    if (::fchmod(out.fd, perms) != 0) return Out{errno, {}};
     const std::int64_t n = copy_fd(in.fd, out.fd);
-    if (n < 0) return Out{static_cast<int>(-n), 0};
-    return Out{0, static_cast<std::uint64_t>(n)};
+    if (n < 0) return Out{static_cast<int>(-n), {}};
+    return Out{0, {static_cast<std::uint64_t>(n), Copied::Refusal::kNone}};
   });
 }
 

@@ -1,0 +1,91 @@
+// spool::fs::copy's refusals and fallbacks: a source that is no regular file, a destination
+// that is the source (by path, hard link or symlink), and a copy_file_range that copies
+// nothing from a file that has bytes (procfs / sysfs on some kernels), on every executor.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <string>
+
+#include "spool/spool.hpp"
+#include "support/fs.hpp"
+
+// The copy_file_range spool calls (this definition takes the C library's place in this
+// binary): the kernel's, except for a source named procfs-like*, of which it copies nothing,
+// as some kernels do for a file in /proc, whose size says 0.
+extern "C" ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off,
+                                   std::size_t len, unsigned int flags) {
+  char target[PATH_MAX] = {};
+  const std::string link = "/proc/self/fd/" + std::to_string(in);
+  if (::readlink(link.c_str(), target, sizeof target - 1) > 0 &&
+      std::filesystem::path(target).filename().string().starts_with("procfs-like")) {
+    return 0;
+  }
+  return ::syscall(SYS_copy_file_range, in, in_off, out, out_off, len, flags);
+}
+
+namespace {
+
+namespace fs = spool::fs;
+using spool_fs_test::FsTest;
+
+class FsCopy : public FsTest {};
+SPOOL_FS_INSTANTIATE(FsCopy);
+
+std::string q(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
+
+std::string same_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  return "spool::fs::copy " + q(from) + " -> " + q(to) +
+         ": the source and the destination are the same file (copying would empty it)";
+}
+
+std::string not_regular(const std::filesystem::path& from, const std::filesystem::path& to) {
+  return "spool::fs::copy " + q(from) + " -> " + q(to) +
+         ": the source is not a regular file (nor a symlink to one); only files copy";
+}
+
+TEST_P(FsCopy, OntoItselfIsRefusedAndTheFileKept) {
+  const auto p = dir() / "p";
+  const auto hard = dir() / "hard";
+  const auto soft = dir() / "soft";
+  run(fs::write(p, std::string_view("keep me")));
+  run(fs::hard_link(p, hard));
+  run(fs::symlink(p, soft));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(p, p)), EINVAL, same_file(p, p));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(p, hard)), EINVAL, same_file(p, hard));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(soft, p)), EINVAL, same_file(soft, p));
+  EXPECT_EQ(run(fs::read_to_string(p)), "keep me");
+}
+
+TEST_P(FsCopy, ASourceThatIsNoRegularFileIsRefused) {
+  const auto fifo = dir() / "fifo";
+  const auto to = dir() / "to";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Refused at once: the open waits for no writer, and nothing is read.
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(fifo, to)), EINVAL, not_regular(fifo, to));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy("/dev/null", to)), EINVAL, not_regular("/dev/null", to));
+  EXPECT_FALSE(std::filesystem::exists(to));  // refused before `to` was made
+}
+
+TEST_P(FsCopy, AFirstCopyFileRangeOfNothingFallsBackToReading) {
+  const auto from = dir() / "procfs-like";
+  const auto to = dir() / "to";
+  const auto data = spool_fs_test::pattern(70'000);
+  run(fs::write(from, data));
+  EXPECT_EQ(run(fs::copy(from, to)), data.size());
+  EXPECT_EQ(run(fs::read(to)), data);
+  // An empty file still copies as empty.
+  run(fs::write(from, std::string_view("")));
+  EXPECT_EQ(run(fs::copy(from, to)), 0u);
+  EXPECT_EQ(run(fs::metadata(to)).len(), 0u);
+}
+
+TEST_P(FsCopy, AProcFileCopiesItsContent) {
+  const auto to = dir() / "status";
+  EXPECT_GT(run(fs::copy("/proc/self/status", to)), 0u);
+  EXPECT_NE(run(fs::read_to_string(to)).find("Name:"), std::string::npos);
+}
+
+}  // namespace
