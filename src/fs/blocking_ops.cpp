@@ -24,7 +24,7 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
       const long fd = sys(::open(f->path.c_str(), flags | O_CLOEXEC, mode));
       if (fd == -EINTR) continue;  // a FIFO's open waits for its peer, and a signal may end it
       if (fd < 0) return Outcome<std::shared_ptr<FsFile>>{static_cast<int>(-fd), {}};
-      f->fd = static_cast<int>(fd);
+      f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
       return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
     }
   });
@@ -33,7 +33,7 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
 Task<long> close(std::shared_ptr<FsFile> f) {
   return run_blocking([f = std::move(f)] {
     // Linux frees the descriptor even when close fails: never close it again.
-    return sys(::close(std::exchange(f->fd, -1)));
+    return sys(::close(f->fd.exchange(-1, std::memory_order_relaxed)));
   });
 }
 
@@ -49,8 +49,9 @@ Task<long> read(std::shared_ptr<FsFile> f, std::span<std::byte> buf, std::int64_
     while (done < data->size()) {
       const std::size_t want = data->size() - done;
       std::byte* at = data->data() + done;
-      const long n = offset < 0 ? sys(::read(f->fd, at, want))
-                                : sys(::pread(f->fd, at, want, offset + static_cast<off_t>(done)));
+      const long n =
+          offset < 0 ? sys(::read(f->descriptor(), at, want))
+                     : sys(::pread(f->descriptor(), at, want, offset + static_cast<off_t>(done)));
       if (n == -EINTR) continue;
       if (n < 0) return n;
       done += static_cast<std::size_t>(n);
@@ -71,8 +72,9 @@ Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std:
     while (done < data.size()) {
       const std::size_t want = data.size() - done;
       const std::byte* at = data.data() + done;
-      const long n = offset < 0 ? sys(::write(f->fd, at, want))
-                                : sys(::pwrite(f->fd, at, want, offset + static_cast<off_t>(done)));
+      const long n =
+          offset < 0 ? sys(::write(f->descriptor(), at, want))
+                     : sys(::pwrite(f->descriptor(), at, want, offset + static_cast<off_t>(done)));
       if (n == -EINTR) continue;
       if (n < 0) return n;  // (after a partial write_all too: the error is the news)
       done += static_cast<std::size_t>(n);
@@ -84,26 +86,27 @@ Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std:
 
 Task<std::int64_t> seek(std::shared_ptr<FsFile> f, std::int64_t offset, int whence) {
   return run_blocking([f = std::move(f), offset, whence]() -> std::int64_t {
-    const off_t at = ::lseek(f->fd, offset, whence);
+    const off_t at = ::lseek(f->descriptor(), offset, whence);
     return at < 0 ? -errno : at;
   });
 }
 
 Task<long> truncate(std::shared_ptr<FsFile> f, std::uint64_t len) {
-  return run_blocking(
-      [f = std::move(f), len] { return sys(::ftruncate(f->fd, static_cast<off_t>(len))); });
+  return run_blocking([f = std::move(f), len] {
+    return sys(::ftruncate(f->descriptor(), static_cast<off_t>(len)));
+  });
 }
 
 Task<long> sync(std::shared_ptr<FsFile> f, bool data_only) {
   return run_blocking([f = std::move(f), data_only] {
-    return sys(data_only ? ::fdatasync(f->fd) : ::fsync(f->fd));
+    return sys(data_only ? ::fdatasync(f->descriptor()) : ::fsync(f->descriptor()));
   });
 }
 
 Task<Outcome<fs::Metadata::Fields>> stat_fd(std::shared_ptr<FsFile> f) {
   return run_blocking([f = std::move(f)] {
     struct stat st {};
-    if (::fstat(f->fd, &st) != 0) return Outcome<fs::Metadata::Fields>{errno, {}};
+    if (::fstat(f->descriptor(), &st) != 0) return Outcome<fs::Metadata::Fields>{errno, {}};
     return Outcome<fs::Metadata::Fields>{0, stat_fields(st)};
   });
 }

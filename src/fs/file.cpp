@@ -160,7 +160,7 @@ Task<File> File::create_new(std::filesystem::path path) {
   return OpenOptions().write(true).create_new(true).open(std::move(path));
 }
 
-int File::fd() const noexcept { return state_ ? state_->fd : -1; }
+int File::fd() const noexcept { return state_ ? state_->descriptor() : -1; }
 
 const std::filesystem::path& File::path() const noexcept { return state_ ? state_->path : kNoPath; }
 
