@@ -122,8 +122,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   std::unique_ptr<MultiThread> multi_thread_;
   std::unique_ptr<CurrentThread> current_thread_;
   Scheduler* scheduler_;  // whichever of the two is set
-  // Added to by fs/ on the thread that starts an operation, read by metrics(); relaxed: a
-  // count that orders nothing, pairs with no other access.
+  // Added to by fs/ on the pool thread, as each job starts to run; read by metrics();
+  // relaxed: a count that orders nothing, pairs with no other access.
   Atomic<std::uint64_t> fs_blocking_ops_{0};
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_

@@ -17,7 +17,8 @@ class Permissions {
   std::uint32_t mode() const noexcept { return mode_; }
   /// True when nobody may write (no w bit is set).
   bool readonly() const noexcept { return (mode_ & 0222) == 0; }
-  /// Clears every w bit (`readonly`), or sets the owner's (as tokio and Rust's std do).
+  /// Clears every w bit (`readonly`, as Rust's std does), or sets the owner's only (0200):
+  /// Rust sets all three (0222), making the file writable by anyone; spool does not, on purpose.
   void set_readonly(bool readonly) noexcept { mode_ = readonly ? mode_ & ~0222u : mode_ | 0200u; }
   friend bool operator==(const Permissions&, const Permissions&) = default;
 

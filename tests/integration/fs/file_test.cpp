@@ -167,6 +167,14 @@ TEST_P(FsFile, MisuseIsRefusedClearly) {
   }(p));
 }
 
+// A child process inherits no File (O_CLOEXEC).
+TEST_P(FsFile, TheDescriptorClosesOnExec) {
+  const auto p = dir() / "e";
+  run(fs::write(p, std::string_view("")));
+  const fs::File f = run(fs::File::open(p));
+  EXPECT_NE(::fcntl(f.fd(), F_GETFD) & FD_CLOEXEC, 0);
+}
+
 // A Task holds the file: it may outlive the File that made it (moved into a task or dropped).
 TEST_P(FsFile, ATaskOutlivesItsFile) {
   const auto p = dir() / "o";
