@@ -124,9 +124,13 @@ Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
     if (out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {
       return refused(Copied::Refusal::kSameFile);
     }
-    if (::ftruncate(out.fd, 0) != 0) return Out{errno, {}};
-    // The umask applied at creation, and an existing `to` kept its own mode: set from's.
-    if (::fchmod(out.fd, perms) != 0) return Out{errno, {}};
+    // Only a regular `to` is emptied and given from's mode: /dev/null or a FIFO takes the
+    // bytes as it is (ftruncate would fail with EINVAL, fchmod would change the device's mode).
+    if (S_ISREG(out_st.st_mode)) {
+      if (::ftruncate(out.fd, 0) != 0) return Out{errno, {}};
+      // The umask applied at creation, and an existing `to` kept its own mode: set from's.
+      if (::fchmod(out.fd, perms) != 0) return Out{errno, {}};
+    }
     const std::int64_t n = copy_fd(in.fd, out.fd);
     if (n < 0) return Out{static_cast<int>(-n), {}};
     return Out{0, {static_cast<std::uint64_t>(n), Copied::Refusal::kNone}};

@@ -69,6 +69,19 @@ TEST_P(FsCopy, ASourceThatIsNoRegularFileIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(to));  // refused before `to` was made
 }
 
+// A destination that is no regular file takes the bytes as it is: not truncated, its mode
+// kept (ftruncate of /dev/null fails with EINVAL).
+TEST_P(FsCopy, ToADeviceCopiesTheBytesAndKeepsItsMode) {
+  const auto p = dir() / "p";
+  run(fs::write(p, std::string_view("to nowhere")));
+  struct stat before {};
+  ASSERT_EQ(::stat("/dev/null", &before), 0);
+  EXPECT_EQ(run(fs::copy(p, "/dev/null")), 10u);
+  struct stat after {};
+  ASSERT_EQ(::stat("/dev/null", &after), 0);
+  EXPECT_EQ(after.st_mode, before.st_mode);
+}
+
 TEST_P(FsCopy, AFirstCopyFileRangeOfNothingFallsBackToReading) {
   const auto from = dir() / "procfs-like";
   const auto to = dir() / "to";
