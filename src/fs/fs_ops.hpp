@@ -73,6 +73,7 @@ struct Copied {
   enum class Refusal { kNone, kNotRegular, kSameFile };
   std::uint64_t bytes = 0;
   Refusal refusal = Refusal::kNone;
+  bool destination_failed = false;  // the error is the destination's open
 };
 // Copies the regular file `from` to `to` (EISDIR for a directory; refuses another kind of
 // file, and `to` naming the same file, which truncating it would destroy).

@@ -58,6 +58,10 @@ Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to) {
                  ? ": the source and the destination are the same file (copying would empty it)"
                  : ": the source is not a regular file (nor a symlink to one); only files copy"));
   }
+  if (r.err != 0 && r.value.destination_failed) {
+    throw std::system_error(r.err, std::generic_category(),
+                            detail::fs_what(call, from, to) + ": opening the destination");
+  }
   if (r.err != 0) detail::throw_fs_error(r.err, call, from, to);
   co_return r.value.bytes;
 }

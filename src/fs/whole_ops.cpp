@@ -107,18 +107,28 @@ Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
   return run_blocking([from = std::move(from), to = std::move(to)] {
     using Out = Outcome<Copied>;
     const auto refused = [](Copied::Refusal why) { return Out{EINVAL, {0, why}}; };
-    // O_NONBLOCK: a FIFO's open would wait for a writer before it could be refused.
+    // Anything but a regular file is refused unopened: opening a device, a socket or a FIFO
+    // has effects of its own (a serial port's DTR, a lease broken, ENXIO for a socket).
+    struct stat from_st {};
+    if (::stat(from.c_str(), &from_st) != 0) return Out{errno, {}};
+    if (S_ISDIR(from_st.st_mode)) return Out{EISDIR, {}};
+    if (!S_ISREG(from_st.st_mode)) return refused(Copied::Refusal::kNotRegular);
+    // The path may name another file by the open: fstat checks again what was opened.
+    // O_NONBLOCK: a FIFO put there meanwhile is refused at once, not waited on for a writer.
     const FdGuard in{::open(from.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
     if (in.fd < 0) return Out{errno, {}};
     struct stat in_st {};
     if (::fstat(in.fd, &in_st) != 0) return Out{errno, {}};
     if (S_ISDIR(in_st.st_mode)) return Out{EISDIR, {}};
     if (!S_ISREG(in_st.st_mode)) return refused(Copied::Refusal::kNotRegular);
-    if (::fcntl(in.fd, F_SETFL, 0) != 0) return Out{errno, {}};
+    const int in_flags = ::fcntl(in.fd, F_GETFL);
+    if (in_flags < 0 || ::fcntl(in.fd, F_SETFL, in_flags & ~O_NONBLOCK) != 0) {
+      return Out{errno, {}};
+    }
     const mode_t perms = in_st.st_mode & 07777;
     // Not O_TRUNC: `to` may be `from` (the same path, a hard link, a symlink), checked first.
     const FdGuard out{::open(to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, perms)};
-    if (out.fd < 0) return Out{errno, {}};
+    if (out.fd < 0) return Out{errno, {0, Copied::Refusal::kNone, true}};
     struct stat out_st {};
     if (::fstat(out.fd, &out_st) != 0) return Out{errno, {}};
     if (out_st.st_dev == in_st.st_dev && out_st.st_ino == in_st.st_ino) {

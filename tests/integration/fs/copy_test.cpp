@@ -2,11 +2,14 @@
 // that is the source (by path, hard link or symlink), and a copy_file_range that copies
 // nothing from a file that has bytes (procfs / sysfs on some kernels), on every executor.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
 
 #include "spool/spool.hpp"
@@ -66,6 +69,17 @@ TEST_P(FsCopy, ASourceThatIsNoRegularFileIsRefused) {
   // Refused at once: the open waits for no writer, and nothing is read.
   SPOOL_EXPECT_FS_ERROR(run(fs::copy(fifo, to)), EINVAL, not_regular(fifo, to));
   SPOOL_EXPECT_FS_ERROR(run(fs::copy("/dev/null", to)), EINVAL, not_regular("/dev/null", to));
+  // A socket is refused unopened (its open would say ENXIO).
+  const auto sock = dir() / "sock";
+  const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(s, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.string().size(), sizeof addr.sun_path);
+  std::strcpy(addr.sun_path, sock.c_str());
+  ASSERT_EQ(::bind(s, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(sock, to)), EINVAL, not_regular(sock, to));
+  ::close(s);
   EXPECT_FALSE(std::filesystem::exists(to));  // refused before `to` was made
 }
 
@@ -80,6 +94,14 @@ TEST_P(FsCopy, ToADeviceCopiesTheBytesAndKeepsItsMode) {
   struct stat after {};
   ASSERT_EQ(::stat("/dev/null", &after), 0);
   EXPECT_EQ(after.st_mode, before.st_mode);
+}
+
+TEST_P(FsCopy, AFailedDestinationIsNamed) {
+  const auto p = dir() / "p";
+  const auto to = dir() / "no-dir" / "to";
+  run(fs::write(p, std::string_view("x")));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(p, to)), ENOENT,
+                        "spool::fs::copy " + q(p) + " -> " + q(to) + ": opening the destination");
 }
 
 TEST_P(FsCopy, AFirstCopyFileRangeOfNothingFallsBackToReading) {
