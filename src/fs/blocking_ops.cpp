@@ -37,8 +37,7 @@ Task<long> close(std::shared_ptr<FsFile> f) {
   });
 }
 
-Task<long> read(std::shared_ptr<FsFile> f, std::span<std::byte> buf, std::int64_t offset,
-                bool exact) {
+Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool exact) {
   // The bytes land in a buffer of the call's own, copied out once the call ends: a dropped
   // call writes nothing into memory its caller may have freed.
   // (The job is a named local: g++ 12 frees a shared_ptr captured by a lambda written
@@ -64,8 +63,7 @@ Task<long> read(std::shared_ptr<FsFile> f, std::span<std::byte> buf, std::int64_
   co_return n;
 }
 
-Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std::int64_t offset,
-                 bool all) {
+Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all) {
   return run_blocking([f = std::move(f), data = std::vector<std::byte>(buf.begin(), buf.end()),
                        offset, all]() -> long {
     std::size_t done = 0;
@@ -84,26 +82,26 @@ Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std:
   });
 }
 
-Task<std::int64_t> seek(std::shared_ptr<FsFile> f, std::int64_t offset, int whence) {
+Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence) {
   return run_blocking([f = std::move(f), offset, whence]() -> std::int64_t {
     const off_t at = ::lseek(f->descriptor(), offset, whence);
     return at < 0 ? -errno : at;
   });
 }
 
-Task<long> truncate(std::shared_ptr<FsFile> f, std::uint64_t len) {
+Task<long> truncate(FsFileUse f, std::uint64_t len) {
   return run_blocking([f = std::move(f), len] {
     return sys(::ftruncate(f->descriptor(), static_cast<off_t>(len)));
   });
 }
 
-Task<long> sync(std::shared_ptr<FsFile> f, bool data_only) {
+Task<long> sync(FsFileUse f, bool data_only) {
   return run_blocking([f = std::move(f), data_only] {
     return sys(data_only ? ::fdatasync(f->descriptor()) : ::fsync(f->descriptor()));
   });
 }
 
-Task<Outcome<fs::Metadata::Fields>> stat_fd(std::shared_ptr<FsFile> f) {
+Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f) {
   return run_blocking([f = std::move(f)] {
     struct stat st {};
     if (::fstat(f->descriptor(), &st) != 0) return Outcome<fs::Metadata::Fields>{errno, {}};

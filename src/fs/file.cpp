@@ -44,15 +44,18 @@ int open_flags(bool read, bool write, bool append, bool truncate, bool create, b
 const std::filesystem::path kNoPath;
 
 // The bodies of File's calls: each takes the file (null when the File was not open), not
-// `this`, so that its Task may outlive the File.
+// `this`, so that its Task may outlive the File; a use of it (FsFileUse) but for close's.
 
-// `f`, or std::logic_error naming `call` when the File was not open.
-const detail::FsFile& live(const std::shared_ptr<detail::FsFile>& f, const char* call) {
-  if (!f) {
-    throw std::logic_error(std::string(call) +
-                           ": the File is not open (closed, moved from, or default-made); open "
-                           "one with spool::fs::File::open or OpenOptions::open");
-  }
+// std::logic_error naming `call`, made on a File that is not open.
+[[noreturn]] void throw_not_open(const char* call) {
+  throw std::logic_error(std::string(call) +
+                         ": the File is not open (closed, moved from, or default-made); open "
+                         "one with spool::fs::File::open or OpenOptions::open");
+}
+
+// `f`, or throw_not_open when the File was not open.
+const detail::FsFile& live(const detail::FsFileUse& f, const char* call) {
+  if (!f) throw_not_open(call);
   return *f;
 }
 
@@ -64,8 +67,8 @@ const detail::FsFile& live(const std::shared_ptr<detail::FsFile>& f, const char*
                               access + " access (open it with OpenOptions::" + option + ")");
 }
 
-Task<std::size_t> read_on(std::shared_ptr<detail::FsFile> f, std::span<std::byte> buf,
-                          std::int64_t offset, bool exact) {
+Task<std::size_t> read_on(detail::FsFileUse f, std::span<std::byte> buf, std::int64_t offset,
+                          bool exact) {
   const char* call = exact        ? "spool::fs::File::read_exact"
                      : offset < 0 ? "spool::fs::File::read"
                                   : "spool::fs::File::read_at";
@@ -80,8 +83,8 @@ Task<std::size_t> read_on(std::shared_ptr<detail::FsFile> f, std::span<std::byte
   co_return n;
 }
 
-Task<std::size_t> write_on(std::shared_ptr<detail::FsFile> f, std::span<const std::byte> buf,
-                           std::int64_t offset, bool all) {
+Task<std::size_t> write_on(detail::FsFileUse f, std::span<const std::byte> buf, std::int64_t offset,
+                           bool all) {
   const char* call = all          ? "spool::fs::File::write_all"
                      : offset < 0 ? "spool::fs::File::write"
                                   : "spool::fs::File::write_at";
@@ -90,7 +93,7 @@ Task<std::size_t> write_on(std::shared_ptr<detail::FsFile> f, std::span<const st
       detail::fs_check(co_await detail::fs_ops::write(f, buf, offset, all), call, f->path));
 }
 
-Task<std::uint64_t> seek_on(std::shared_ptr<detail::FsFile> f, std::int64_t offset, SeekFrom from) {
+Task<std::uint64_t> seek_on(detail::FsFileUse f, std::int64_t offset, SeekFrom from) {
   const char* call = "spool::fs::File::seek";
   live(f, call);
   const int whence = from == SeekFrom::kStart     ? SEEK_SET
@@ -100,19 +103,19 @@ Task<std::uint64_t> seek_on(std::shared_ptr<detail::FsFile> f, std::int64_t offs
   co_return static_cast<std::uint64_t>(detail::fs_check(at, call, f->path));
 }
 
-Task<void> set_len_on(std::shared_ptr<detail::FsFile> f, std::uint64_t len) {
+Task<void> set_len_on(detail::FsFileUse f, std::uint64_t len) {
   const char* call = "spool::fs::File::set_len";
   if (!live(f, call).writable) throw_no_access(*f, call, "write", "write(true) or append(true)");
   detail::fs_check(co_await detail::fs_ops::truncate(f, len), call, f->path);
 }
 
-Task<void> sync_on(std::shared_ptr<detail::FsFile> f, bool data_only) {
+Task<void> sync_on(detail::FsFileUse f, bool data_only) {
   const char* call = data_only ? "spool::fs::File::sync_data" : "spool::fs::File::sync_all";
   live(f, call);
   detail::fs_check(co_await detail::fs_ops::sync(f, data_only), call, f->path);
 }
 
-Task<Metadata> metadata_on(std::shared_ptr<detail::FsFile> f) {
+Task<Metadata> metadata_on(detail::FsFileUse f) {
   const char* call = "spool::fs::File::metadata";
   live(f, call);
   const auto st = co_await detail::fs_ops::stat_fd(f);
@@ -122,9 +125,11 @@ Task<Metadata> metadata_on(std::shared_ptr<detail::FsFile> f) {
 
 Task<void> close_on(std::shared_ptr<detail::FsFile> f) {
   const char* call = "spool::fs::File::close";
-  live(f, call);
-  // Calls still running hold the descriptor: the last of them closes it.
-  if (f.use_count() > 1) co_return;
+  if (!f) throw_not_open(call);
+  // Calls not yet over still use the descriptor: the last of them closes it (FsFile's
+  // destructor). Acquire: a 0 read here follows every call's release of it, so each
+  // system call on fd happened before this close (fs_state.hpp).
+  if (f->in_flight.load(std::memory_order_acquire) != 0) co_return;
   const std::filesystem::path path = f->path;
   detail::fs_check(co_await detail::fs_ops::close(std::move(f)), call, path);
 }
@@ -173,24 +178,24 @@ std::int64_t File::checked_offset(std::uint64_t offset) {
 }
 
 Task<std::size_t> File::read_bytes(std::span<std::byte> buf, std::int64_t offset, bool exact) {
-  return read_on(state_, buf, offset, exact);
+  return read_on(detail::FsFileUse(state_), buf, offset, exact);
 }
 
 Task<std::size_t> File::write_bytes(std::span<const std::byte> buf, std::int64_t offset, bool all) {
-  return write_on(state_, buf, offset, all);
+  return write_on(detail::FsFileUse(state_), buf, offset, all);
 }
 
 Task<std::uint64_t> File::seek(std::int64_t offset, SeekFrom from) {
-  return seek_on(state_, offset, from);
+  return seek_on(detail::FsFileUse(state_), offset, from);
 }
 
-Task<void> File::set_len(std::uint64_t len) { return set_len_on(state_, len); }
+Task<void> File::set_len(std::uint64_t len) { return set_len_on(detail::FsFileUse(state_), len); }
 
-Task<void> File::sync_all() { return sync_on(state_, false); }
+Task<void> File::sync_all() { return sync_on(detail::FsFileUse(state_), false); }
 
-Task<void> File::sync_data() { return sync_on(state_, true); }
+Task<void> File::sync_data() { return sync_on(detail::FsFileUse(state_), true); }
 
-Task<Metadata> File::metadata() { return metadata_on(state_); }
+Task<Metadata> File::metadata() { return metadata_on(detail::FsFileUse(state_)); }
 
 Task<void> File::close() { return close_on(std::move(state_)); }
 

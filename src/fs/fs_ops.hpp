@@ -34,18 +34,16 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
 Task<long> close(std::shared_ptr<FsFile> f);
 // read / pread (offset >= 0) into `buf`: the count, or -errno. `exact`: until `buf` is
 // full or the end (the count says which), across as many reads as that takes.
-Task<long> read(std::shared_ptr<FsFile> f, std::span<std::byte> buf, std::int64_t offset,
-                bool exact);
+Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool exact);
 // write / pwrite of `buf`: the count, or -errno; `all`: every byte, or the error.
-Task<long> write(std::shared_ptr<FsFile> f, std::span<const std::byte> buf, std::int64_t offset,
-                 bool all);
+Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all);
 // lseek: the new position, or -errno.
-Task<std::int64_t> seek(std::shared_ptr<FsFile> f, std::int64_t offset, int whence);
+Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence);
 // ftruncate, fsync / fdatasync: 0 or -errno.
-Task<long> truncate(std::shared_ptr<FsFile> f, std::uint64_t len);
-Task<long> sync(std::shared_ptr<FsFile> f, bool data_only);
+Task<long> truncate(FsFileUse f, std::uint64_t len);
+Task<long> sync(FsFileUse f, bool data_only);
 // fstat; stat (`follow`) or lstat.
-Task<Outcome<fs::Metadata::Fields>> stat_fd(std::shared_ptr<FsFile> f);
+Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f);
 Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow);
 // rename, unlink, mkdir, rmdir, link, symlink, chmod: 0 or -errno.
 Task<long> rename(std::string from, std::string to);
