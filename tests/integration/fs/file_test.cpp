@@ -228,6 +228,36 @@ TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
   ::close(writer);
 }
 
+// A close while a dropped read's job still blocks in read(2): the descriptor stays open for
+// the job (the close leaves it to the job's end), then closes; TSan checks the ordering.
+TEST(FsFileDrop, ACloseWaitsForADroppedReadsJob) {
+  const spool_fs_test::TempDir tmp;
+  const std::filesystem::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // O_RDWR: no wait for a peer
+  ASSERT_GE(writer, 0);
+  {
+    spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).build();
+    const int fd = rt.block_on([](std::filesystem::path fifo) -> Task<int> {
+      fs::File f = co_await fs::File::options().read(true).write(true).open(fifo);
+      const int fd = f.fd();
+      std::string buf(4, '\0');
+      auto read = std::make_unique<Task<std::size_t>>(f.read(buf));
+      auto poll_once = spool::poll_fn([&](spool::Context& cx) {
+        EXPECT_TRUE(read->poll(cx).is_pending());  // the job now blocks in read(2)
+        return spool::Poll<void>::ready();
+      });
+      co_await poll_once;
+      read.reset();
+      co_await f.close();
+      co_return fd;
+    }(fifo));
+    EXPECT_GE(::fcntl(fd, F_GETFD), 0) << "closed under the blocked read's job";
+    ASSERT_EQ(::write(writer, "late", 4), 4);  // the dropped job's read returns now
+  }  // the runtime's shutdown waits for the job, which closes the descriptor
+  ::close(writer);
+}
+
 // An open dropped while its job blocks (a FIFO's open waits for a writer): the descriptor
 // the job opens later belongs to a result nobody collects, which closes it.
 TEST(FsFileDrop, ADroppedOpenClosesTheFileItOpens) {
