@@ -8,12 +8,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <string>
 
 #include "spool/spool.hpp"
 #include "support/fs.hpp"
+
+// The calls of the stand-in below that copied nothing from a procfs-like source. Added to
+// (relaxed) on the thread of a copy's job; read by the test once that copy's result is back,
+// which the result's delivery (the job's completion, release / acquire) orders after the add.
+std::atomic<int> g_procfs_like_calls{0};
 
 // The copy_file_range spool calls (this definition takes the C library's place in this
 // binary): the kernel's, except for a source named procfs-like*, of which it copies nothing,
@@ -24,6 +30,7 @@ extern "C" ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_
   const std::string link = "/proc/self/fd/" + std::to_string(in);
   if (::readlink(link.c_str(), target, sizeof target - 1) > 0 &&
       std::filesystem::path(target).filename().string().starts_with("procfs-like")) {
+    g_procfs_like_calls.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
   return ::syscall(SYS_copy_file_range, in, in_off, out, out_off, len, flags);
@@ -60,6 +67,17 @@ TEST_P(FsCopy, OntoItselfIsRefusedAndTheFileKept) {
   SPOOL_EXPECT_FS_ERROR(run(fs::copy(p, hard)), EINVAL, same_file(p, hard));
   SPOOL_EXPECT_FS_ERROR(run(fs::copy(soft, p)), EINVAL, same_file(soft, p));
   EXPECT_EQ(run(fs::read_to_string(p)), "keep me");
+}
+
+// `to` a symlink to `from`: opening `to` opens `from`, whose truncation would empty it.
+TEST_P(FsCopy, OntoASymlinkToTheSourceIsRefusedAndTheFileKept) {
+  const auto p = dir() / "p";
+  const auto soft = dir() / "soft";
+  run(fs::write(p, std::string_view("keep me")));
+  run(fs::symlink(p, soft));
+  SPOOL_EXPECT_FS_ERROR(run(fs::copy(p, soft)), EINVAL, same_file(p, soft));
+  EXPECT_EQ(run(fs::read_to_string(p)), "keep me");
+  EXPECT_TRUE(run(fs::symlink_metadata(soft)).is_symlink());
 }
 
 TEST_P(FsCopy, ASourceThatIsNoRegularFileIsRefused) {
@@ -109,12 +127,17 @@ TEST_P(FsCopy, AFirstCopyFileRangeOfNothingFallsBackToReading) {
   const auto to = dir() / "to";
   const auto data = spool_fs_test::pattern(70'000);
   run(fs::write(from, data));
+  const int calls_before = g_procfs_like_calls.load(std::memory_order_relaxed);
   EXPECT_EQ(run(fs::copy(from, to)), data.size());
   EXPECT_EQ(run(fs::read(to)), data);
+  // One copy_file_range, which copied nothing; read and write did the rest (a second call
+  // would mean copy_file_range was tried again, none that the stand-in was not used).
+  EXPECT_EQ(g_procfs_like_calls.load(std::memory_order_relaxed) - calls_before, 1);
   // An empty file still copies as empty.
   run(fs::write(from, std::string_view("")));
   EXPECT_EQ(run(fs::copy(from, to)), 0u);
   EXPECT_EQ(run(fs::metadata(to)).len(), 0u);
+  EXPECT_EQ(g_procfs_like_calls.load(std::memory_order_relaxed) - calls_before, 2);
 }
 
 TEST_P(FsCopy, AProcFileCopiesItsContent) {
