@@ -68,15 +68,20 @@ inline std::size_t open_fd_count() {
   return static_cast<std::size_t>(std::distance(begin(fds), end(fds)));
 }
 
-/// True once `done()` is, polled up to a bounded count of times with a yield between: for a
-/// test waiting on a pool thread it cannot join (false means it never happened).
+/// How many times eventually() polls before it gives up.
+inline constexpr int kEventuallyPolls = 200'000;
+
+/// Success once `done()` is true, polled up to kEventuallyPolls times with a yield between:
+/// for a test waiting on a pool thread it cannot join. Bounded by count, not time, so a
+/// condition that never comes fails the test with this message instead of hanging it.
 template <class Done>
-bool eventually(Done done) {
-  for (int i = 0; i < 200'000; ++i) {
-    if (done()) return true;
+::testing::AssertionResult eventually(Done done) {
+  for (int i = 0; i < kEventuallyPolls; ++i) {
+    if (done()) return ::testing::AssertionSuccess();
     std::this_thread::yield();
   }
-  return done();
+  return ::testing::AssertionFailure()
+         << "the condition was still false after " << kEventuallyPolls << " polls";
 }
 
 /// The fixture: dir() is a new empty directory, removed afterwards; run(task) runs a test

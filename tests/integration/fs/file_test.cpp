@@ -195,6 +195,24 @@ TEST_P(FsFile, ATaskOutlivesItsFile) {
   }(p));
 }
 
+// The tests' eventually() gives up after its count of polls, saying so: a condition that
+// never comes fails the test instead of hanging it.
+TEST(FsTestSupport, EventuallyGivesUpAfterItsCountWithAMessage) {
+  int polls = 0;
+  const ::testing::AssertionResult never = spool_fs_test::eventually([&] {
+    ++polls;
+    return false;
+  });
+  EXPECT_FALSE(never);
+  EXPECT_EQ(polls, spool_fs_test::kEventuallyPolls);
+  EXPECT_EQ(std::string(never.message()), "the condition was still false after " +
+                                              std::to_string(spool_fs_test::kEventuallyPolls) +
+                                              " polls");
+  polls = 0;
+  EXPECT_TRUE(spool_fs_test::eventually([&] { return ++polls == 3; }));
+  EXPECT_EQ(polls, 3);
+}
+
 // A read dropped while its job blocks on the pool (a FIFO with nothing in it), its buffer
 // freed: the job, which reads into a buffer of its own, ends later without touching the
 // caller's memory (ASan would report the write), and nothing leaks.
