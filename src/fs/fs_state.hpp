@@ -23,9 +23,9 @@ struct FsFile {
   std::atomic<int> fd;
   // The calls that may still use fd: the FsFileUse alive (in a call's Task or its job).
   // Each FsFileUse adds 1 (relaxed: made from the File or another use, so no close can be
-  // deciding meanwhile) and subtracts 1 with release once its job's system call is over;
-  // close_on's acquire load that reads 0 pairs with those releases, so every system call
-  // on fd happened before the close.
+  // deciding meanwhile) and subtracts 1 with release once its job's system call is over
+  // (the job's before its result is sent: run_blocking); close_on's acquire load that reads
+  // 0 pairs with those releases, so every system call on fd happened before the close.
   std::atomic<int> in_flight{0};
   std::filesystem::path path;
   bool readable;

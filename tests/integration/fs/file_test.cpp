@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -195,6 +196,32 @@ TEST_P(FsFile, ATaskOutlivesItsFile) {
   }(p));
 }
 
+// A FIFO in a directory of its own, both removed afterwards; with_writer: writer() is an end
+// held open from the start (O_RDWR: its open waits for no reader), closed afterwards.
+class Fifo {
+ public:
+  explicit Fifo(bool with_writer) {
+    if (::mkfifo(path_.c_str(), 0600) != 0) {
+      throw std::system_error(errno, std::generic_category(), "mkfifo " + path_.string());
+    }
+    if (with_writer && (writer_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
+      throw std::system_error(errno, std::generic_category(), "open " + path_.string());
+    }
+  }
+  ~Fifo() {
+    if (writer_ >= 0) ::close(writer_);
+  }
+  Fifo(const Fifo&) = delete;
+  Fifo& operator=(const Fifo&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  int writer() const { return writer_; }
+
+ private:
+  spool_fs_test::TempDir dir_;
+  std::filesystem::path path_ = dir_.path() / "fifo";
+  int writer_ = -1;
+};
+
 // The tests' eventually() gives up after its count of polls, saying so: a condition that
 // never comes fails the test instead of hanging it.
 TEST(FsTestSupport, EventuallyGivesUpAfterItsCountWithAMessage) {
@@ -217,11 +244,9 @@ TEST(FsTestSupport, EventuallyGivesUpAfterItsCountWithAMessage) {
 // freed: the job, which reads into a buffer of its own, ends later without touching the
 // caller's memory (ASan would report the write), and nothing leaks.
 TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
-  const spool_fs_test::TempDir tmp;
-  const std::filesystem::path fifo = tmp.path() / "fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // O_RDWR: no wait for a peer
-  ASSERT_GE(writer, 0);
+  const Fifo fifo_with_writer(true);
+  const std::filesystem::path& fifo = fifo_with_writer.path();
+  const int writer = fifo_with_writer.writer();
   {
     spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).build();
     rt.block_on([](std::filesystem::path fifo) -> Task<void> {
@@ -244,17 +269,14 @@ TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
       return ::ioctl(writer, FIONREAD, &queued) == 0 && queued == 0;
     })) << "the dropped read's job never read the FIFO";
   }
-  ::close(writer);
 }
 
 // A close while a dropped read's job still blocks in read(2): the descriptor stays open for
 // the job (the close leaves it to the job's end), then closes; TSan checks the ordering.
 TEST(FsFileDrop, ACloseWaitsForADroppedReadsJob) {
-  const spool_fs_test::TempDir tmp;
-  const std::filesystem::path fifo = tmp.path() / "fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const int writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // O_RDWR: no wait for a peer
-  ASSERT_GE(writer, 0);
+  const Fifo fifo_with_writer(true);
+  const std::filesystem::path& fifo = fifo_with_writer.path();
+  const int writer = fifo_with_writer.writer();
   {
     spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).build();
     const int fd = rt.block_on([](std::filesystem::path fifo) -> Task<int> {
@@ -274,16 +296,64 @@ TEST(FsFileDrop, ACloseWaitsForADroppedReadsJob) {
     EXPECT_GE(::fcntl(fd, F_GETFD), 0) << "closed under the blocked read's job";
     ASSERT_EQ(::write(writer, "late", 4), 4);  // the dropped job's read returns now
   }  // the runtime's shutdown waits for the job, which closes the descriptor
-  ::close(writer);
+}
+
+// Under a foreign executor a call's job runs on a thread of its own, which sends the result.
+// Its hold on the file must be gone by that send: a close awaited next would otherwise find
+// the call in flight and leave the descriptor open (closed later, its error unreported).
+// This executor makes the window certain: the wake that brings the read's result blocks
+// its sender (the job's thread) until the close has been awaited.
+TEST(FsFileForeign, ACloseAfterACallClosesTheDescriptor) {
+  const Fifo fifo_with_writer(true);
+  const std::filesystem::path& fifo = fifo_with_writer.path();
+  const int writer = fifo_with_writer.writer();
+  struct Executor {
+    // Each flag is seq_cst, written on one side and read on the other: wakes by each wake
+    // (a job's thread), read by the poll loop; reading and closed by the body (polled on
+    // this thread), read by wake().
+    std::atomic<int> wakes{0};
+    std::atomic<bool> reading{false};  // the body awaits its read
+    std::atomic<bool> closed{false};   // the body's close returned
+    void wake() {
+      const bool holds = reading.load();  // the read's result: hold its sender
+      wakes.fetch_add(1);
+      if (holds) (void)spool_fs_test::eventually([&] { return closed.load(); });
+    }
+  };
+  auto ex = std::make_shared<Executor>();
+  auto body = [](std::filesystem::path fifo, Executor& ex) -> Task<bool> {
+    fs::File f = co_await fs::File::open(fifo);
+    const int fd = f.fd();
+    std::string buf(4, '\0');
+    ex.reading = true;
+    co_await f.read(buf);  // the job waits for the bytes the loop writes
+    ex.reading = false;
+    co_await f.close();
+    const bool still_open = ::fcntl(fd, F_GETFD) >= 0;
+    ex.closed = true;
+    co_return !still_open;
+  }(fifo, *ex);
+  const spool::Waker waker = spool::Waker::from(ex);
+  spool::Context cx(waker);
+  bool written = false;
+  for (int seen = 0;;) {
+    auto done = body.poll(cx);
+    if (done.is_ready()) {
+      EXPECT_TRUE(done.value()) << "the close left the descriptor to the read's job";
+      break;
+    }
+    if (ex->reading && !written) written = ::write(writer, "data", 4) == 4;
+    ASSERT_TRUE(spool_fs_test::eventually([&] { return ex->wakes.load() > seen; }));
+    seen = ex->wakes.load();
+  }
 }
 
 // An open dropped while its job blocks (a FIFO's open waits for a writer): the descriptor
 // the job opens later belongs to a result nobody collects, which closes it. The runtime's
 // shutdown waits for the job, so the count after it is exact.
 TEST(FsFileDrop, ADroppedOpenClosesTheFileItOpens) {
-  const spool_fs_test::TempDir tmp;
-  const std::filesystem::path fifo = tmp.path() / "fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Fifo no_writer(false);
+  const std::filesystem::path& fifo = no_writer.path();
   const std::size_t fds_before = spool_fs_test::open_fd_count();  // the runtime's not yet made
   int writer = -1;
   {
