@@ -16,32 +16,6 @@
 
 namespace spool::detail {
 
-namespace {
-
-// The file type that a dirent's d_type names; unknown where the file system gives none.
-std::filesystem::file_type file_type_of_dirent(unsigned char d_type) noexcept {
-  switch (d_type) {
-    case DT_REG:
-      return std::filesystem::file_type::regular;
-    case DT_DIR:
-      return std::filesystem::file_type::directory;
-    case DT_LNK:
-      return std::filesystem::file_type::symlink;
-    case DT_BLK:
-      return std::filesystem::file_type::block;
-    case DT_CHR:
-      return std::filesystem::file_type::character;
-    case DT_FIFO:
-      return std::filesystem::file_type::fifo;
-    case DT_SOCK:
-      return std::filesystem::file_type::socket;
-    default:
-      return std::filesystem::file_type::unknown;
-  }
-}
-
-}  // namespace
-
 int FsDir::fetch_batch() {
   std::lock_guard lock(mutex);
   for (std::size_t n = 0; n < fs::ReadDir::kBatch && !at_end;) {
@@ -53,7 +27,9 @@ int FsDir::fetch_batch() {
       break;
     }
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    std::filesystem::file_type type = file_type_of_dirent(e->d_type);
+    // DTTOIF: d_type is the S_IFMT bits shifted (DT_UNKNOWN, where the file system gives
+    // no type, is none of them).
+    std::filesystem::file_type type = file_type_of_mode(DTTOIF(e->d_type));
     if (type == std::filesystem::file_type::unknown) {
       struct stat st {};
       if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {

@@ -1,4 +1,4 @@
-// Metadata::Fields from a struct stat, and file types from st_mode or d_type.
+// Metadata::Fields from a struct stat, and file types from st_mode (or, by DTTOIF, d_type).
 #pragma once
 
 #include <sys/stat.h>

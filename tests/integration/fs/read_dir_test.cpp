@@ -2,6 +2,7 @@
 // entry types, and 1,000 files written and read back by concurrent tasks, on every executor.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <set>
@@ -59,6 +60,7 @@ TEST_P(FsReadDir, EntryTypesAndMetadata) {
     co_await fs::create_dir(d / "sub");
     co_await fs::write(d / "file", std::string_view("12"));
     co_await fs::symlink("file", d / "link");
+    EXPECT_EQ(::mkfifo((d / "fifo").c_str(), 0600), 0);
     fs::ReadDir rd = co_await fs::read_dir(d);
     int seen = 0;
     while (auto e = co_await rd.next_entry()) {
@@ -70,13 +72,16 @@ TEST_P(FsReadDir, EntryTypesAndMetadata) {
       } else if (e->file_name() == "file") {
         EXPECT_EQ(e->file_type(), std::filesystem::file_type::regular);
         EXPECT_EQ(m.len(), 2u);
+      } else if (e->file_name() == "fifo") {
+        EXPECT_EQ(e->file_type(), std::filesystem::file_type::fifo);
+        EXPECT_EQ(m.file_type(), std::filesystem::file_type::fifo);
       } else {
         EXPECT_EQ(e->file_name(), "link");
         EXPECT_EQ(e->file_type(), std::filesystem::file_type::symlink);
         EXPECT_TRUE(m.is_symlink());  // not followed
       }
     }
-    EXPECT_EQ(seen, 3);
+    EXPECT_EQ(seen, 4);
   }(dir()));
 }
 
