@@ -125,13 +125,14 @@ struct Workload {
 };
 
 // The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, timers.cpp,
-// fork_join.cpp, sync.cpp, net.cpp, process.cpp, priority.cpp, shares.cpp).
+// fork_join.cpp, sync.cpp, net.cpp, file_read.cpp, process.cpp, priority.cpp, shares.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
 std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
 std::vector<Workload> sync_workloads();
 std::vector<Workload> net_workloads();
+std::vector<Workload> file_workloads();
 std::vector<Workload> process_workloads();
 std::vector<Workload> priority_workloads();
 std::vector<Workload> shares_workloads();

@@ -1,7 +1,9 @@
-// The fs operations of one system call each, on the blocking pool (fs_ops.hpp).
+// The fs operations of one system call each, on the blocking pool (fs_ops.hpp); reads try
+// the page cache inline first.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +40,22 @@ Task<long> close(std::shared_ptr<FsFile> f) {
 }
 
 Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool exact) {
+  // What the page cache holds is read at once, on the polling thread: RWF_NOWAIT refuses
+  // (EAGAIN) instead of waiting for a disk or a writer. Only the rest takes the pool.
+  std::size_t have = 0;
+  while (have < buf.size()) {
+    iovec iov{buf.data() + have, buf.size() - have};
+    const long n = sys(::preadv2(f->descriptor(), &iov, 1,
+                                 offset < 0 ? -1 : offset + static_cast<off_t>(have), RWF_NOWAIT));
+    if (n == -EINTR) continue;
+    if (n < 0 && have == 0 && n != -EAGAIN && n != -EOPNOTSUPP) co_return n;
+    if (n < 0) break;  // the pool's call tries again and reports what it finds
+    have += static_cast<std::size_t>(n);
+    if (n == 0 || !exact) co_return static_cast<long>(have);
+  }
+  if (have == buf.size()) co_return static_cast<long>(have);
+  buf = buf.subspan(have);
+  if (offset >= 0) offset += static_cast<std::int64_t>(have);
   // The bytes land in a buffer of the call's own, copied out once the call ends: a dropped
   // call writes nothing into memory its caller may have freed.
   // (The job is a named local: g++ 12 frees a shared_ptr captured by a lambda written
@@ -60,7 +78,7 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
   };
   const long n = co_await run_blocking(std::move(job));
   if (n > 0) std::copy_n(data->begin(), n, buf.begin());
-  co_return n;
+  co_return n < 0 ? n : n + static_cast<long>(have);
 }
 
 Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all) {
