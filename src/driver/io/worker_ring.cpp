@@ -1,0 +1,216 @@
+// WorkerRing (worker_ring.hpp).
+#include "driver/io/worker_ring.hpp"
+
+#include <cerrno>
+#include <system_error>
+
+#include "driver/io/io_poller.hpp"
+
+#ifdef SPOOL_HAVE_LIBURING
+
+#include <liburing.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "spool/detail/fatal_misuse.hpp"
+
+namespace spool::detail {
+
+std::optional<int> RingOp::poll_result(Context& cx) {
+  if (state_.load(std::memory_order_acquire) == kDone) return result_;
+  waker_.register_waker(cx.waker());
+  // Again after registering: a completion between the load and the registration woke
+  // nobody (AtomicWaker's rule, as every leaf's).
+  if (state_.load(std::memory_order_acquire) == kDone) return result_;
+  return std::nullopt;
+}
+
+void RingOp::abandon() noexcept {
+  if (state_.exchange(kAbandoned, std::memory_order_acq_rel) == kDone) delete this;
+}
+
+void RingOp::complete(int result) noexcept {
+  result_ = result;
+  if (state_.exchange(kDone, std::memory_order_acq_rel) == kAbandoned) {
+    delete this;
+    return;
+  }
+  waker_.wake();
+}
+
+namespace {
+
+// The flags of each attempt, newest kernels first.
+struct Attempt {
+  unsigned flags;
+  WorkerRing::Mode mode;
+};
+constexpr Attempt kAttempts[] = {
+    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+         IORING_SETUP_SUBMIT_ALL,
+     WorkerRing::Mode::kDeferTaskrun},
+    {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL,
+     WorkerRing::Mode::kCoopTaskrun},
+    {0, WorkerRing::Mode::kPlain},
+};
+
+}  // namespace
+
+WorkerRing::WorkerRing(unsigned entries) : ring_(std::make_unique<io_uring>()) {
+  int r = -EINVAL;
+  for (const Attempt& a : kAttempts) {
+    io_uring_params p{};
+    p.flags = a.flags;
+    r = io_uring_queue_init_params(entries, ring_.get(), &p);
+    if (r != -EINVAL) {
+      mode_ = a.mode;
+      break;
+    }
+  }
+  if (r < 0) throw_errno(-r, "spool: io_uring_setup for a worker's ring");
+  event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0 || io_uring_register_eventfd(ring_.get(), event_fd_) < 0) {
+    const int err = event_fd_ < 0 ? errno : EINVAL;
+    if (event_fd_ >= 0) ::close(event_fd_);
+    io_uring_queue_exit(ring_.get());
+    throw_errno(err, "spool: an eventfd for a worker's ring");
+  }
+}
+
+WorkerRing::~WorkerRing() {
+  cancel_all_and_wait();
+  io_uring_queue_exit(ring_.get());
+  ::close(event_fd_);
+}
+
+io_uring_sqe* WorkerRing::next_sqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
+  if (sqe != nullptr) return sqe;
+  submit();
+  return io_uring_get_sqe(ring_.get());
+}
+
+void WorkerRing::track(RingOp* op, io_uring_sqe* sqe) noexcept {
+  io_uring_sqe_set_data(sqe, op);
+  op->next_ = in_flight_list_;
+  if (in_flight_list_ != nullptr) in_flight_list_->prev_ = op;
+  in_flight_list_ = op;
+  ++in_flight_;
+}
+
+void WorkerRing::submit() {
+  // EINTR, EAGAIN, EBUSY: the kernel took nothing now; the entries stay queued for the
+  // next submit (each reap and park submits again).
+  const int r = io_uring_submit(ring_.get());
+  if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+    throw_errno(-r, "spool: io_uring_enter (submit) on a worker's ring");
+  }
+}
+
+namespace {
+// The kernel holds completions back: their task_work waits for an entry into the kernel,
+// or they overflowed the completion queue and wait for room.
+bool kernel_holds_completions(const io_uring& ring) noexcept {
+  return (IO_URING_READ_ONCE(*ring.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0;
+}
+}  // namespace
+
+bool WorkerRing::may_have_completions() const noexcept {
+  return io_uring_cq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_);
+}
+
+std::size_t WorkerRing::reap() {
+  std::size_t n = 0;
+  do {
+    // Queued entries go in the same system call.
+    if (io_uring_sq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_)) {
+      const int r = io_uring_submit_and_get_events(ring_.get());
+      if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+        throw_errno(-r, "spool: io_uring_enter (completions) on a worker's ring");
+      }
+    }
+    n += deliver();
+    // Posting completions signals the eventfd too: read it back, then look once more, so
+    // that it is readable afterwards only for a completion this reap did not see.
+    std::uint64_t count;
+    (void)!::read(event_fd_, &count, sizeof count);  // EAGAIN: it was not readable
+  } while (may_have_completions());
+  return n;
+}
+
+std::size_t WorkerRing::deliver() noexcept {
+  std::size_t n = 0;
+  unsigned seen = 0;
+  unsigned head;
+  io_uring_cqe* cqe;
+  io_uring_for_each_cqe(ring_.get(), head, cqe) {
+    ++seen;
+    auto* op = static_cast<RingOp*>(io_uring_cqe_get_data(cqe));
+    if (op == nullptr) continue;  // a cancel's own completion
+    if (op->prev_ != nullptr) {
+      op->prev_->next_ = op->next_;
+    } else {
+      in_flight_list_ = op->next_;
+    }
+    if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
+    --in_flight_;
+    op->complete(cqe->res);
+    ++n;
+  }
+  io_uring_cq_advance(ring_.get(), seen);
+  return n;
+}
+
+void WorkerRing::cancel_all_and_wait() noexcept {
+  if (in_flight_ == 0) return;
+  // Linux 6.0 cancels everything at once and synchronously; before it, one asynchronous
+  // cancel per operation (their own completions carry no operation: data 0). What cannot be
+  // cancelled (a regular file's read already running) is waited for: it ends on its own.
+  io_uring_sync_cancel_reg reg{};
+  reg.flags = IORING_ASYNC_CANCEL_ANY;
+  reg.timeout.tv_sec = -1;
+  reg.timeout.tv_nsec = -1;
+  if (io_uring_register_sync_cancel(ring_.get(), &reg) < 0) {
+    for (RingOp* op = in_flight_list_; op != nullptr; op = op->next_) {
+      io_uring_sqe* sqe = next_sqe();
+      if (sqe == nullptr) break;  // the rest end on their own
+      io_uring_prep_cancel(sqe, op, 0);
+      io_uring_sqe_set_data(sqe, nullptr);
+    }
+  }
+  while (in_flight_ > 0) {
+    const int r = io_uring_submit_and_wait(ring_.get(), 1);
+    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
+      fatal_misuse("spool: waiting for a worker ring's last completions failed");
+    }
+    deliver();
+  }
+}
+}  // namespace spool::detail
+
+#else  // !SPOOL_HAVE_LIBURING
+
+struct io_uring {};  // (never made: the constructor throws)
+
+namespace spool::detail {
+
+// Without liburing no ring can be made: the fs operations take the blocking pool.
+std::optional<int> RingOp::poll_result(Context&) { return std::nullopt; }
+void RingOp::abandon() noexcept { delete this; }
+void RingOp::complete(int) noexcept {}
+WorkerRing::WorkerRing(unsigned) {
+  throw std::system_error(std::make_error_code(std::errc::function_not_supported),
+                          "spool: built without liburing: no io_uring ring");
+}
+WorkerRing::~WorkerRing() = default;
+io_uring_sqe* WorkerRing::next_sqe() { return nullptr; }
+void WorkerRing::track(RingOp*, io_uring_sqe*) noexcept {}
+void WorkerRing::submit() {}
+bool WorkerRing::may_have_completions() const noexcept { return false; }
+std::size_t WorkerRing::reap() { return 0; }
+std::size_t WorkerRing::deliver() noexcept { return 0; }
+void WorkerRing::cancel_all_and_wait() noexcept {}
+
+}  // namespace spool::detail
+
+#endif

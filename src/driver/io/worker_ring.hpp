@@ -1,0 +1,113 @@
+// WorkerRing: one thread's own io_uring for operations that complete (a file's read, write,
+// fsync, open, statx...), beside the shared driver, which watches readiness. The thread that
+// makes it is its only submitter and reaper: no lock, and with SINGLE_ISSUER|DEFER_TASKRUN a
+// completion's kernel work runs only when that thread reaps, never by interrupting it.
+// docs/fs.md, "The ring path".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "spool/core/atomic_waker.hpp"
+#include "spool/core/context.hpp"
+#include "spool/detail/atomic.hpp"
+
+struct io_uring;
+struct io_uring_sqe;
+
+namespace spool::detail {
+
+// One operation handed to a WorkerRing. Whatever the kernel reads or writes lives in the
+// operation (a derived class owns its buffers), so the waiter may give up at any time: the
+// ring and the waiter share it, and the second of the two to finish frees it.
+class RingOp {
+ public:
+  RingOp() = default;
+  virtual ~RingOp() = default;
+  RingOp(const RingOp&) = delete;
+  RingOp& operator=(const RingOp&) = delete;
+
+  // The waiter, on any thread: the result (>= 0, or -errno) once the kernel has answered,
+  // else empty with cx's waker registered for the answer.
+  std::optional<int> poll_result(Context& cx);
+  // The waiter gives the operation up: frees it if it is complete, else the ring frees it
+  // when its completion (or its cancellation's) arrives.
+  void abandon() noexcept;
+
+ private:
+  friend class WorkerRing;
+  void complete(int result) noexcept;  // the ring's thread
+
+  static constexpr std::uint32_t kInFlight = 0;
+  static constexpr std::uint32_t kDone = 1;
+  static constexpr std::uint32_t kAbandoned = 2;
+  // kInFlight until complete() exchanges kDone or abandon() exchanges kAbandoned (acq_rel
+  // both: the second to come frees, after the first's writes — result_ — and reads);
+  // poll_result loads it (acquire, pairs with complete's exchange) to read result_.
+  Atomic<std::uint32_t> state_{kInFlight};
+  int result_ = 0;  // written by complete() before its exchange
+  AtomicWaker waker_;
+  RingOp* prev_ = nullptr;  // the ring's in-flight list (its thread only)
+  RingOp* next_ = nullptr;
+};
+
+// A thread's ring. Every member, the destructor included, is for the thread that made it,
+// except event_fd().
+class WorkerRing {
+ public:
+  // How the kernel runs completions' work (Builder metrics report it).
+  enum class Mode : std::uint8_t {
+    kDeferTaskrun,  // SINGLE_ISSUER|DEFER_TASKRUN (Linux 6.1): only when reap() asks
+    kCoopTaskrun,   // COOP_TASKRUN (5.19): at the thread's next entry into the kernel
+    kPlain,         // by interrupting the thread (older kernels)
+  };
+
+  // Sets the ring up for this thread; throws std::system_error when the kernel refuses
+  // io_uring (or spool was built without liburing).
+  explicit WorkerRing(unsigned entries = 256);
+  // Cancels what is in flight and waits for every completion, so that no operation's
+  // memory is freed while the kernel may still write it.
+  ~WorkerRing();
+  WorkerRing(const WorkerRing&) = delete;
+  WorkerRing& operator=(const WorkerRing&) = delete;
+
+  Mode mode() const noexcept { return mode_; }
+  // Queues `op` with the entry `prep` fills in. False (op untouched) when the submission
+  // queue stays full after a submit(): the caller takes another path.
+  template <class Prep>
+  bool push(RingOp* op, Prep&& prep) {
+    io_uring_sqe* sqe = next_sqe();
+    if (sqe == nullptr) return false;
+    prep(sqe);
+    track(op, sqe);
+    return true;
+  }
+  // Hands the queued entries to the kernel (one system call for all of them).
+  void submit();
+  // True if a completion may wait for reap() (two loads, no system call).
+  bool may_have_completions() const noexcept;
+  // Delivers every completion that has arrived (wakes its waiter, or frees an abandoned
+  // operation) and leaves event_fd() unreadable; the count.
+  std::size_t reap();
+  // Operations pushed and not yet reaped.
+  std::size_t in_flight() const noexcept { return in_flight_; }
+  // Readable while a completion waits for reap() (an eventfd registered with the ring), so
+  // that another thread's wait can watch the ring for this one.
+  int event_fd() const noexcept { return event_fd_; }
+
+ private:
+  io_uring_sqe* next_sqe();
+  void track(RingOp* op, io_uring_sqe* sqe) noexcept;
+  std::size_t deliver() noexcept;  // the completions already in the queue
+  void cancel_all_and_wait() noexcept;
+
+  std::unique_ptr<io_uring> ring_;
+  Mode mode_ = Mode::kPlain;
+  int event_fd_ = -1;
+  RingOp* in_flight_list_ = nullptr;
+  std::size_t in_flight_ = 0;
+};
+
+}  // namespace spool::detail
