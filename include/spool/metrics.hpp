@@ -64,6 +64,9 @@ struct RuntimeMetrics {
   std::uint64_t io_rearms = 0;
   /// spool::fs operations (one per call, a read_dir batch each) run on the blocking pool
   std::uint64_t fs_blocking_ops = 0;
+  /// spool::fs operations submitted to a worker's own io_uring instead (the io_uring
+  /// backend, where the kernel has the operation; docs/fs.md, "The ring path")
+  std::uint64_t fs_ring_ops = 0;
   std::vector<LevelMetrics> levels;      ///< one per priority level, highest first
   std::vector<ChannelMetrics> channels;  ///< one per channel, highest level first
 };

@@ -1,5 +1,6 @@
-// The fs operations of one system call each, on the blocking pool (fs_ops.hpp); reads try
-// the page cache inline first.
+// The fs operations of one system call each (fs_ops.hpp): on the worker's ring where the
+// io_uring backend has one (ring_ops.hpp), else on the blocking pool; reads try the page
+// cache inline first.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,14 +12,27 @@
 #include <cstdlib>
 
 #include "fs/fs_ops.hpp"
+#include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
 #include "fs/stat_fields.hpp"
 
 namespace spool::detail::fs_ops {
 
+// Each blocking job below is a named local, never a lambda written inside the co_await's
+// operand: g++ 12 frees what such a lambda captured too early.
+
 Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flags, mode_t mode,
                                             bool readable, bool writable) {
-  return run_blocking([path = std::move(path), flags, mode, readable, writable]() mutable {
+  {
+    // The owner first, as below: no allocation can fail while a bare descriptor is held.
+    auto f = std::make_shared<FsFile>(-1, path, readable, writable);
+    if (const long fd = co_await ring::open(path.string(), flags, mode); fd != ring::kNotOnRing) {
+      if (fd < 0) co_return Outcome<std::shared_ptr<FsFile>>{static_cast<int>(-fd), {}};
+      f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
+      co_return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
+    }
+  }
+  auto job = [path = std::move(path), flags, mode, readable, writable]() mutable {
     // The owner is made first and given the descriptor: a result nobody collects (a dropped
     // Task) closes it, and no allocation can fail while a bare descriptor is held.
     auto f = std::make_shared<FsFile>(-1, std::move(path), readable, writable);
@@ -29,7 +43,8 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
       f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
       return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
     }
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> close(std::shared_ptr<FsFile> f) {
@@ -53,13 +68,21 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
     have += static_cast<std::size_t>(n);
     if (n == 0 || !exact) co_return static_cast<long>(have);
   }
+  // Then the ring, one read per kMaxTransfer, where there is one.
+  while (have < buf.size()) {
+    const long n = co_await ring::read(f, buf.subspan(have),
+                                       offset < 0 ? -1 : offset + static_cast<off_t>(have));
+    if (n == ring::kNotOnRing) break;
+    if (n == -EINTR) continue;
+    if (n < 0) co_return n;
+    have += static_cast<std::size_t>(n);
+    if (n == 0 || !exact) co_return static_cast<long>(have);
+  }
   if (have == buf.size()) co_return static_cast<long>(have);
   buf = buf.subspan(have);
   if (offset >= 0) offset += static_cast<std::int64_t>(have);
   // The bytes land in a buffer of the call's own, copied out once the call ends: a dropped
   // call writes nothing into memory its caller may have freed.
-  // (The job is a named local: g++ 12 frees a shared_ptr captured by a lambda written
-  // inside the co_await's operand too early.)
   auto data = std::make_shared<std::vector<std::byte>>(buf.size());
   auto job = [f = std::move(f), data, offset, exact]() -> long {
     std::size_t done = 0;
@@ -82,22 +105,37 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
 }
 
 Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all) {
-  return run_blocking([f = std::move(f), data = std::vector<std::byte>(buf.begin(), buf.end()),
-                       offset, all]() -> long {
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const std::size_t want = data.size() - done;
-      const std::byte* at = data.data() + done;
+  std::size_t done = 0;
+  while (done < buf.size()) {
+    const long n = co_await ring::write(f, buf.subspan(done),
+                                        offset < 0 ? -1 : offset + static_cast<off_t>(done));
+    if (n == ring::kNotOnRing) break;
+    if (n == -EINTR) continue;
+    if (n < 0) co_return n;  // (after a partial write_all too: the error is the news)
+    done += static_cast<std::size_t>(n);
+    if (!all) co_return static_cast<long>(done);
+  }
+  if (done == buf.size()) co_return static_cast<long>(done);
+  buf = buf.subspan(done);
+  auto job = [f = std::move(f), data = std::vector<std::byte>(buf.begin(), buf.end()),
+              offset = offset < 0 ? offset : offset + static_cast<std::int64_t>(done),
+              all]() -> long {
+    std::size_t sent = 0;
+    while (sent < data.size()) {
+      const std::size_t want = data.size() - sent;
+      const std::byte* at = data.data() + sent;
       const long n =
           offset < 0 ? sys(::write(f->descriptor(), at, want))
-                     : sys(::pwrite(f->descriptor(), at, want, offset + static_cast<off_t>(done)));
+                     : sys(::pwrite(f->descriptor(), at, want, offset + static_cast<off_t>(sent)));
       if (n == -EINTR) continue;
       if (n < 0) return n;  // (after a partial write_all too: the error is the news)
-      done += static_cast<std::size_t>(n);
+      sent += static_cast<std::size_t>(n);
       if (!all) break;
     }
-    return static_cast<long>(done);
-  });
+    return static_cast<long>(sent);
+  };
+  const long rest = co_await run_blocking(std::move(job));
+  co_return rest < 0 ? rest : rest + static_cast<long>(done);
 }
 
 Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence) {
@@ -114,9 +152,11 @@ Task<long> truncate(FsFileUse f, std::uint64_t len) {
 }
 
 Task<long> sync(FsFileUse f, bool data_only) {
-  return run_blocking([f = std::move(f), data_only] {
+  if (const long r = co_await ring::sync(f, data_only); r != ring::kNotOnRing) co_return r;
+  auto job = [f = std::move(f), data_only] {
     return sys(data_only ? ::fdatasync(f->descriptor()) : ::fsync(f->descriptor()));
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f) {
@@ -137,33 +177,45 @@ Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow) {
 }
 
 Task<long> rename(std::string from, std::string to) {
-  return run_blocking([from = std::move(from), to = std::move(to)] {
+  if (const long r = co_await ring::rename(from, to); r != ring::kNotOnRing) co_return r;
+  auto job = [from = std::move(from), to = std::move(to)] {
     return sys(::rename(from.c_str(), to.c_str()));
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> unlink(std::string path) {
-  return run_blocking([path = std::move(path)] { return sys(::unlink(path.c_str())); });
+  if (const long r = co_await ring::unlink(path, false); r != ring::kNotOnRing) co_return r;
+  auto job = [path = std::move(path)] { return sys(::unlink(path.c_str())); };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> mkdir(std::string path, mode_t mode) {
-  return run_blocking([path = std::move(path), mode] { return sys(::mkdir(path.c_str(), mode)); });
+  if (const long r = co_await ring::mkdir(path, mode); r != ring::kNotOnRing) co_return r;
+  auto job = [path = std::move(path), mode] { return sys(::mkdir(path.c_str(), mode)); };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> rmdir(std::string path) {
-  return run_blocking([path = std::move(path)] { return sys(::rmdir(path.c_str())); });
+  if (const long r = co_await ring::unlink(path, true); r != ring::kNotOnRing) co_return r;
+  auto job = [path = std::move(path)] { return sys(::rmdir(path.c_str())); };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> link(std::string original, std::string link) {
-  return run_blocking([original = std::move(original), link = std::move(link)] {
+  if (const long r = co_await ring::link(original, link); r != ring::kNotOnRing) co_return r;
+  auto job = [original = std::move(original), link = std::move(link)] {
     return sys(::link(original.c_str(), link.c_str()));
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> symlink(std::string original, std::string link) {
-  return run_blocking([original = std::move(original), link = std::move(link)] {
+  if (const long r = co_await ring::symlink(original, link); r != ring::kNotOnRing) co_return r;
+  auto job = [original = std::move(original), link = std::move(link)] {
     return sys(::symlink(original.c_str(), link.c_str()));
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> chmod(std::string path, mode_t mode) {

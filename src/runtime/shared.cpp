@@ -416,6 +416,7 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.io_backend = driver_->io().backend();
   m.io_rearms = io.rearms;
   m.fs_blocking_ops = fs_blocking_ops_.load(std::memory_order_relaxed);
+  m.fs_ring_ops = fs_ring_ops_.load(std::memory_order_relaxed);
   return m;
 }
 

@@ -77,6 +77,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   RuntimeMetrics metrics();
   // Counts one spool::fs operation sent to the blocking pool (RuntimeMetrics::fs_blocking_ops).
   void count_fs_blocking_op() noexcept { fs_blocking_ops_.fetch_add(1, std::memory_order_relaxed); }
+  // Counts one spool::fs operation submitted to a worker's ring (RuntimeMetrics::fs_ring_ops).
+  void count_fs_ring_op() noexcept { fs_ring_ops_.fetch_add(1, std::memory_order_relaxed); }
   std::string dump();
 
   // The current-thread scheduler, or null for a multi-thread runtime (block_on drives it).
@@ -125,6 +127,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Added to by fs/ on the pool thread, as each job starts to run; read by metrics();
   // relaxed: a count that orders nothing, pairs with no other access.
   Atomic<std::uint64_t> fs_blocking_ops_{0};
+  // Added to by fs/ on a worker as it submits an operation to its ring; read by metrics();
+  // relaxed, as fs_blocking_ops_.
+  Atomic<std::uint64_t> fs_ring_ops_{0};
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_
   ShutdownReport report_;      // guarded by shutdown_mutex_: what the shutdown found

@@ -59,7 +59,7 @@ class WorkerRingTest : public ::testing::Test {
       io_uring_prep_read(sqe, pipe_[0], op->buf.data(), op->buf.size(), 0);
     });
     EXPECT_TRUE(pushed);
-    ring_->submit();
+    EXPECT_TRUE(ring_->submit());
     return op;
   }
   // Reaps until `n` completions were delivered; waits on the eventfd, not on time.
@@ -122,7 +122,7 @@ TEST_F(WorkerRingTest, DestroyingTheRingCancelsWhatIsInFlightAndFreesAbandonedOp
   ReadOp* kept = push_pipe_read();
   EXPECT_EQ(kept->poll_result(cx), std::nullopt);
   push_pipe_read()->abandon();
-  ring_.reset();  // no writer ever writes: only a cancellation ends the two reads
+  ring_.reset();             // no writer ever writes: only a cancellation ends the two reads
   EXPECT_EQ(destroyed_, 1);  // the abandoned one
   EXPECT_EQ(waker.counts().total_wakes(), 1);
   EXPECT_EQ(kept->poll_result(cx), -ECANCELED);

@@ -3,8 +3,11 @@
 // every runtime (a foreign executor: each call then runs on a thread of its own).
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -68,6 +71,32 @@ inline std::size_t open_fd_count() {
   return static_cast<std::size_t>(std::distance(begin(fds), end(fds)));
 }
 
+/// A FIFO in a directory of its own, both removed afterwards; with_writer: writer() is an end
+/// held open from the start (O_RDWR: its open waits for no reader), closed afterwards.
+class Fifo {
+ public:
+  explicit Fifo(bool with_writer) {
+    if (::mkfifo(path_.c_str(), 0600) != 0) {
+      throw std::system_error(errno, std::generic_category(), "mkfifo " + path_.string());
+    }
+    if (with_writer && (writer_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
+      throw std::system_error(errno, std::generic_category(), "open " + path_.string());
+    }
+  }
+  ~Fifo() {
+    if (writer_ >= 0) ::close(writer_);
+  }
+  Fifo(const Fifo&) = delete;
+  Fifo& operator=(const Fifo&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  int writer() const { return writer_; }
+
+ private:
+  TempDir dir_;
+  std::filesystem::path path_ = dir_.path() / "fifo";
+  int writer_ = -1;
+};
+
 /// How many times eventually() polls before it gives up.
 inline constexpr int kEventuallyPolls = 200'000;
 
@@ -85,7 +114,8 @@ template <class Done>
 }
 
 /// The fixture: dir() is a new empty directory, removed afterwards; run(task) runs a test
-/// body on the param's executor.
+/// body on the param's executor — on a multi-thread runtime as a spawned task, so that its
+/// calls run on a worker (which, with SPOOL_IO_BACKEND=io_uring, submits to its ring).
 class FsTest : public ::testing::TestWithParam<Exec> {
  protected:
   void SetUp() override {
@@ -98,11 +128,24 @@ class FsTest : public ::testing::TestWithParam<Exec> {
   void TearDown() override { rt_.reset(); }
   const std::filesystem::path& dir() const { return dir_.path(); }
   bool in_runtime() const { return rt_.has_value(); }
-  /// fs_blocking_ops of the test's runtime (0 under the foreign executor).
-  std::uint64_t fs_ops() { return rt_ ? rt_->metrics().fs_blocking_ops : 0; }
+  /// The calls that left the polling thread for the pool or a ring (0 under the foreign
+  /// executor): fs_blocking_ops + fs_ring_ops of the test's runtime.
+  std::uint64_t fs_ops() {
+    if (!rt_) return 0;
+    const spool::RuntimeMetrics m = rt_->metrics();
+    return m.fs_blocking_ops + m.fs_ring_ops;
+  }
 
   template <class T>
   T run(spool::Task<T> task) {
+    if (GetParam() == Exec::kMultiThread) {
+      try {
+        return rt_->block_on(rt_->spawn(std::move(task)));
+      } catch (const spool::JoinError& e) {
+        if (e.exception()) e.rethrow_nested();  // the body's own, as the other executors give it
+        throw;
+      }
+    }
     if (rt_) return rt_->block_on(std::move(task));
     return spool::block_on(std::move(task));
   }

@@ -31,6 +31,7 @@ void RingOp::abandon() noexcept {
 
 void RingOp::complete(int result) noexcept {
   result_ = result;
+  completed_ = true;
   if (state_.exchange(kDone, std::memory_order_acq_rel) == kAbandoned) {
     delete this;
     return;
@@ -68,6 +69,12 @@ WorkerRing::WorkerRing(unsigned entries) : ring_(std::make_unique<io_uring>()) {
     }
   }
   if (r < 0) throw_errno(-r, "spool: io_uring_setup for a worker's ring");
+  if (io_uring_probe* probe = io_uring_get_probe_ring(ring_.get())) {
+    for (unsigned op = 0; op < supported_.size(); ++op) {
+      supported_[op] = io_uring_opcode_supported(probe, static_cast<int>(op)) != 0;
+    }
+    io_uring_free_probe(probe);
+  }
   event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0 || io_uring_register_eventfd(ring_.get(), event_fd_) < 0) {
     const int err = event_fd_ < 0 ? errno : EINVAL;
@@ -86,7 +93,7 @@ WorkerRing::~WorkerRing() {
 io_uring_sqe* WorkerRing::next_sqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (sqe != nullptr) return sqe;
-  submit();
+  (void)submit();
   return io_uring_get_sqe(ring_.get());
 }
 
@@ -98,13 +105,11 @@ void WorkerRing::track(RingOp* op, io_uring_sqe* sqe) noexcept {
   ++in_flight_;
 }
 
-void WorkerRing::submit() {
+bool WorkerRing::submit() noexcept {
   // EINTR, EAGAIN, EBUSY: the kernel took nothing now; the entries stay queued for the
-  // next submit (each reap and park submits again).
+  // next submit (each reap submits them too).
   const int r = io_uring_submit(ring_.get());
-  if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-    throw_errno(-r, "spool: io_uring_enter (submit) on a worker's ring");
-  }
+  return r >= 0;
 }
 
 namespace {
@@ -115,18 +120,22 @@ bool kernel_holds_completions(const io_uring& ring) noexcept {
 }
 }  // namespace
 
+bool WorkerRing::has_unsubmitted() const noexcept { return io_uring_sq_ready(ring_.get()) > 0; }
+
 bool WorkerRing::may_have_completions() const noexcept {
   return io_uring_cq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_);
 }
 
-std::size_t WorkerRing::reap() {
+std::size_t WorkerRing::reap() noexcept {
   std::size_t n = 0;
   do {
     // Queued entries go in the same system call.
     if (io_uring_sq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_)) {
       const int r = io_uring_submit_and_get_events(ring_.get());
+      // EINTR, EAGAIN, EBUSY: nothing now, the next reap tries again. Anything else
+      // (EBADR: completions lost to an overflow) leaves operations that never end.
       if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-        throw_errno(-r, "spool: io_uring_enter (completions) on a worker's ring");
+        fatal_misuse("spool: reaping a worker's io_uring failed (completions lost)");
       }
     }
     n += deliver();
@@ -205,9 +214,10 @@ WorkerRing::WorkerRing(unsigned) {
 WorkerRing::~WorkerRing() = default;
 io_uring_sqe* WorkerRing::next_sqe() { return nullptr; }
 void WorkerRing::track(RingOp*, io_uring_sqe*) noexcept {}
-void WorkerRing::submit() {}
+bool WorkerRing::submit() noexcept { return false; }
+bool WorkerRing::has_unsubmitted() const noexcept { return false; }
 bool WorkerRing::may_have_completions() const noexcept { return false; }
-std::size_t WorkerRing::reap() { return 0; }
+std::size_t WorkerRing::reap() noexcept { return 0; }
 std::size_t WorkerRing::deliver() noexcept { return 0; }
 void WorkerRing::cancel_all_and_wait() noexcept {}
 

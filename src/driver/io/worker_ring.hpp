@@ -5,6 +5,7 @@
 // docs/fs.md, "The ring path".
 #pragma once
 
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,12 @@ class RingOp {
   // when its completion (or its cancellation's) arrives.
   void abandon() noexcept;
 
+ protected:
+  // For a derived destructor: whether the kernel answered, and its answer (a descriptor
+  // that nobody took must be closed).
+  bool completed() const noexcept { return completed_; }
+  int result() const noexcept { return result_; }
+
  private:
   friend class WorkerRing;
   void complete(int result) noexcept;  // the ring's thread
@@ -47,7 +54,8 @@ class RingOp {
   // both: the second to come frees, after the first's writes — result_ — and reads);
   // poll_result loads it (acquire, pairs with complete's exchange) to read result_.
   Atomic<std::uint32_t> state_{kInFlight};
-  int result_ = 0;  // written by complete() before its exchange
+  int result_ = 0;          // written by complete() before its exchange
+  bool completed_ = false;  // likewise
   AtomicWaker waker_;
   RingOp* prev_ = nullptr;  // the ring's in-flight list (its thread only)
   RingOp* next_ = nullptr;
@@ -74,6 +82,10 @@ class WorkerRing {
   WorkerRing& operator=(const WorkerRing&) = delete;
 
   Mode mode() const noexcept { return mode_; }
+  // True if this kernel knows the io_uring operation `opcode` (IORING_OP_*).
+  bool supports(unsigned opcode) const noexcept {
+    return opcode < supported_.size() && supported_[opcode];
+  }
   // Queues `op` with the entry `prep` fills in. False (op untouched) when the submission
   // queue stays full after a submit(): the caller takes another path.
   template <class Prep>
@@ -84,15 +96,18 @@ class WorkerRing {
     track(op, sqe);
     return true;
   }
-  // Hands the queued entries to the kernel (one system call for all of them).
-  void submit();
+  // Hands the queued entries to the kernel (one system call for all of them); false when
+  // it took none now (they stay queued: the next submit or reap tries again).
+  bool submit() noexcept;
   // True if a completion may wait for reap() (two loads, no system call).
   bool may_have_completions() const noexcept;
   // Delivers every completion that has arrived (wakes its waiter, or frees an abandoned
   // operation) and leaves event_fd() unreadable; the count.
-  std::size_t reap();
+  std::size_t reap() noexcept;
   // Operations pushed and not yet reaped.
   std::size_t in_flight() const noexcept { return in_flight_; }
+  // True while pushed entries wait for a submission the kernel refused so far.
+  bool has_unsubmitted() const noexcept;
   // Readable while a completion waits for reap() (an eventfd registered with the ring), so
   // that another thread's wait can watch the ring for this one.
   int event_fd() const noexcept { return event_fd_; }
@@ -105,6 +120,7 @@ class WorkerRing {
 
   std::unique_ptr<io_uring> ring_;
   Mode mode_ = Mode::kPlain;
+  std::bitset<256> supported_;  // by opcode, as the kernel's probe says
   int event_fd_ = -1;
   RingOp* in_flight_list_ = nullptr;
   std::size_t in_flight_ = 0;

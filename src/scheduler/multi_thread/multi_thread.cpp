@@ -6,6 +6,7 @@
 #include "context/current.hpp"
 #include "context/deferred.hpp"
 #include "context/enter.hpp"
+#include "driver/io/thread_ring.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
 #include "scheduler/picker.hpp"
 #include "sync/thread.hpp"
@@ -103,11 +104,18 @@ void MultiThread::run_worker(Core* core) {
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
+    // This thread's ring for files (made by the first operation that wants it). Ended here,
+    // on its thread: what is still in flight is cancelled, and its tasks' wakes are deferred
+    // with the rest.
+    std::optional<ThreadRing> ring;
+    if (driver_->io().backend() == IoBackend::kIoUring) ring.emplace(driver_->io());
+    ThreadRing* const saved_ring = std::exchange(this_thread_ring, ring ? &*ring : nullptr);
     if (has_levels_) {
       worker_loop(Picker<true>(queues_), deferred);
     } else {
       worker_loop(Picker<false>(queues_), deferred);
     }
+    this_thread_ring = saved_ring;
   }
   // Into the core's queue (drained at shutdown), or the inject queue when block_in_place
   // took the core (dropped there if shut down).
@@ -138,6 +146,7 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
     if (++c.tick % event_interval_ == 0) {
       requeue_deferred(c, deferred);
       driver_->maintain();
+      (void)reap_ring();
     }
     if (picker.picks_by_level()) {
       requeue_deferred(c, deferred);
@@ -148,6 +157,7 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
       if (Picker::kMaintainAfterEachPoll) driver_->maintain_if_due();
       continue;
     }
+    if (reap_ring()) continue;                      // this thread's files answered
     if (requeue_deferred(c, deferred)) continue;    // only yielded tasks are left: run them
     if (c.is_searching && steal_fork(c)) continue;  // a join's child, now a task in the slot
     if (busy_poll(c)) continue;

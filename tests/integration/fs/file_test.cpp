@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -197,32 +198,6 @@ TEST_P(FsFile, ATaskOutlivesItsFile) {
   }(p));
 }
 
-// A FIFO in a directory of its own, both removed afterwards; with_writer: writer() is an end
-// held open from the start (O_RDWR: its open waits for no reader), closed afterwards.
-class Fifo {
- public:
-  explicit Fifo(bool with_writer) {
-    if (::mkfifo(path_.c_str(), 0600) != 0) {
-      throw std::system_error(errno, std::generic_category(), "mkfifo " + path_.string());
-    }
-    if (with_writer && (writer_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
-      throw std::system_error(errno, std::generic_category(), "open " + path_.string());
-    }
-  }
-  ~Fifo() {
-    if (writer_ >= 0) ::close(writer_);
-  }
-  Fifo(const Fifo&) = delete;
-  Fifo& operator=(const Fifo&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  int writer() const { return writer_; }
-
- private:
-  spool_fs_test::TempDir dir_;
-  std::filesystem::path path_ = dir_.path() / "fifo";
-  int writer_ = -1;
-};
-
 // The tests' eventually() gives up after its count of polls, saying so: a condition that
 // never comes fails the test instead of hanging it.
 TEST(FsTestSupport, EventuallyGivesUpAfterItsCountWithAMessage) {
@@ -245,7 +220,7 @@ TEST(FsTestSupport, EventuallyGivesUpAfterItsCountWithAMessage) {
 // freed: the job, which reads into a buffer of its own, ends later without touching the
 // caller's memory (ASan would report the write), and nothing leaks.
 TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
-  const Fifo fifo_with_writer(true);
+  const spool_fs_test::Fifo fifo_with_writer(true);
   const std::filesystem::path& fifo = fifo_with_writer.path();
   const int writer = fifo_with_writer.writer();
   {
@@ -275,7 +250,7 @@ TEST(FsFileDrop, ADroppedReadWritesNothingIntoItsCallersBuffer) {
 // A close while a dropped read's job still blocks in read(2): the descriptor stays open for
 // the job (the close leaves it to the job's end), then closes; TSan checks the ordering.
 TEST(FsFileDrop, ACloseWaitsForADroppedReadsJob) {
-  const Fifo fifo_with_writer(true);
+  const spool_fs_test::Fifo fifo_with_writer(true);
   const std::filesystem::path& fifo = fifo_with_writer.path();
   const int writer = fifo_with_writer.writer();
   {
@@ -305,7 +280,7 @@ TEST(FsFileDrop, ACloseWaitsForADroppedReadsJob) {
 // This executor makes the window certain: the wake that brings the read's result blocks
 // its sender (the job's thread) until the close has been awaited.
 TEST(FsFileForeign, ACloseAfterACallClosesTheDescriptor) {
-  const Fifo fifo_with_writer(true);
+  const spool_fs_test::Fifo fifo_with_writer(true);
   const std::filesystem::path& fifo = fifo_with_writer.path();
   const int writer = fifo_with_writer.writer();
   struct Executor {
@@ -352,36 +327,60 @@ TEST(FsFileForeign, ACloseAfterACallClosesTheDescriptor) {
 // An open dropped while its job blocks (a FIFO's open waits for a writer): the descriptor
 // the job opens later belongs to a result nobody collects, which closes it. The runtime's
 // shutdown waits for the job, so the count after it is exact.
-TEST(FsFileDrop, ADroppedOpenClosesTheFileItOpens) {
-  const Fifo no_writer(false);
+// Run twice: the open as a pool job (block_on's thread has no ring), and as an entry on a
+// worker's ring (io_uring, a spawned task), which an uncollected answer closes just as well.
+class FsFileDropOpen : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(, FsFileDropOpen, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Ring" : "Pool"; });
+
+TEST_P(FsFileDropOpen, ADroppedOpenClosesTheFileItOpens) {
+  const bool on_ring = GetParam();
+  const spool_fs_test::Fifo no_writer(false);
   const std::filesystem::path& fifo = no_writer.path();
   const std::size_t fds_before = spool_fs_test::open_fd_count();  // the runtime's not yet made
   int writer = -1;
   {
-    spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).build();
-    rt.block_on([](std::filesystem::path fifo) -> Task<void> {
+    auto builder = spool::Builder::multi_thread().worker_threads(1);
+    if (on_ring) builder.io_backend(spool::IoBackend::kIoUring);
+    std::optional<spool::Runtime> rt;
+    try {
+      rt.emplace(builder.build());
+    } catch (const std::system_error& e) {
+      GTEST_SKIP() << "io_uring cannot run here: " << e.what();
+    }
+    const std::uint64_t ring_ops = rt->metrics().fs_ring_ops;
+    auto drop_an_open = [](std::filesystem::path fifo) -> Task<void> {
       auto open = std::make_unique<Task<fs::File>>(fs::File::open(fifo));
       auto poll_once = spool::poll_fn([&](spool::Context& cx) {
-        EXPECT_TRUE(open->poll(cx).is_pending());  // the job is on the pool
+        EXPECT_TRUE(open->poll(cx).is_pending());  // on the pool, or in the kernel for the ring
         return spool::Poll<void>::ready();
       });
       co_await poll_once;
       open.reset();
-    }(fifo));
-    // A writer's O_NONBLOCK open fails with ENXIO until the job's open, waiting in the
-    // kernel, counts as the FIFO's reader; it then lets that open end.
-    int open_errno = 0;
-    EXPECT_TRUE(spool_fs_test::eventually([&] {
-      writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      open_errno = writer < 0 ? errno : 0;
-      return open_errno != ENXIO;
-    })) << "the dropped open's job never opened the FIFO";
-    EXPECT_GE(writer, 0) << std::strerror(open_errno);
-    // Failed: O_RDWR, which waits for no reader, lets the job's open end whenever it comes,
-    // so that the shutdown cannot wait on it for ever.
-    if (writer < 0) writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
-  }  // the shutdown waits for the job, whose uncollected result closes its descriptor
-  ::close(writer);
+    };
+    if (on_ring) {
+      // The ring opens a FIFO for reading without waiting for a writer (io_uring tries the
+      // open non-blocking first): the answer comes on its own, and the ring, finding nobody
+      // to take it, closes the descriptor; at the latest the shutdown waits for it.
+      rt->block_on(rt->spawn(drop_an_open(fifo)));
+      EXPECT_EQ(rt->metrics().fs_ring_ops - ring_ops, 1u);
+    } else {
+      rt->block_on(drop_an_open(fifo));
+      // A writer's O_NONBLOCK open fails with ENXIO until the job's open, waiting in the
+      // kernel, counts as the FIFO's reader; it then lets that open end.
+      int open_errno = 0;
+      EXPECT_TRUE(spool_fs_test::eventually([&] {
+        writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        open_errno = writer < 0 ? errno : 0;
+        return open_errno != ENXIO;
+      })) << "the dropped open's job never opened the FIFO";
+      EXPECT_GE(writer, 0) << std::strerror(open_errno);
+      // Failed: O_RDWR, which waits for no reader, lets the job's open end whenever it
+      // comes, so that the shutdown cannot wait on it for ever.
+      if (writer < 0) writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    }
+  }  // the shutdown waits for the job or the ring, whose uncollected answer closes its fd
+  if (writer >= 0) ::close(writer);
   EXPECT_EQ(spool_fs_test::open_fd_count(), fds_before)
       << "the dropped open's descriptor (or the runtime's) was left open";
 }
