@@ -67,6 +67,14 @@ struct RuntimeMetrics {
   /// spool::fs operations submitted to a worker's own io_uring instead (the io_uring
   /// backend, where the kernel has the operation; docs/fs.md, "The ring path")
   std::uint64_t fs_ring_ops = 0;
+  /// Worker threads' own io_uring rings made so far (one per worker thread that ran a file
+  /// operation on the io_uring backend)
+  std::uint64_t worker_rings = 0;
+  /// Of those, the rings set up with SINGLE_ISSUER|DEFER_TASKRUN (Linux 6.1; older kernels
+  /// give COOP_TASKRUN or neither)
+  std::uint64_t worker_rings_deferred_taskrun = 0;
+  /// Rings (or their watches) the kernel refused: those threads' operations take the pool
+  std::uint64_t worker_rings_refused = 0;
   std::vector<LevelMetrics> levels;      ///< one per priority level, highest first
   std::vector<ChannelMetrics> channels;  ///< one per channel, highest level first
 };

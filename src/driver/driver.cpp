@@ -1,5 +1,7 @@
 #include "driver/driver.hpp"
 
+#include "driver/io/thread_ring.hpp"
+
 #include "sync/thread.hpp"
 
 namespace spool::detail {
@@ -42,15 +44,27 @@ void Driver::notify_waiting_threads() noexcept {
 }
 
 bool Driver::park_thread(ThreadParker& own) {
-  if (!lock_.try_lock_or_announce()) {
-    own.park_in(nullptr);  // the thread in the driver hands it over when it leaves
+  // Files in flight on this thread's own ring: the I/O layer watches the ring while the
+  // thread sleeps, and what came is delivered after (its tasks wake into this thread's
+  // queue). Completions already there: no sleep.
+  ThreadRing* const ring =
+      this_thread_ring != nullptr && this_thread_ring->busy() ? this_thread_ring : nullptr;
+  if (ring != nullptr && !ring->arm(own)) {
+    ring->after_park();
     return false;
   }
-  time_->set_parker(TimeDriver::Parker::kScheduler);
-  own.park_in(time_);
-  time_->set_parker(TimeDriver::Parker::kBusy);
-  unlock();
-  return true;
+  bool drove = false;
+  if (!lock_.try_lock_or_announce()) {
+    own.park_in(nullptr);  // the thread in the driver hands it over when it leaves
+  } else {
+    time_->set_parker(TimeDriver::Parker::kScheduler);
+    own.park_in(time_);
+    time_->set_parker(TimeDriver::Parker::kBusy);
+    unlock();
+    drove = true;
+  }
+  if (ring != nullptr) ring->after_park();
+  return drove;
 }
 
 void Driver::set_hand_over(std::function<void()> hand_over) {
@@ -79,6 +93,7 @@ void Driver::end_waits() noexcept {
 }
 
 void Driver::maintain() {
+  (void)reap_this_thread_ring();  // this thread's files, on its own ring
   // Nothing to fire: leave the lock's cache line alone (every worker comes here often).
   if (!time_->has_deadline() && !io_->active()) return;
   if (!try_lock()) return;  // the thread in the driver fires them

@@ -48,7 +48,9 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
 
   // --- For the schedulers ---
   // Parks in the driver if it is free, else on `own`, until `own` is unparked (in the driver
-  // also until it fired wakers, or spuriously). True if it parked in the driver.
+  // also until it fired wakers, or spuriously). True if it parked in the driver. With files in
+  // flight on this thread's ring (thread_ring.hpp), a completion unparks it too, and what came
+  // is delivered before it returns (at once, without a park, if something waits already).
   bool park_thread(ThreadParker& own);
   // Maintenance: a zero-timeout poll if the driver is free, then a hand-over if a thread
   // parked without the driver meanwhile.

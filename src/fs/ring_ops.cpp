@@ -28,7 +28,8 @@ template <class Op>
 class OnRing {
  public:
   explicit OnRing(std::unique_ptr<Op> op) noexcept : op_(op.release()) {}
-  OnRing(OnRing&& other) noexcept : op_(std::exchange(other.op_, nullptr)) {}
+  OnRing(OnRing&& other) noexcept
+      : op_(std::exchange(other.op_, nullptr)), submitted_(other.submitted_) {}
   OnRing& operator=(OnRing&&) = delete;
   ~OnRing() {
     if (op_ == nullptr) return;
@@ -51,9 +52,13 @@ class OnRing {
     }
     const std::optional<int> r = op_->poll_result(cx);
     if (!r) return pending;
-    // Nobody cancels an fs operation but its ring, which does so only as its thread ends:
-    // the pool runs it instead.
-    if (*r == -ECANCELED) return Poll<long>::ready(kNotOnRing);
+    // Nobody cancels an fs operation but its ring, which does so only as its thread ends or
+    // blocks: the operation did not run (a cancelled open or path call in the kernel's
+    // worker answers EINTR, or the kernel's internal ERESTARTSYS), and the pool runs it.
+    constexpr int kRestartSys = 512;
+    if (*r == -ECANCELED || *r == -EINTR || *r == -kRestartSys) {
+      return Poll<long>::ready(kNotOnRing);
+    }
     return Poll<long>::ready(op_->deliver(*r));
   }
 
@@ -128,6 +133,9 @@ struct OpenOp final : RingOp {
   }
   void prep(io_uring_sqe* sqe) noexcept {
     io_uring_prep_openat(sqe, AT_FDCWD, path.c_str(), flags | O_CLOEXEC, mode);
+    // Straight to the kernel's workers: its first, non-blocking try adds O_NONBLOCK, with
+    // which a FIFO opens at once (reading) or fails ENXIO (writing) where open(2) waits.
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   }
   long deliver(int result) noexcept {
     taken = true;

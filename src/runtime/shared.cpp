@@ -415,6 +415,9 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.io_accept_backoffs = io.accept_backoffs;
   m.io_backend = driver_->io().backend();
   m.io_rearms = io.rearms;
+  m.worker_rings = io.worker_rings;
+  m.worker_rings_deferred_taskrun = io.worker_rings_deferred;
+  m.worker_rings_refused = io.worker_rings_refused;
   m.fs_blocking_ops = fs_blocking_ops_.load(std::memory_order_relaxed);
   m.fs_ring_ops = fs_ring_ops_.load(std::memory_order_relaxed);
   return m;

@@ -9,12 +9,16 @@
 
 #include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "../support/counting_waker.hpp"
 #include "driver/io/worker_ring.hpp"
@@ -44,6 +48,7 @@ class WorkerRingTest : public ::testing::Test {
       GTEST_SKIP() << "io_uring cannot run here: " << e.what();
     }
     ASSERT_EQ(::pipe(pipe_), 0);
+    ring_->watch(true);  // reap_until waits on the eventfd
   }
   void TearDown() override {
     ring_.reset();  // before the pipe closes: its destructor cancels what still reads it
@@ -68,6 +73,7 @@ class WorkerRingTest : public ::testing::Test {
     while (got < n) {
       pollfd p{ring_->event_fd(), POLLIN, 0};
       ASSERT_EQ(::poll(&p, 1, -1), 1);
+      ring_->drain_event();
       got += ring_->reap();
     }
   }
@@ -103,15 +109,21 @@ TEST_F(WorkerRingTest, AnAbandonedOperationIsFreedByItsCompletionNotBefore) {
   EXPECT_EQ(destroyed_, 1);
 }
 
-TEST_F(WorkerRingTest, TheEventFdIsReadableOnlyWhileACompletionWaits) {
-  push_pipe_read()->abandon();
+TEST_F(WorkerRingTest, TheEventFdIsSignalledOnlyWhileWatched) {
   pollfd p{ring_->event_fd(), POLLIN, 0};
-  EXPECT_EQ(::poll(&p, 1, 0), 0);  // nothing completed yet
+  ring_->watch(false);
+  push_pipe_read()->abandon();
   ASSERT_EQ(::write(pipe_[1], "x", 1), 1);
-  ASSERT_EQ(::poll(&p, 1, -1), 1);
+  EXPECT_EQ(::poll(&p, 1, 0), 0);  // the write completed the read: unsignalled
+  (void)ring_->reap();
+  ring_->watch(true);
+  push_pipe_read()->abandon();
+  EXPECT_EQ(::poll(&p, 1, 0), 0);  // nothing completed yet
+  ASSERT_EQ(::write(pipe_[1], "y", 1), 1);
+  ASSERT_EQ(::poll(&p, 1, -1), 1);  // watched: signalled
   EXPECT_TRUE(ring_->may_have_completions());
+  ring_->drain_event();
   EXPECT_EQ(ring_->reap(), 1u);
-  EXPECT_EQ(::poll(&p, 1, 0), 0);
   EXPECT_FALSE(ring_->may_have_completions());
 }
 
@@ -128,6 +140,68 @@ TEST_F(WorkerRingTest, DestroyingTheRingCancelsWhatIsInFlightAndFreesAbandonedOp
   EXPECT_EQ(kept->poll_result(cx), -ECANCELED);
   kept->abandon();
   EXPECT_EQ(destroyed_, 2);
+}
+
+TEST_F(WorkerRingTest, DestroyingTheRingSubmitsThenCancelsWhatWasOnlyQueued) {
+  auto* op = new ReadOp(&destroyed_);
+  ASSERT_TRUE(ring_->push(op, [&](io_uring_sqe* sqe) {
+    io_uring_prep_read(sqe, pipe_[0], op->buf.data(), op->buf.size(), 0);
+  }));
+  op->abandon();  // never submitted: the destructor must still end it, not wait for ever
+  ring_.reset();
+  EXPECT_EQ(destroyed_, 1);
+}
+
+// A waiter on another thread polls each operation until it is complete and gives it up at
+// once, racing the ring's thread, which is still inside the completion (its wake): the
+// two references keep the operation alive until both are done (TSan, ASan).
+TEST_F(WorkerRingTest, AWaiterGivingUpRacesTheCompletionSafely) {
+  constexpr int kRounds = 200;
+  constexpr int kOps = 64;
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<RingOp*> handed;  // guarded by m
+  bool done = false;            // guarded by m
+  std::thread waiter([&] {
+    spool_test::CountingWaker waker;
+    const spool::Waker w = waker.waker();
+    spool::Context cx(w);
+    for (;;) {
+      std::vector<RingOp*> mine;
+      {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return !handed.empty() || done; });
+        if (handed.empty()) return;
+        mine.swap(handed);
+      }
+      for (RingOp* op : mine) {
+        while (!op->poll_result(cx)) {
+        }
+        op->abandon();
+      }
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<RingOp*> ops;
+    for (int i = 0; i < kOps; ++i) {
+      auto* op = new ReadOp(&destroyed_);
+      ASSERT_TRUE(ring_->push(op, [](io_uring_sqe* sqe) { io_uring_prep_nop(sqe); }));
+      ops.push_back(op);
+    }
+    {
+      std::lock_guard lock(m);
+      handed.insert(handed.end(), ops.begin(), ops.end());
+    }
+    cv.notify_one();
+    while (ring_->in_flight() > 0) (void)ring_->reap();
+  }
+  {
+    std::lock_guard lock(m);
+    done = true;
+  }
+  cv.notify_one();
+  waiter.join();
+  EXPECT_EQ(destroyed_, kRounds * kOps);
 }
 
 TEST_F(WorkerRingTest, AFullSubmissionQueueIsSubmittedToMakeRoom) {

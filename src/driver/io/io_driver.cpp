@@ -231,6 +231,9 @@ IoCounters IoDriver::counters() const {
   IoCounters c;
   c.events = events_.load(std::memory_order_relaxed);
   c.accept_backoffs = accept_backoffs_.load(std::memory_order_relaxed);
+  c.worker_rings = worker_rings_.load(std::memory_order_relaxed);
+  c.worker_rings_deferred = worker_rings_deferred_.load(std::memory_order_relaxed);
+  c.worker_rings_refused = worker_rings_refused_.load(std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
   c.registered = registered_;
   c.rearms = rearms_;

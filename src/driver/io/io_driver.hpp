@@ -25,6 +25,9 @@ struct IoCounters {
   std::uint64_t accept_backoffs = 0;  // accepts that waited because the process had no fd left
   std::size_t registered = 0;         // file descriptors registered now
   std::uint64_t rearms = 0;           // watches the kernel ended on its own, armed again
+  std::uint64_t worker_rings = 0;     // threads' own rings made (thread_ring.hpp)
+  std::uint64_t worker_rings_deferred = 0;  // of which with SINGLE_ISSUER|DEFER_TASKRUN
+  std::uint64_t worker_rings_refused = 0;   // rings, or their watches, the kernel refused
 };
 
 // kEpoll or kIoUring for `requested` (kAuto: io_uring where it can be set up); without a
@@ -81,6 +84,14 @@ class IoDriver final : public Park {
   // True once a file descriptor was registered (the layer parks in the poller from then on).
   bool active() const noexcept { return active_.load(std::memory_order_acquire); }
   void count_accept_backoff() noexcept { accept_backoffs_.fetch_add(1, std::memory_order_relaxed); }
+  // A thread made its own ring (`deferred`: with DEFER_TASKRUN), or was refused one.
+  void count_worker_ring(bool deferred) noexcept {
+    worker_rings_.fetch_add(1, std::memory_order_relaxed);
+    if (deferred) worker_rings_deferred_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void count_worker_ring_refused() noexcept {
+    worker_rings_refused_.fetch_add(1, std::memory_order_relaxed);
+  }
   IoCounters counters() const;
   IoBackend backend() const noexcept { return backend_; }
 
@@ -118,6 +129,11 @@ class IoDriver final : public Park {
   Atomic<std::uint64_t> events_{0};
   // Incremented (relaxed) by accept futures that back off; read by counters().
   Atomic<std::uint64_t> accept_backoffs_{0};
+  // Incremented (relaxed) by the threads that make (or are refused) their own rings; read by
+  // counters(). Counts: they order nothing.
+  Atomic<std::uint64_t> worker_rings_{0};
+  Atomic<std::uint64_t> worker_rings_deferred_{0};
+  Atomic<std::uint64_t> worker_rings_refused_{0};
   std::vector<IoEvent> ready_;             // park's
   std::function<void()> after_wait_work_;  // set once by set_after_wait_work; run by park
   WorkRequest after_wait_work_requested_;  // set by any thread, taken by park

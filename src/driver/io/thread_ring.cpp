@@ -8,23 +8,43 @@
 #include <system_error>
 
 #include "driver/io/io_driver.hpp"
+#include "driver/thread_parker.hpp"
 
 namespace spool::detail {
 
 constinit thread_local ThreadRing* this_thread_ring = nullptr;
 
-ThreadRing::~ThreadRing() {
-  ring_.reset();
-  if (watch_ != nullptr) io_.remove(watch_);
-  if (watch_fd_ >= 0) ::close(watch_fd_);
-}
+namespace {
+
+// Unparks a thread's parker: what the I/O driver wakes when the thread's ring has a
+// completion. The parker (a worker's) outlives the watch, which its thread removes.
+constexpr WakerVTable kUnparkVTable{
+    [](const void* parker) {
+      return RawWaker{parker, &kUnparkVTable};
+    },
+    [](const void* parker) { static_cast<ThreadParker*>(const_cast<void*>(parker))->unpark(); },
+    [](const void* parker) { static_cast<ThreadParker*>(const_cast<void*>(parker))->unpark(); },
+    [](const void*) {},
+};
+
+}  // namespace
 
 WorkerRing* ThreadRing::ring() {
   if (ring_ != nullptr || refused_) return ring_.get();
   try {
-    auto ring = std::make_unique<WorkerRing>();
-    const int fd = ::fcntl(ring->event_fd(), F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) throw std::system_error(errno, std::system_category(), "dup of a ring's eventfd");
+    ring_ = std::make_unique<WorkerRing>();
+    io_.count_worker_ring(ring_->mode() == WorkerRing::Mode::kDeferTaskrun);
+  } catch (const std::system_error&) {
+    refused_ = true;  // (a seccomp filter, a kernel without io_uring, no memory for a ring)
+    io_.count_worker_ring_refused();
+  }
+  return ring_.get();
+}
+
+bool ThreadRing::register_watch() {
+  try {
+    const int fd = ::fcntl(ring_->event_fd(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) throw std::system_error(errno, std::system_category(), "dup");
     try {
       watch_ = io_.add(fd, "spool: watching a worker's io_uring");
     } catch (...) {
@@ -32,28 +52,79 @@ WorkerRing* ThreadRing::ring() {
       throw;
     }
     watch_fd_ = fd;
-    ring_ = std::move(ring);
+    return true;
   } catch (const std::system_error&) {
-    refused_ = true;  // (a seccomp filter, a kernel without io_uring, no memory for a ring)
+    // Nothing could wake this thread for its ring while it sleeps: the ring ends, its
+    // operations run again on the pool, and this thread makes no other.
+    end();
+    refused_ = true;
+    io_.count_worker_ring_refused();
+    return false;
   }
-  return ring_.get();
 }
 
-bool ThreadRing::arm(const Waker& unpark) {
-  // Entries the kernel has not taken yet (it refused them for want of memory) would never
-  // complete while the thread sleeps: it reaps (and submits) again instead.
+bool ThreadRing::arm(ThreadParker& own) {
   if (ring_->has_unsubmitted()) return false;
+  if (watch_ == nullptr && !register_watch()) return true;  // nothing in flight any more
+  ring_->drain_event();
+  ring_->watch(true);  // then the checks below: what came before it signals nothing
+  const Waker unpark = Waker::from_raw(RawWaker{&own, &kUnparkVTable});
   Context cx(unpark);
   for (;;) {
     const Poll<ReadyEvent> r = watch_->poll_ready(cx, ScheduledIo::kReadMask, waiter_);
-    if (r.is_pending()) return true;
-    // Shut down, or no longer watched: nothing will wake the park for the ring, so the
-    // thread reaps instead (its loop then sees the shutdown).
-    if ((r.value().bits & (ScheduledIo::kShutdown | ScheduledIo::kFailed)) != 0) return false;
+    if (r.is_pending()) return !ring_->may_have_completions();
+    const std::uint32_t bits = r.value().bits;
+    if ((bits & (ScheduledIo::kShutdown | ScheduledIo::kFailed)) != 0) {
+      // The driver no longer watches it: the runtime shuts down (its loop ends), or the
+      // kernel stopped the watch (then the ring ends, as a refused watch does).
+      if ((bits & ScheduledIo::kFailed) != 0) {
+        end();
+        refused_ = true;
+        return true;
+      }
+      return false;
+    }
     std::uint64_t count;
     if (::read(watch_fd_, &count, sizeof count) == sizeof count) return false;
-    watch_->clear_readiness(r.value(), ScheduledIo::kReadable);  // EAGAIN: wait for an edge
+    watch_->clear_readiness(r.value(), bits);  // EAGAIN: wait for the next edge
   }
+}
+
+void ThreadRing::after_park() noexcept {
+  if (ring_ == nullptr) return;  // (arm ended it)
+  ring_->watch(false);
+  (void)ring_->reap();
+}
+
+void ThreadRing::end() noexcept {
+  ring_.reset();  // cancels and waits (WorkerRing's destructor)
+  if (watch_ != nullptr) io_.remove(std::exchange(watch_, nullptr));
+  if (watch_fd_ >= 0) ::close(std::exchange(watch_fd_, -1));
+}
+
+ThreadRingScope::ThreadRingScope(IoDriver& io)
+    : ring_(io.backend() == IoBackend::kIoUring ? std::make_unique<ThreadRing>(io) : nullptr),
+      saved_(std::exchange(this_thread_ring, ring_.get())) {}
+
+ThreadRingScope::~ThreadRingScope() {
+  ring_.reset();  // while this thread is still the worker: the cancelled tasks' wakes queue here
+  this_thread_ring = saved_;
+}
+
+void submit_this_thread_ring() noexcept {
+  ThreadRing* r = this_thread_ring;
+  if (r != nullptr && r->busy() && r->made().has_unsubmitted()) (void)r->made().submit();
+}
+
+bool reap_this_thread_ring() noexcept {
+  ThreadRing* r = this_thread_ring;
+  if (r == nullptr || !r->busy()) return false;
+  WorkerRing& ring = r->made();
+  return (ring.has_unsubmitted() || ring.may_have_completions()) && ring.reap() > 0;
+}
+
+void end_this_thread_ring() noexcept {
+  if (ThreadRing* r = this_thread_ring) r->end();
 }
 
 }  // namespace spool::detail

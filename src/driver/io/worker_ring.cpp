@@ -6,6 +6,53 @@
 
 #include "driver/io/io_poller.hpp"
 
+namespace spool::detail {
+
+void WorkerRing::link(RingOp* op) noexcept {
+  op->next_ = in_flight_list_;
+  if (in_flight_list_ != nullptr) in_flight_list_->prev_ = op;
+  in_flight_list_ = op;
+  ++in_flight_;
+}
+
+void WorkerRing::unlink(RingOp* op) noexcept {
+  if (op->prev_ != nullptr) {
+    op->prev_->next_ = op->next_;
+  } else {
+    in_flight_list_ = op->next_;
+  }
+  if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
+  --in_flight_;
+}
+
+std::optional<int> RingOp::poll_result(Context& cx) {
+  if ((state_.load(std::memory_order_acquire) & kDone) != 0) return result_;
+  waker_.register_waker(cx.waker());
+  // Again after registering: a completion between the load and the registration woke
+  // nobody (AtomicWaker's rule, as every leaf's).
+  if ((state_.load(std::memory_order_acquire) & kDone) != 0) return result_;
+  return std::nullopt;
+}
+
+void RingOp::abandon() noexcept {
+  (void)waker_.take();  // the task does not wait any more: its waker goes now
+  release();
+}
+
+void RingOp::complete(int result) noexcept {
+  result_ = result;
+  completed_ = true;
+  state_.fetch_or(kDone, std::memory_order_release);
+  waker_.wake();  // the waiter may abandon meanwhile: the ring's reference keeps it alive
+  release();
+}
+
+void RingOp::release() noexcept {
+  if (state_.fetch_sub(kRef, std::memory_order_acq_rel) / kRef == 1) delete this;
+}
+
+}  // namespace spool::detail
+
 #ifdef SPOOL_HAVE_LIBURING
 
 #include <liburing.h>
@@ -15,29 +62,6 @@
 #include "spool/detail/fatal_misuse.hpp"
 
 namespace spool::detail {
-
-std::optional<int> RingOp::poll_result(Context& cx) {
-  if (state_.load(std::memory_order_acquire) == kDone) return result_;
-  waker_.register_waker(cx.waker());
-  // Again after registering: a completion between the load and the registration woke
-  // nobody (AtomicWaker's rule, as every leaf's).
-  if (state_.load(std::memory_order_acquire) == kDone) return result_;
-  return std::nullopt;
-}
-
-void RingOp::abandon() noexcept {
-  if (state_.exchange(kAbandoned, std::memory_order_acq_rel) == kDone) delete this;
-}
-
-void RingOp::complete(int result) noexcept {
-  result_ = result;
-  completed_ = true;
-  if (state_.exchange(kDone, std::memory_order_acq_rel) == kAbandoned) {
-    delete this;
-    return;
-  }
-  waker_.wake();
-}
 
 namespace {
 
@@ -82,6 +106,7 @@ WorkerRing::WorkerRing(unsigned entries) : ring_(std::make_unique<io_uring>()) {
     io_uring_queue_exit(ring_.get());
     throw_errno(err, "spool: an eventfd for a worker's ring");
   }
+  watch(false);  // until a watch wants it
 }
 
 WorkerRing::~WorkerRing() {
@@ -99,10 +124,7 @@ io_uring_sqe* WorkerRing::next_sqe() {
 
 void WorkerRing::track(RingOp* op, io_uring_sqe* sqe) noexcept {
   io_uring_sqe_set_data(sqe, op);
-  op->next_ = in_flight_list_;
-  if (in_flight_list_ != nullptr) in_flight_list_->prev_ = op;
-  in_flight_list_ = op;
-  ++in_flight_;
+  link(op);
 }
 
 bool WorkerRing::submit() noexcept {
@@ -128,23 +150,31 @@ bool WorkerRing::may_have_completions() const noexcept {
 
 std::size_t WorkerRing::reap() noexcept {
   std::size_t n = 0;
-  do {
+  while (has_unsubmitted() || may_have_completions()) {
     // Queued entries go in the same system call.
-    if (io_uring_sq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_)) {
+    if (has_unsubmitted() || kernel_holds_completions(*ring_)) {
       const int r = io_uring_submit_and_get_events(ring_.get());
       // EINTR, EAGAIN, EBUSY: nothing now, the next reap tries again. Anything else
       // (EBADR: completions lost to an overflow) leaves operations that never end.
       if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
         fatal_misuse("spool: reaping a worker's io_uring failed (completions lost)");
       }
+      if (r < 0) break;
     }
     n += deliver();
-    // Posting completions signals the eventfd too: read it back, then look once more, so
-    // that it is readable afterwards only for a completion this reap did not see.
-    std::uint64_t count;
-    (void)!::read(event_fd_, &count, sizeof count);  // EAGAIN: it was not readable
-  } while (may_have_completions());
+  }
   return n;
+}
+
+void WorkerRing::watch(bool on) noexcept {
+  // The eventfd is signalled only while a watch is on: each reap would otherwise wake the
+  // thread in the driver for completions this thread delivers itself.
+  (void)io_uring_cq_eventfd_toggle(ring_.get(), on);
+}
+
+void WorkerRing::drain_event() noexcept {
+  std::uint64_t count;
+  (void)!::read(event_fd_, &count, sizeof count);  // EAGAIN: it was not readable
 }
 
 std::size_t WorkerRing::deliver() noexcept {
@@ -156,13 +186,7 @@ std::size_t WorkerRing::deliver() noexcept {
     ++seen;
     auto* op = static_cast<RingOp*>(io_uring_cqe_get_data(cqe));
     if (op == nullptr) continue;  // a cancel's own completion
-    if (op->prev_ != nullptr) {
-      op->prev_->next_ = op->next_;
-    } else {
-      in_flight_list_ = op->next_;
-    }
-    if (op->next_ != nullptr) op->next_->prev_ = op->prev_;
-    --in_flight_;
+    unlink(op);
     op->complete(cqe->res);
     ++n;
   }
@@ -171,24 +195,29 @@ std::size_t WorkerRing::deliver() noexcept {
 }
 
 void WorkerRing::cancel_all_and_wait() noexcept {
-  if (in_flight_ == 0) return;
-  // Linux 6.0 cancels everything at once and synchronously; before it, one asynchronous
-  // cancel per operation (their own completions carry no operation: data 0). What cannot be
-  // cancelled (a regular file's read already running) is waited for: it ends on its own.
-  io_uring_sync_cancel_reg reg{};
-  reg.flags = IORING_ASYNC_CANCEL_ANY;
-  reg.timeout.tv_sec = -1;
-  reg.timeout.tv_nsec = -1;
-  if (io_uring_register_sync_cancel(ring_.get(), &reg) < 0) {
-    for (RingOp* op = in_flight_list_; op != nullptr; op = op->next_) {
-      io_uring_sqe* sqe = next_sqe();
-      if (sqe == nullptr) break;  // the rest end on their own
-      io_uring_prep_cancel(sqe, op, 0);
-      io_uring_sqe_set_data(sqe, nullptr);
-    }
-  }
+  // Entries still queued go to the kernel first, so that the cancel finds them too.
   while (in_flight_ > 0) {
-    const int r = io_uring_submit_and_wait(ring_.get(), 1);
+    (void)submit();
+    // Linux 6.0 cancels everything at once, synchronously (here for at most 10 ms); before
+    // it, one asynchronous cancel per operation (their own completions carry no operation:
+    // data 0). What cannot be cancelled (a regular file's read already running) ends on
+    // its own; the loop asks again until every answer has come.
+    io_uring_sync_cancel_reg reg{};
+    reg.flags = IORING_ASYNC_CANCEL_ANY;
+    reg.timeout.tv_sec = 0;
+    reg.timeout.tv_nsec = 10'000'000;
+    const int c = io_uring_register_sync_cancel(ring_.get(), &reg);
+    if (c == -EINVAL || c == -ENOSYS || c == -EOPNOTSUPP) {
+      for (RingOp* op = in_flight_list_; op != nullptr; op = op->next_) {
+        io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
+        if (sqe == nullptr) break;  // the rest in the next round
+        io_uring_prep_cancel(sqe, op, 0);
+        io_uring_sqe_set_data(sqe, nullptr);
+      }
+    }
+    __kernel_timespec ts{0, 10'000'000};
+    io_uring_cqe* cqe = nullptr;
+    const int r = io_uring_submit_and_wait_timeout(ring_.get(), &cqe, 1, &ts, nullptr);
     if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ETIME) {
       fatal_misuse("spool: waiting for a worker ring's last completions failed");
     }
@@ -204,20 +233,19 @@ struct io_uring {};  // (never made: the constructor throws)
 namespace spool::detail {
 
 // Without liburing no ring can be made: the fs operations take the blocking pool.
-std::optional<int> RingOp::poll_result(Context&) { return std::nullopt; }
-void RingOp::abandon() noexcept { delete this; }
-void RingOp::complete(int) noexcept {}
 WorkerRing::WorkerRing(unsigned) {
   throw std::system_error(std::make_error_code(std::errc::function_not_supported),
                           "spool: built without liburing: no io_uring ring");
 }
 WorkerRing::~WorkerRing() = default;
 io_uring_sqe* WorkerRing::next_sqe() { return nullptr; }
-void WorkerRing::track(RingOp*, io_uring_sqe*) noexcept {}
+void WorkerRing::track(RingOp* op, io_uring_sqe*) noexcept { link(op); }
 bool WorkerRing::submit() noexcept { return false; }
 bool WorkerRing::has_unsubmitted() const noexcept { return false; }
 bool WorkerRing::may_have_completions() const noexcept { return false; }
 std::size_t WorkerRing::reap() noexcept { return 0; }
+void WorkerRing::watch(bool) noexcept {}
+void WorkerRing::drain_event() noexcept {}
 std::size_t WorkerRing::deliver() noexcept { return 0; }
 void WorkerRing::cancel_all_and_wait() noexcept {}
 

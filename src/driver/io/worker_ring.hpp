@@ -47,13 +47,15 @@ class RingOp {
   friend class WorkerRing;
   void complete(int result) noexcept;  // the ring's thread
 
-  static constexpr std::uint32_t kInFlight = 0;
+  void release() noexcept;  // drops one of the two references; the last frees
+
+  // Two references, the ring's and the waiter's (kRef each), and kDone. complete() sets
+  // kDone (release; poll_result's acquire load pairs with it, to read result_), wakes, then
+  // drops the ring's reference; abandon() takes the waker, then drops the waiter's. The
+  // drops are acq_rel: whoever drops the last frees, after the other's writes and reads.
   static constexpr std::uint32_t kDone = 1;
-  static constexpr std::uint32_t kAbandoned = 2;
-  // kInFlight until complete() exchanges kDone or abandon() exchanges kAbandoned (acq_rel
-  // both: the second to come frees, after the first's writes — result_ — and reads);
-  // poll_result loads it (acquire, pairs with complete's exchange) to read result_.
-  Atomic<std::uint32_t> state_{kInFlight};
+  static constexpr std::uint32_t kRef = 2;
+  Atomic<std::uint32_t> state_{2 * kRef};
   int result_ = 0;          // written by complete() before its exchange
   bool completed_ = false;  // likewise
   AtomicWaker waker_;
@@ -101,20 +103,26 @@ class WorkerRing {
   bool submit() noexcept;
   // True if a completion may wait for reap() (two loads, no system call).
   bool may_have_completions() const noexcept;
-  // Delivers every completion that has arrived (wakes its waiter, or frees an abandoned
-  // operation) and leaves event_fd() unreadable; the count.
+  // Submits what is queued and delivers every completion that has arrived (wakes its
+  // waiter, or frees an abandoned operation); the count.
   std::size_t reap() noexcept;
+  // Whether event_fd() is signalled for completions (off until a watch wants it).
+  void watch(bool on) noexcept;
+  // Reads event_fd() back to unreadable.
+  void drain_event() noexcept;
   // Operations pushed and not yet reaped.
   std::size_t in_flight() const noexcept { return in_flight_; }
   // True while pushed entries wait for a submission the kernel refused so far.
   bool has_unsubmitted() const noexcept;
-  // Readable while a completion waits for reap() (an eventfd registered with the ring), so
-  // that another thread's wait can watch the ring for this one.
+  // Readable once a completion waits for reap() while watch(true) (an eventfd registered
+  // with the ring), so that another thread's wait can watch the ring for this one.
   int event_fd() const noexcept { return event_fd_; }
 
  private:
   io_uring_sqe* next_sqe();
   void track(RingOp* op, io_uring_sqe* sqe) noexcept;
+  void link(RingOp* op) noexcept;  // into the in-flight list
+  void unlink(RingOp* op) noexcept;
   std::size_t deliver() noexcept;  // the completions already in the queue
   void cancel_all_and_wait() noexcept;
 

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "context/deferred.hpp"
+#include "driver/io/thread_ring.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
 
@@ -43,6 +44,7 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
     this_thread_forks = &workers_[core->index]->forks;
     if (TaskHeader* t = std::exchange(core->lifo, nullptr)) schedule(t, true);  // its queue
   }
+  end_this_thread_ring();  // nothing may wait on this thread's ring while it blocks
   fn();
 }
 
@@ -58,6 +60,7 @@ void MultiThread::block_off_core(const std::function<void()>& fn) {
   if (ctx->core->lifo != nullptr || has_local_work(w) || !w.forks.is_empty()) {
     block_in_place(fn);
   } else {
+    end_this_thread_ring();  // (as block_in_place)
     fn();
   }
 }

@@ -104,18 +104,15 @@ void MultiThread::run_worker(Core* core) {
   DeferredWakes deferred;
   {
     DeferredWakesScope defer_here(&deferred);
-    // This thread's ring for files (made by the first operation that wants it). Ended here,
-    // on its thread: what is still in flight is cancelled, and its tasks' wakes are deferred
-    // with the rest.
-    std::optional<ThreadRing> ring;
-    if (driver_->io().backend() == IoBackend::kIoUring) ring.emplace(driver_->io());
-    ThreadRing* const saved_ring = std::exchange(this_thread_ring, ring ? &*ring : nullptr);
+    // This thread's own ring for files, on io_uring (made by the first operation that wants
+    // it); ended here, while the thread is still the worker: the tasks whose operations it
+    // cancels wake into this core's queue (or the inject queue, the core gone).
+    ThreadRingScope ring(driver_->io());
     if (has_levels_) {
       worker_loop(Picker<true>(queues_), deferred);
     } else {
       worker_loop(Picker<false>(queues_), deferred);
     }
-    this_thread_ring = saved_ring;
   }
   // Into the core's queue (drained at shutdown), or the inject queue when block_in_place
   // took the core (dropped there if shut down).
@@ -146,7 +143,6 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
     if (++c.tick % event_interval_ == 0) {
       requeue_deferred(c, deferred);
       driver_->maintain();
-      (void)reap_ring();
     }
     if (picker.picks_by_level()) {
       requeue_deferred(c, deferred);
@@ -157,7 +153,7 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
       if (Picker::kMaintainAfterEachPoll) driver_->maintain_if_due();
       continue;
     }
-    if (reap_ring()) continue;                      // this thread's files answered
+    if (reap_this_thread_ring()) continue;          // this thread's files answered
     if (requeue_deferred(c, deferred)) continue;    // only yielded tasks are left: run them
     if (c.is_searching && steal_fork(c)) continue;  // a join's child, now a task in the slot
     if (busy_poll(c)) continue;
@@ -197,6 +193,7 @@ void MultiThread::run_task_on(Picker picker, TaskHeader* t) {
     }
     w.polls.store(w.polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     picker.poll(core.index, t, ctx.slot, [&] { return ctx.core != nullptr; });
+    submit_this_thread_ring();        // the file operations the poll queued start now
     if (ctx.core == nullptr) return;  // block_in_place took the core during the poll
     t = std::exchange(core.lifo, nullptr);
     if (t == nullptr) return;

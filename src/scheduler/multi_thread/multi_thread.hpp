@@ -118,9 +118,7 @@ class MultiThread final : public Scheduler {
   void run_worker(Core* core);
   template <class Picker>
   void worker_loop(Picker picker, DeferredWakes& deferred);
-  // Delivers the completions of this thread's ring, if it has operations in flight (its
-  // tasks wake into this core's queues); true if it delivered any.
-  static bool reap_ring();
+
   // Polls `task`, then the tasks its polls put in the LIFO slot, a few in a row.
   template <class Picker>
   void run_task_on(Picker picker, TaskHeader* task);

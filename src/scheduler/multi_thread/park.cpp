@@ -1,36 +1,7 @@
 // How a worker with nothing to run parks, and how it is woken (docs/scheduler.md).
 #include "scheduler/multi_thread/multi_thread.hpp"
 
-#include "driver/io/thread_ring.hpp"
-
 namespace spool::detail {
-
-namespace {
-
-// Unparks a worker's parker: what the I/O driver wakes when the worker's ring has a
-// completion. The parker lives as long as the scheduler, longer than the ring's watch.
-constexpr WakerVTable kUnparkVTable{
-    [](const void* parker) {
-      return RawWaker{parker, &kUnparkVTable};
-    },
-    [](const void* parker) { static_cast<ThreadParker*>(const_cast<void*>(parker))->unpark(); },
-    [](const void* parker) { static_cast<ThreadParker*>(const_cast<void*>(parker))->unpark(); },
-    [](const void*) {},
-};
-
-// True if this thread's ring had operations in flight and completions waited: delivered.
-bool reap_if_answered() {
-  ThreadRing* ring = this_thread_ring;
-  return ring != nullptr && ring->busy() && ring->made().may_have_completions() &&
-         ring->made().reap() > 0;
-}
-
-}  // namespace
-
-bool MultiThread::reap_ring() {
-  ThreadRing* ring = this_thread_ring;
-  return ring != nullptr && ring->busy() && ring->made().reap() > 0;
-}
 
 void MultiThread::transition_from_searching(Core& core) noexcept {
   if (!core.is_searching) return;
@@ -62,15 +33,10 @@ void MultiThread::park(Core& core) {
   WorkerShared& w = *workers_[core.index];
   // Idle: nothing to ask to yield.
   queues_.yield(core.index).running_level.store(0, std::memory_order_relaxed);
-  ThreadRing* const ring = this_thread_ring;
-  const Waker unpark_here = Waker::from_raw(RawWaker{&w.parker, &kUnparkVTable});
   while (!is_shutdown()) {
     w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    // Files in flight on this thread's ring: the driver watches the ring while we sleep.
     // In the driver if no other worker holds it (then it waits for the next timer too).
-    const bool ring_armed = ring == nullptr || !ring->busy() || ring->arm(unpark_here);
-    const bool drove = ring_armed && driver_->park_thread(w.parker);
-    (void)reap_if_answered();  // its tasks wake into our queue (found below)
+    const bool drove = driver_->park_thread(w.parker);
     bool found_work = false;
     if (!idle_.is_parked(core.index)) {
       core.is_searching = true;  // a notify unparked us and counted us as searching

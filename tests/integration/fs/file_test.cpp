@@ -359,28 +359,26 @@ TEST_P(FsFileDropOpen, ADroppedOpenClosesTheFileItOpens) {
       open.reset();
     };
     if (on_ring) {
-      // The ring opens a FIFO for reading without waiting for a writer (io_uring tries the
-      // open non-blocking first): the answer comes on its own, and the ring, finding nobody
-      // to take it, closes the descriptor; at the latest the shutdown waits for it.
       rt->block_on(rt->spawn(drop_an_open(fifo)));
       EXPECT_EQ(rt->metrics().fs_ring_ops - ring_ops, 1u);
     } else {
       rt->block_on(drop_an_open(fifo));
-      // A writer's O_NONBLOCK open fails with ENXIO until the job's open, waiting in the
-      // kernel, counts as the FIFO's reader; it then lets that open end.
-      int open_errno = 0;
-      EXPECT_TRUE(spool_fs_test::eventually([&] {
-        writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        open_errno = writer < 0 ? errno : 0;
-        return open_errno != ENXIO;
-      })) << "the dropped open's job never opened the FIFO";
-      EXPECT_GE(writer, 0) << std::strerror(open_errno);
-      // Failed: O_RDWR, which waits for no reader, lets the job's open end whenever it
-      // comes, so that the shutdown cannot wait on it for ever.
-      if (writer < 0) writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
     }
+    // A writer's O_NONBLOCK open fails with ENXIO until the dropped open, waiting in the
+    // kernel (a pool thread's open(2), or the ring's openat in the kernel's worker), counts
+    // as the FIFO's reader; it then lets that open end.
+    int open_errno = 0;
+    EXPECT_TRUE(spool_fs_test::eventually([&] {
+      writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      open_errno = writer < 0 ? errno : 0;
+      return open_errno != ENXIO;
+    })) << "the dropped open never opened the FIFO";
+    EXPECT_GE(writer, 0) << std::strerror(open_errno);
+    // Failed: O_RDWR, which waits for no reader, lets the dropped open end whenever it
+    // comes, so that the shutdown cannot wait on it for ever.
+    if (writer < 0) writer = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
   }  // the shutdown waits for the job or the ring, whose uncollected answer closes its fd
-  if (writer >= 0) ::close(writer);
+  ::close(writer);
   EXPECT_EQ(spool_fs_test::open_fd_count(), fds_before)
       << "the dropped open's descriptor (or the runtime's) was left open";
 }
