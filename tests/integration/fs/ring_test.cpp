@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "../../support/fs.hpp"
 #include "spool/spool.hpp"
+#include "support/fs.hpp"
 
 namespace {
 
