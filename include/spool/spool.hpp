@@ -34,6 +34,7 @@
 #include "spool/sync/mpsc.hpp"
 #include "spool/sync/mutex.hpp"
 #include "spool/sync/notify.hpp"
+#include "spool/sync/once_cell.hpp"
 #include "spool/sync/oneshot.hpp"
 #include "spool/sync/rwlock.hpp"
 #include "spool/sync/semaphore.hpp"

@@ -24,10 +24,6 @@ Semaphore::Semaphore(std::size_t permits) : state_(0) {
   state_.store(permits << kShift, std::memory_order_relaxed);
 }
 
-bool Semaphore::is_closed() const noexcept {
-  return (state_.load(std::memory_order_acquire) & kClosed) != 0;
-}
-
 void Semaphore::throw_too_many(const char* op, std::size_t n) {
   throw std::invalid_argument(std::string("spool::Semaphore::") + op + "(" + std::to_string(n) +
                               "): more permits than spool::Semaphore::max_permits");

@@ -155,8 +155,11 @@ class Semaphore {
   /// Closes the semaphore: every waiting acquire fails with AcquireError, and so does every
   /// later acquire / try_acquire. Permits held stay valid and may still be released.
   void close();
-  /// True once close() was called.
-  bool is_closed() const noexcept;
+  /// True once close() was called. An acquire load: it pairs with close()'s acq_rel RMW, so
+  /// what the closer did before close() is visible once this returns true.
+  bool is_closed() const noexcept {
+    return (state_.load(std::memory_order_acquire) & kClosed) != 0;
+  }
   /// Permits available now (0 while anyone waits).
   std::size_t available_permits() const noexcept {
     return state_.load(std::memory_order_acquire) >> kShift;

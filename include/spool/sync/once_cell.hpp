@@ -1,0 +1,140 @@
+// spool::OnceCell<T>: a value initialised at most once, by an async initialiser that
+// concurrent callers wait for (tokio's OnceCell), on a one-permit Semaphore.
+#pragma once
+
+#include <concepts>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "spool/core/future.hpp"
+#include "spool/core/task.hpp"
+#include "spool/detail/fatal_misuse.hpp"
+#include "spool/sync/semaphore.hpp"
+
+namespace spool {
+
+/// Thrown by OnceCell::set when the cell cannot take the value: it already holds one, or an
+/// initialiser is running (get_or_init; await that instead, or use its value).
+class OnceCellSetError : public std::runtime_error {
+ public:
+  /// The error; `initializing` says which of the two cases it is.
+  explicit OnceCellSetError(bool initializing)
+      : std::runtime_error(initializing
+                               ? "spool::OnceCell::set: an initialiser is running; co_await "
+                                 "get_or_init to get the value it sets"
+                               : "spool::OnceCell::set: the cell already holds a value; a "
+                                 "OnceCell is set once (read it with get())"),
+        initializing_(initializing) {}
+  /// True when an initialiser was running, false when the cell already held a value.
+  bool is_initializing() const noexcept { return initializing_; }
+
+ private:
+  bool initializing_;
+};
+
+/// What OnceCell<T>::get_or_init accepts: called with no argument, it returns a Future (a
+/// Task, or any other) whose output makes a T.
+template <class F, class T>
+concept OnceCellInit = std::invocable<F&> && Future<std::invoke_result_t<F&>> &&
+    std::constructible_from<T, future_output_t<std::invoke_result_t<F&>>>;
+
+/// A cell that is set at most once: by set(), or by the first get_or_init(init) whose
+/// initialiser completes. Concurrent get_or_init callers wait (FIFO) while one initialiser
+/// runs; if it throws or is cancelled (its task aborted, its future destroyed), the next
+/// waiter runs its own initialiser. Once set, the value never changes and get() /
+/// get_or_init() give it without waiting or locking (one acquire load).
+///
+/// Built on a Semaphore of one permit: the permit is the right to initialise; the initialiser
+/// that succeeds stores the value and closes the semaphore, which releases every waiter (the
+/// closed bit means "set"). Thread-safe; works under any executor. Not movable; it must
+/// outlive its get_or_init tasks (destroying it while one waits or initialises aborts the
+/// process with a message).
+template <class T>
+class OnceCell {
+ public:
+  /// An empty cell.
+  OnceCell() = default;
+  /// A cell that holds `value` already.
+  explicit OnceCell(T value) : value_(std::move(value)) { publish(); }
+  OnceCell(const OnceCell&) = delete;
+  OnceCell& operator=(const OnceCell&) = delete;
+  /// Destroys the value. Aborts with a message if a get_or_init is still initialising or
+  /// waiting (its task would then touch freed memory).
+  ~OnceCell() {
+    if (!sem_.is_closed() && sem_.available_permits() != 1) {
+      detail::fatal_misuse(
+          "spool::OnceCell destroyed while a get_or_init initialises or waits for it: keep the "
+          "cell alive until those tasks are done");
+    }
+  }
+
+  /// The value, or null while the cell is empty. Never waits.
+  T* get() noexcept { return initialized() ? &*value_ : nullptr; }
+  /// The value, or null while the cell is empty. Never waits.
+  const T* get() const noexcept { return initialized() ? &*value_ : nullptr; }
+  /// True once the cell holds its value.
+  bool initialized() const noexcept {
+    // An acquire load of the semaphore's state: it pairs with publish()'s close (acq_rel),
+    // which comes after the value was stored, so the value is visible once this is true.
+    return sem_.is_closed();
+  }
+
+  /// Stores `value` now. Throws OnceCellSetError if the cell already holds a value or an
+  /// initialiser is running (`value` is then destroyed).
+  void set(T value) {
+    std::optional<SemaphorePermit> permit;
+    try {
+      permit = sem_.try_acquire();
+    } catch (const AcquireError&) {
+      throw OnceCellSetError(false);  // closed: set
+    }
+    if (!permit) throw OnceCellSetError(true);  // the permit is out: an initialiser runs
+    value_.emplace(std::move(value));
+    permit->forget();
+    publish();
+  }
+
+  /// The value, initialised first if the cell is empty: `T& v = co_await
+  /// cell.get_or_init([] { return make_value(); });` where make_value() returns a Task<T>
+  /// (or any Future whose output makes a T). `init` is called only by the caller that holds
+  /// the right to initialise, so at most one initialiser runs at a time, and none once the
+  /// cell is set; the others wait in FIFO order. If `init` or its future throws, the
+  /// exception propagates to this caller only, and the next waiter initialises; likewise if
+  /// this task is cancelled while initialising. Cancelling a waiting caller loses nothing.
+  /// `init` is moved into the returned task, which must not outlive the cell.
+  template <class F>
+  requires OnceCellInit<F, T> Task<T&> get_or_init(F init) {
+    if (T* v = get()) co_return *v;
+    std::optional<SemaphorePermit> permit;
+    try {
+      permit.emplace(co_await sem_.acquire());
+    } catch (const AcquireError&) {
+      // Closed while waiting: set by another. initialized() (an acquire load) also orders
+      // this read after the value's store when the acquire saw the closed bit lock-free.
+    }
+    if (permit) {
+      // The permit is never granted once the cell is set (publish closes the semaphore while
+      // its permit is out), so this caller initialises. An exception or a cancellation
+      // releases the permit with the frame: the next waiter gets it.
+      value_.emplace(co_await std::invoke(init));
+      permit->forget();
+      publish();
+    }
+    co_return *get();
+  }
+
+ private:
+  // The value is stored: every waiter (and every later acquire) fails with AcquireError,
+  // which the cell reads as "set". Called once, by whoever stored the value.
+  void publish() { sem_.close(); }
+
+  // The right to initialise; closed once the value is stored.
+  Semaphore sem_{1};
+  // Written once, by the permit holder, before publish(); read only once initialized().
+  std::optional<T> value_;
+};
+
+}  // namespace spool

@@ -1,0 +1,275 @@
+// spool::OnceCell: set once, by set() or by the first initialiser that completes; waiters wait
+// for the running initialiser and take its value; a failing or cancelled initialiser lets the
+// next waiter initialise. Stepped by hand with counting wakers, then on both runtime flavours.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "spool/spool.hpp"
+#include "support/hand_poll.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+
+using spool::Notify;
+using spool::OnceCell;
+using spool::OnceCellSetError;
+using spool::Task;
+using spool_test::HandPoller;
+
+Task<int> value_now(int v) { co_return v; }
+
+// An initialiser that waits for `go`, then gives `v` (or throws, if `fail`).
+Task<int> value_after(Notify* go, int v, bool fail) {
+  co_await go->notified();
+  if (fail) throw std::runtime_error("the initialiser failed");
+  co_return v;
+}
+
+// An initialiser function that counts its calls.
+struct CountedInit {
+  int* calls;
+  int value;
+  Task<int> operator()() const {
+    ++*calls;
+    return value_now(value);
+  }
+};
+
+// An initialiser function that counts its calls and waits for `go`.
+struct GatedInit {
+  int* calls;
+  Notify* go;
+  int value;
+  bool fail = false;
+  Task<int> operator()() const {
+    ++*calls;
+    return value_after(go, value, fail);
+  }
+};
+
+TEST(OnceCell, FirstGetOrInitInitialisesAndLaterOnesReuseTheValue) {
+  OnceCell<int> cell;
+  EXPECT_EQ(cell.get(), nullptr);
+  EXPECT_FALSE(cell.initialized());
+  int calls = 0;
+  HandPoller party;
+  auto first = cell.get_or_init(CountedInit{&calls, 7});
+  auto p = party.poll(first);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 7);
+  EXPECT_EQ(&p.value(), cell.get());  // a reference to the cell's value
+  auto second = cell.get_or_init(CountedInit{&calls, 8});
+  auto q = party.poll(second);
+  ASSERT_TRUE(q.is_ready());
+  EXPECT_EQ(q.value(), 7);
+  EXPECT_EQ(calls, 1) << "an initialiser ran on a cell that was set";
+  EXPECT_TRUE(cell.initialized());
+}
+
+TEST(OnceCell, ConstructedWithAValueIsSet) {
+  OnceCell<std::string> cell("ready");
+  ASSERT_NE(cell.get(), nullptr);
+  EXPECT_EQ(*cell.get(), "ready");
+  int calls = 0;
+  HandPoller party;
+  OnceCell<int> ints(3);
+  auto t = ints.get_or_init(CountedInit{&calls, 4});
+  auto p = party.poll(t);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 3);
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(OnceCell, SetStoresOnceAndThenFailsWithAClearError) {
+  OnceCell<int> cell;
+  cell.set(5);
+  ASSERT_NE(cell.get(), nullptr);
+  EXPECT_EQ(*cell.get(), 5);
+  try {
+    cell.set(6);
+    FAIL() << "a second set() succeeded";
+  } catch (const OnceCellSetError& e) {
+    EXPECT_FALSE(e.is_initializing());
+    EXPECT_NE(std::string(e.what()).find("already holds a value"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(*cell.get(), 5);
+}
+
+TEST(OnceCell, SetWhileAnInitialiserRunsFailsAndTheInitialiserWins) {
+  OnceCell<int> cell;
+  Notify go;
+  int calls = 0;
+  HandPoller party;
+  auto init = cell.get_or_init(GatedInit{&calls, &go, 1});
+  EXPECT_TRUE(party.poll(init).is_pending());
+  try {
+    cell.set(2);
+    FAIL() << "set() succeeded while an initialiser ran";
+  } catch (const OnceCellSetError& e) {
+    EXPECT_TRUE(e.is_initializing());
+    EXPECT_NE(std::string(e.what()).find("an initialiser is running"), std::string::npos);
+  }
+  go.notify_one();
+  auto p = party.poll(init);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 1);
+}
+
+TEST(OnceCell, WaitersTakeTheRunningInitialisersValue) {
+  OnceCell<int> cell;
+  Notify go;
+  int calls = 0;
+  HandPoller a, b, c;
+  auto first = cell.get_or_init(GatedInit{&calls, &go, 1});
+  auto second = cell.get_or_init(GatedInit{&calls, &go, 2});
+  auto third = cell.get_or_init(GatedInit{&calls, &go, 3});
+  EXPECT_TRUE(a.poll(first).is_pending());
+  EXPECT_TRUE(b.poll(second).is_pending());
+  EXPECT_TRUE(c.poll(third).is_pending());
+  EXPECT_EQ(calls, 1) << "a waiter ran its initialiser while another ran";
+  go.notify_one();
+  EXPECT_EQ(a.wakes(), 1);
+  auto p = a.poll(first);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 1);
+  EXPECT_EQ(b.wakes(), 1) << "setting the value must wake every waiter";
+  EXPECT_EQ(c.wakes(), 1);
+  auto q = b.poll(second);
+  auto r = c.poll(third);
+  ASSERT_TRUE(q.is_ready() && r.is_ready());
+  EXPECT_EQ(q.value(), 1);
+  EXPECT_EQ(r.value(), 1);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(OnceCell, AFailingInitialiserThrowsToItsCallerAndTheNextWaiterInitialises) {
+  OnceCell<int> cell;
+  Notify go;
+  int calls = 0;
+  HandPoller a, b;
+  auto failing = cell.get_or_init(GatedInit{&calls, &go, 1, true});
+  auto next = cell.get_or_init(GatedInit{&calls, &go, 2});
+  EXPECT_TRUE(a.poll(failing).is_pending());
+  EXPECT_TRUE(b.poll(next).is_pending());
+  go.notify_one();
+  EXPECT_THROW((void)a.poll(failing), std::runtime_error);
+  EXPECT_EQ(cell.get(), nullptr);
+  EXPECT_EQ(b.wakes(), 1) << "the failed initialiser did not pass its turn on";
+  EXPECT_TRUE(b.poll(next).is_pending());  // now running its own initialiser
+  EXPECT_EQ(calls, 2);
+  go.notify_one();
+  auto p = b.poll(next);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 2);
+}
+
+TEST(OnceCell, AnInitialiserThatThrowsWhenCalledLetsTheNextCallerTry) {
+  OnceCell<int> cell;
+  HandPoller party;
+  auto throwing = cell.get_or_init([]() -> Task<int> { throw std::runtime_error("no future"); });
+  EXPECT_THROW((void)party.poll(throwing), std::runtime_error);
+  int calls = 0;
+  auto next = cell.get_or_init(CountedInit{&calls, 9});
+  auto p = party.poll(next);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 9);
+}
+
+TEST(OnceCell, ADroppedInitialiserLetsAWaiterInitialise) {
+  OnceCell<int> cell;
+  Notify go;
+  int calls = 0;
+  HandPoller a, b;
+  auto dropped = std::make_optional(cell.get_or_init(GatedInit{&calls, &go, 1}));
+  auto waiter = cell.get_or_init(CountedInit{&calls, 2});
+  EXPECT_TRUE(a.poll(*dropped).is_pending());
+  EXPECT_TRUE(b.poll(waiter).is_pending());
+  dropped.reset();  // cancelled while its initialiser waits
+  EXPECT_EQ(b.wakes(), 1) << "the cancelled initialiser did not pass its turn on";
+  auto p = b.poll(waiter);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 2);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(OnceCell, ADroppedWaiterLosesNothing) {
+  OnceCell<int> cell;
+  Notify go;
+  int calls = 0;
+  HandPoller a, b, c;
+  auto init = cell.get_or_init(GatedInit{&calls, &go, 1, true});
+  auto dropped = std::make_optional(cell.get_or_init(CountedInit{&calls, 2}));
+  auto last = cell.get_or_init(CountedInit{&calls, 3});
+  EXPECT_TRUE(a.poll(init).is_pending());
+  EXPECT_TRUE(b.poll(*dropped).is_pending());
+  EXPECT_TRUE(c.poll(last).is_pending());
+  dropped.reset();
+  go.notify_one();
+  EXPECT_THROW((void)a.poll(init), std::runtime_error);
+  EXPECT_EQ(c.wakes(), 1);
+  auto p = c.poll(last);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 3);
+}
+
+TEST(OnceCellDeathTest, DestroyedWhileAnInitialiserRunsAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Notify go;
+        int calls = 0;
+        auto cell = std::make_unique<OnceCell<int>>();
+        auto init = cell->get_or_init(GatedInit{&calls, &go, 1});
+        HandPoller p;
+        (void)p.poll(init);
+        cell.reset();
+      },
+      "spool::OnceCell destroyed while a get_or_init initialises or waits");
+}
+
+class OnceCellAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(OnceCellAnyFlavor);
+
+// Says it started, then waits until cancelled.
+Task<int> announce_then_hang(spool::oneshot::Sender<int>* started) {
+  started->send(1);
+  spool_rt_test::NeverReady never;
+  co_await never;
+  co_return 1;
+}
+
+struct HangingInit {
+  spool::oneshot::Sender<int>* started;
+  Task<int> operator()() const { return announce_then_hang(started); }
+};
+
+// get_or_init with `init`, named before the co_await (docs/core.md: g++ 12 and temporaries).
+template <class Init>
+Task<int> get_or_init_with(OnceCell<int>* cell, Init init) {
+  Task<int&> get = cell->get_or_init(std::move(init));
+  co_return co_await std::move(get);
+}
+
+// The initialising task is aborted while its initialiser waits: a task that came later
+// initialises (it would wait forever if the aborted one kept its turn).
+TEST_P(OnceCellAnyFlavor, AnAbortedInitialiserTaskLetsTheNextInitialise) {
+  auto rt = build();
+  OnceCell<int> cell;
+  auto [started_tx, started_rx] = spool::oneshot::channel<int>();
+  auto first = rt.spawn(get_or_init_with(&cell, HangingInit{&started_tx}));
+  EXPECT_EQ(wait(rt, std::move(started_rx)), 1);  // the first initialiser runs
+  int calls = 0;                                  // written by the second initialiser only
+  auto second = rt.spawn(get_or_init_with(&cell, CountedInit{&calls, 2}));
+  first.abort();
+  EXPECT_EQ(wait(rt, std::move(second)), 2);
+  EXPECT_THROW(wait(rt, std::move(first)), spool::JoinError);
+  EXPECT_EQ(*cell.get(), 2);
+  EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
