@@ -63,6 +63,53 @@ class JoinError : public std::runtime_error, public std::nested_exception {
   bool cancelled_;
 };
 
+/// Cancels a spawned task without owning its result: made by JoinHandle::abort_handle(), it
+/// may be copied to anyone (a supervisor, a timeout, a connection registry) while the
+/// JoinHandle stays with whoever awaits the output. abort() behaves as JoinHandle::abort;
+/// the task's JoinHandle then gives a cancelled JoinError (unless the task finished first).
+/// Each copy holds a reference to the task's header, not to its frame or output: a task that
+/// finished is freed (its locals and output destroyed as usual) except for its small header,
+/// which goes with the last AbortHandle — also after its runtime is gone. Thread-safe: any
+/// thread may call abort(), is_finished() and id() on its own copy.
+class AbortHandle {
+ public:
+  /// An empty handle: abort() does nothing, is_finished() is true, id() is 0.
+  AbortHandle() noexcept = default;
+  /// Another handle to the same task.
+  AbortHandle(const AbortHandle& o) noexcept : task_(o.task_) {
+    if (task_) detail::task_ref_inc(task_);
+  }
+  /// Takes `o`'s task; `o` becomes empty.
+  AbortHandle(AbortHandle&& o) noexcept : task_(std::exchange(o.task_, nullptr)) {}
+  /// Refers to `o`'s task (dropping this handle's own).
+  AbortHandle& operator=(AbortHandle o) noexcept {
+    std::swap(task_, o.task_);
+    return *this;
+  }
+  /// Drops this handle's reference to the task (the task itself runs on).
+  ~AbortHandle() {
+    if (task_) detail::task_ref_drop(task_);
+  }
+
+  /// Asks the task to stop, as JoinHandle::abort does. No effect once it finished.
+  void abort() const noexcept {
+    if (task_) detail::join_abort(task_);
+  }
+  /// True once the task completed (with a value, an exception, or by cancellation), or for
+  /// an empty handle. The JoinHandle still holds the outcome.
+  bool is_finished() const noexcept { return task_ == nullptr || detail::join_is_finished(task_); }
+  /// The task's unique id, as JoinHandle::id() (0 for an empty handle).
+  std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
+
+ private:
+  template <class>
+  friend class JoinHandle;
+  explicit AbortHandle(detail::TaskHeader* task) noexcept : task_(task) {
+    if (task_) detail::task_ref_inc(task_);
+  }
+  detail::TaskHeader* task_ = nullptr;
+};
+
 /// Owns the right to a spawned task's result. `co_await handle` (or polling it, e.g. with
 /// block_on from a plain thread) gives the task's value, or throws JoinError. Dropping
 /// the handle detaches the task: it runs on, and its result is discarded; say so with
@@ -106,6 +153,10 @@ class [[nodiscard]] JoinHandle {
   void abort() const noexcept {
     if (task_) detail::join_abort(task_);
   }
+  /// A handle that can abort the task from elsewhere while this one keeps the result (see
+  /// AbortHandle); an empty one for a handle that gave its result or was detached or moved
+  /// from.
+  AbortHandle abort_handle() const noexcept { return AbortHandle(task_); }
   /// Lets the task run on unobserved: its result is discarded when it finishes. The handle
   /// is empty afterwards, as a moved-from one (polling it throws std::logic_error; abort()
   /// does nothing). Same as dropping the handle, but says so.

@@ -317,6 +317,10 @@ void join_drop(TaskHeader* t) noexcept {
   drop_join_interest(t->state, c);
 }
 
+void task_ref_inc(TaskHeader* t) noexcept { ref_inc(*t); }
+
+void task_ref_drop(TaskHeader* t) noexcept { drop_task_refs(t); }
+
 std::uint64_t join_task_id(const TaskHeader* t) noexcept { return t->id; }
 
 }  // namespace spool::detail

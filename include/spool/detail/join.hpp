@@ -30,6 +30,10 @@ void join_cancel_now(TaskHeader* task) noexcept;
 std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 // Drops the JoinHandle's interest and reference.
 void join_drop(TaskHeader* task) noexcept;
+// An AbortHandle's reference: keeps the header (not the frame, nor the output) alive, as a
+// Waker's does; the last drop frees it.
+void task_ref_inc(TaskHeader* task) noexcept;
+void task_ref_drop(TaskHeader* task) noexcept;
 std::uint64_t join_task_id(const TaskHeader* task) noexcept;
 // JoinError's what(): "spool: task <id> was cancelled", or "spool: task <id> threw an
 // exception: <what() of the innermost std::exception nested in `cause`>".
