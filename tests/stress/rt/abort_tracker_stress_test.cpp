@@ -3,7 +3,8 @@
 // detached (the AbortHandle then holds the header's last reference): every joined task gives
 // its value or a cancelled JoinError, and nothing is freed twice or leaked. Then TaskTracker
 // rounds: tasks tracked from workers and an outside thread, close() racing their completion,
-// wait() seeing every task's plain (non-atomic) write.
+// wait() seeing every task's plain (non-atomic) write, and that of plain threads releasing
+// tokens.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -102,6 +103,31 @@ TEST(TaskTrackerStress, WaitSeesEveryTrackedTasksWork) {
     EXPECT_TRUE(tracker.is_empty());
   }
   EXPECT_EQ(missing, 0) << "wait() completed before some tracked task had finished";
+}
+
+// Tokens released by plain threads, linked to the waiter only through the tracker: each
+// thread's plain write must be visible once wait() completes. (The tracker's shared_ptr
+// count, an acq_rel RMW of its own, also orders them in practice, so a weaker ordering of
+// the drops does not show up here as a TSan report.)
+TEST(TaskTrackerStress, WaitSeesTheWorkOfThreadsThatReleasedTokens) {
+  constexpr int kThreadRounds = 500;
+  constexpr int kThreads = 3;
+  int missing = 0;
+  for (int r = 0; r < kThreadRounds; ++r) {
+    spool::TaskTracker tracker;
+    std::vector<int> slots(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&slots, t, token = tracker.token()]() mutable {
+        slots[t] = t + 1;
+        token.release();
+      });
+    }
+    spool::block_on(close_and_wait(tracker));
+    for (int t = 0; t < kThreads; ++t) missing += slots[t] == t + 1 ? 0 : 1;
+    for (auto& th : threads) th.join();
+  }
+  EXPECT_EQ(missing, 0) << "wait() completed before a token's work was visible";
 }
 
 }  // namespace
