@@ -83,7 +83,9 @@ class TaskTrackerToken {
 /// it counts as a running task until it completes (returns its output or throws) or is
 /// destroyed. On completion it destroys `F` first, then releases its token, so whatever `F`
 /// holds is gone before the tracker's wait() completes — even while the task's JoinHandle
-/// still holds the output. Movable until first polled (as F).
+/// still holds the output. (Spawned, it is released inside the task's last poll: wait() may
+/// complete an instant before the JoinHandle's is_finished() turns true.) Movable until
+/// first polled (as F).
 template <Future F>
 class TrackedFuture {
  public:
