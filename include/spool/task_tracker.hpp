@@ -121,27 +121,35 @@ class TrackedFuture {
 
 /// The future of TaskTracker::wait(): ready once the tracker is closed and no tracked task
 /// is left — checked at every poll, and also ready if the tracker was closed and empty at
-/// any moment after wait() was called, even if it was reopened or tracked a new task since
-/// (tokio's semantics). Tasks tracked while it waits are waited for too. It shares the
-/// tracker's state, so it may outlive every TaskTracker copy. Movable until first polled;
-/// moving it while it waits throws std::logic_error. Cancellation loses nothing.
+/// any moment since wait() was called (its creation included), even if it was reopened or
+/// tracked a new task since (tokio's semantics). Tasks tracked while it waits are waited for
+/// too. It shares the tracker's state, so it may outlive every TaskTracker copy. Movable
+/// until first polled; moving it while it waits throws std::logic_error. Cancellation loses
+/// nothing.
 class TaskTrackerWait {
  public:
   /// Ready once closed and empty (see the class); pending, keeping the latest waker, else.
   Poll<void> poll(Context& cx) {
-    if (state_->state.load(std::memory_order_acquire) == detail::TrackerState::kClosed) {
-      return Poll<void>::ready();
-    }
+    if (ready_ || is_idle(*state_)) return Poll<void>::ready();
     return became_idle_.poll(cx);
   }
 
  private:
   friend class TaskTracker;
   explicit TaskTrackerWait(std::shared_ptr<detail::TrackerState> state) noexcept
-      : state_(std::move(state)), became_idle_(state_->became_idle.notified()) {}
+      : state_(std::move(state)),
+        became_idle_(state_->became_idle.notified()),
+        ready_(is_idle(*state_)) {}
+  // Closed and empty now. Acquire: pairs with the release of the drop or close() that made
+  // it so, whose work the waiter may then read.
+  static bool is_idle(const detail::TrackerState& s) noexcept {
+    return s.state.load(std::memory_order_acquire) == detail::TrackerState::kClosed;
+  }
   std::shared_ptr<detail::TrackerState> state_;
   // Made before the first look at the state: a notify_waiters after wait() completes it.
   Notified became_idle_;
+  // Closed and empty when wait() was called (a notify_waiters before it is not seen).
+  bool ready_;
 };
 
 /// Tracks tasks so that a shutdown can wait for them: `spawn` (or `track` a future and

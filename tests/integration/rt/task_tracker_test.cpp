@@ -113,6 +113,22 @@ TEST(TaskTracker, AWaitSeesAnIdleMomentThatAReopenEnded) {
   EXPECT_TRUE(party.poll(never_polled).is_ready());
 }
 
+// tokio's semantics at creation too: a wait() made while the tracker is closed and empty is
+// done, even if the tracker is reopened, or tracks a task, before its first poll.
+TEST(TaskTracker, AWaitMadeWhileClosedAndEmptyIsReadyAfterAReopenOrANewTask) {
+  HandPoller party;
+  TaskTracker reopened, busy;
+  reopened.close();
+  busy.close();
+  auto after_reopen = reopened.wait();
+  auto after_task = busy.wait();
+  reopened.reopen();
+  spool::TaskTrackerToken task = busy.token();
+  EXPECT_TRUE(party.poll(after_reopen).is_ready()) << "reopened before the first poll";
+  EXPECT_TRUE(party.poll(after_task).is_ready()) << "a task tracked before the first poll";
+  EXPECT_EQ(busy.len(), 1u);
+}
+
 // A future that records how many tasks its tracker counted when it was destroyed.
 struct RecordsLenAtDestruction {
   ManualLeaf leaf;
