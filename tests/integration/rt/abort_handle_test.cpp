@@ -94,17 +94,19 @@ TEST_P(AbortHandleAnyFlavor, AbortAfterCompletionLeavesTheValue) {
 
 TEST_P(AbortHandleAnyFlavor, OutlivesTheRuntimeOfAFinishedAndOfACancelledTask) {
   std::optional<AbortHandle> finished, cancelled;
+  std::atomic<std::int64_t> drops{0};  // outlives the runtime, whose shutdown adds to it
   {
     auto rt = build();
     ManualLeaf leaf;
     auto done = rt.spawn(value(1));
     finished = done.abort_handle();
     EXPECT_EQ(wait(rt, done), 1);
-    std::atomic<std::int64_t> drops{0};
     auto pending = rt.spawn(pending_with_local(&drops, leaf));
     cancelled = pending.abort_handle();
     pending.detach();
+    until_pending(rt, leaf);  // its local exists now
   }  // the shutdown cancels `pending`'s task; both headers stay for the AbortHandles
+  EXPECT_EQ(drops.load(), 1) << "the shutdown must destroy the cancelled task's local";
   EXPECT_TRUE(finished->is_finished());
   EXPECT_TRUE(cancelled->is_finished());
   finished->abort();  // no effect, and nothing touches the runtime that is gone
