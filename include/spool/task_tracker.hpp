@@ -129,7 +129,13 @@ class TrackedFuture {
 class TaskTrackerWait {
  public:
   /// Ready once closed and empty (see the class); pending, keeping the latest waker, else.
+  /// Throws std::logic_error on a moved-from future.
   Poll<void> poll(Context& cx) {
+    if (!state_) {
+      throw std::logic_error(
+          "spool::TaskTrackerWait polled after it was moved from: poll the future it was "
+          "moved to");
+    }
     if (ready_ || is_idle(*state_)) return Poll<void>::ready();
     return became_idle_.poll(cx);
   }
@@ -158,7 +164,8 @@ class TaskTrackerWait {
 /// handle and no output: a finished task is forgotten at once, so a server may track
 /// millions of connections over its life. Closing does not stop tracking: a task spawned
 /// after close() is tracked and waited for too (close() only allows wait() to complete).
-/// Copies share one tracker (as a shared_ptr). Thread-safe; wait() works under any executor.
+/// Copies share one tracker (as a shared_ptr); it has no move, so a moved-from tracker is a
+/// copy that still works. Thread-safe; wait() works under any executor.
 ///
 /// Graceful shutdown (docs/sync.md): give every task a CancellationToken, spawn them through
 /// the tracker; to stop, `token.cancel(); tracker.close(); co_await tracker.wait();`.
@@ -166,6 +173,13 @@ class TaskTracker {
  public:
   /// An open tracker with no task.
   TaskTracker() : state_(std::make_shared<detail::TrackerState>()) {}
+  /// Another handle to the same tracker. Declared so that a move copies: no TaskTracker is
+  /// ever left without its state.
+  TaskTracker(const TaskTracker&) = default;
+  /// Makes this a handle to `o`'s tracker (a move does the same).
+  TaskTracker& operator=(const TaskTracker&) = default;
+  /// Drops this handle; the tracker lives on in its copies, tokens and wait futures.
+  ~TaskTracker() = default;
 
   /// Wraps `fut` so that it counts as a running task until it completes or is destroyed
   /// (see TrackedFuture). Spawn it, or await it, as any future.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -41,6 +42,35 @@ TEST(TaskTracker, CountsTokensAndReportsClosing) {
   EXPECT_TRUE(tracker.reopen());
   EXPECT_FALSE(tracker.reopen());
   EXPECT_FALSE(copy.is_closed());
+}
+
+// A TaskTracker has no move: a moved-from one is a working copy of the same tracker.
+TEST(TaskTracker, AMovedFromTrackerStillWorksOnTheSameTracker) {
+  TaskTracker tracker;
+  TaskTracker moved_to = std::move(tracker);
+  TaskTracker assigned;
+  assigned = std::move(moved_to);
+  // NOLINTNEXTLINE(bugprone-use-after-move): moves copy
+  spool::TaskTrackerToken a = tracker.token();
+  spool::TaskTrackerToken b = moved_to.token();  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(assigned.len(), 2u);
+  EXPECT_TRUE(moved_to.close());  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(assigned.is_closed());
+}
+
+TEST(TaskTracker, PollingAMovedFromWaitThrows) {
+  TaskTracker tracker;
+  HandPoller party;
+  auto w = tracker.wait();
+  auto moved_to = std::move(w);
+  try {
+    (void)party.poll(w);  // NOLINT(bugprone-use-after-move)
+    FAIL() << "a moved-from wait() future was polled without an error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("moved from"), std::string::npos) << e.what();
+  }
+  tracker.close();
+  EXPECT_TRUE(party.poll(moved_to).is_ready());
 }
 
 TEST(TaskTracker, WaitCompletesOnlyWhenClosedAndEmpty) {
