@@ -87,10 +87,7 @@ Poll<SemaphorePermit> Semaphore::enqueue(SemaphoreAcquire& a, const Waker& waker
   std::size_t cur = state_.load(std::memory_order_acquire);
   std::size_t need = a.n_;
   for (;;) {
-    if ((cur & kClosed) != 0) {
-      a.state_ = SemaphoreAcquire::State::kDone;
-      throw AcquireError();
-    }
+    if ((cur & kClosed) != 0) return a.finish_closed();
     const std::size_t available = cur >> kShift;
     if (available >= need) {
       // Acquire: as try_take (the permits were released lock-free, or became available
@@ -129,8 +126,7 @@ Poll<SemaphorePermit> Semaphore::repoll(SemaphoreAcquire& a, const Waker& waker)
   if (detail::WaiterList::refresh_if_linked(lock_, a.node_, waker)) return pending;
   // Completed between the caller's load and the lock.
   if (a.node_.remaining.load(std::memory_order_acquire) == AcquireWaiter::kClosed) {
-    a.state_ = SemaphoreAcquire::State::kDone;
-    throw AcquireError();
+    return a.finish_closed();
   }
   return a.finish();
 }
@@ -184,10 +180,7 @@ Poll<SemaphorePermit> SemaphoreAcquire::poll_slow(Context& cx) {
   // Waiting. Acquire: pairs with the release store of whoever completed the node.
   const std::size_t remaining = node_.remaining.load(std::memory_order_acquire);
   if (remaining == 0) return finish();
-  if (remaining == detail::AcquireWaiter::kClosed) {
-    state_ = State::kDone;
-    throw AcquireError();
-  }
+  if (remaining == detail::AcquireWaiter::kClosed) return finish_closed();
   return sem_->repoll(*this, cx.waker());
 }
 

@@ -108,27 +108,27 @@ class OnceCell {
   template <class F>
   requires OnceCellInit<F, T> Task<T&> get_or_init(F init) {
     if (T* v = get()) co_return *v;
-    std::optional<SemaphorePermit> permit;
-    try {
-      permit.emplace(co_await sem_.acquire());
-    } catch (const AcquireError&) {
-      // Closed while waiting: set by another. initialized() (an acquire load) also orders
-      // this read after the value's store when the acquire saw the closed bit lock-free.
-    }
-    if (permit) {
+    // Empty when closed: set by another (no AcquireError per waiter). Named before the
+    // co_await, as every awaited future here (docs/core.md: g++ 12 and temporaries).
+    SemaphoreAcquire acquire = detail::acquire_one_or_empty_when_closed(sem_);
+    SemaphorePermit permit = co_await std::move(acquire);
+    if (permit.num_permits() != 0) {
       // The permit is never granted once the cell is set (publish closes the semaphore while
       // its permit is out), so this caller initialises. An exception or a cancellation
       // releases the permit with the frame: the next waiter gets it.
-      value_.emplace(co_await std::invoke(init));
-      permit->forget();
+      auto initialiser = std::invoke(init);
+      value_.emplace(co_await std::move(initialiser));
+      permit.forget();
       publish();
     }
+    // initialized() (an acquire load) orders this read after the value's store also when the
+    // acquire saw the closed bit lock-free.
     co_return *get();
   }
 
  private:
-  // The value is stored: every waiter (and every later acquire) fails with AcquireError,
-  // which the cell reads as "set". Called once, by whoever stored the value.
+  // The value is stored: every waiter (and every later acquire) gets an empty permit (or
+  // AcquireError), which the cell reads as "set". Called once, by whoever stored the value.
   void publish() { sem_.close(); }
 
   // The right to initialise; closed once the value is stored.

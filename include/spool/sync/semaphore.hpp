@@ -27,6 +27,13 @@ class AcquireError : public std::runtime_error {
 class Semaphore;
 class SemaphoreAcquire;
 
+namespace detail {
+/// Semaphore::acquire(1) for spool's own primitives that read "closed" as an answer, not an
+/// error (OnceCell: "set"): once the semaphore is (or gets) closed, the future is ready with
+/// an empty permit instead of throwing AcquireError, so no exception is thrown per waiter.
+SemaphoreAcquire acquire_one_or_empty_when_closed(Semaphore& sem);
+}  // namespace detail
+
 /// Permits held from a Semaphore: returned to it when the permit is destroyed (RAII). Move
 /// only; a moved-from permit holds nothing, so destroying or releasing it is a no-op. Not
 /// thread-safe (one owner), but it may be moved to and released on any thread. It must not
@@ -105,11 +112,18 @@ class SemaphoreAcquire {
 
  private:
   friend class Semaphore;
+  friend SemaphoreAcquire detail::acquire_one_or_empty_when_closed(Semaphore& sem);
   enum class State : std::uint8_t { kIdle, kWaiting, kDone };
   SemaphoreAcquire(Semaphore* sem, std::size_t n) noexcept : sem_(sem), n_(n) {}
   SemaphorePermit finish() noexcept {
     state_ = State::kDone;
     return SemaphorePermit(sem_, n_);
+  }
+  // The semaphore is closed: AcquireError, or an empty permit when empty_when_closed_.
+  Poll<SemaphorePermit> finish_closed() {
+    state_ = State::kDone;
+    if (!empty_when_closed_) throw AcquireError();
+    return SemaphorePermit();
   }
   // A poll after the first: waiting (or a misuse).
   Poll<SemaphorePermit> poll_slow(Context& cx);
@@ -117,6 +131,7 @@ class SemaphoreAcquire {
   Semaphore* sem_;
   std::size_t n_;
   State state_ = State::kIdle;
+  bool empty_when_closed_ = false;  // see detail::acquire_one_or_empty_when_closed
   detail::AcquireWaiter node_;
 };
 
@@ -254,6 +269,12 @@ inline Poll<SemaphorePermit> SemaphoreAcquire::poll(Context& cx) {
   // The fast path inline: a first poll whose permits are there (one CAS).
   if (sem_->try_take(n_) == Semaphore::Take::kTaken) return finish();
   return sem_->enqueue(*this, cx.waker());  // short, or closed: under the lock
+}
+
+inline SemaphoreAcquire detail::acquire_one_or_empty_when_closed(Semaphore& sem) {
+  SemaphoreAcquire a(&sem, 1);
+  a.empty_when_closed_ = true;
+  return a;
 }
 
 inline void SemaphorePermit::release() noexcept {

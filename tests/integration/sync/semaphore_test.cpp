@@ -156,6 +156,28 @@ TEST(Semaphore, CloseGivesBackWhatAWaiterHadCollected) {
   EXPECT_THROW(party.poll(a), AcquireError);
 }
 
+// spool's internal acquire for primitives that read "closed" as an answer (OnceCell): an
+// empty permit instead of AcquireError, whether closed before the first poll or while waiting.
+TEST(Semaphore, TheInternalAcquireGivesAnEmptyPermitWhenClosed) {
+  Semaphore s(1);
+  HandPoller party;
+  SemaphoreAcquire granted = spool::detail::acquire_one_or_empty_when_closed(s);
+  SemaphoreAcquire waiting = spool::detail::acquire_one_or_empty_when_closed(s);
+  SemaphoreAcquire never_polled = spool::detail::acquire_one_or_empty_when_closed(s);
+  auto g = party.poll(granted);
+  ASSERT_TRUE(g.is_ready());
+  EXPECT_EQ(g.value().num_permits(), 1u);
+  EXPECT_TRUE(party.poll(waiting).is_pending());
+  s.close();
+  auto w = party.poll(waiting);
+  ASSERT_TRUE(w.is_ready());
+  EXPECT_EQ(w.value().num_permits(), 0u);
+  auto n = party.poll(never_polled);
+  ASSERT_TRUE(n.is_ready());
+  EXPECT_EQ(n.value().num_permits(), 0u);
+  EXPECT_THROW(party.poll(waiting), std::logic_error) << "polled after it completed";
+}
+
 // --- cancellation ---
 
 TEST(Semaphore, ACancelledWaiterPassesItsCollectedPermitsOn) {
