@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "spool/spool.hpp"
 #include "support/hand_poll.hpp"
@@ -197,7 +198,10 @@ TEST(OnceCell, ADroppedInitialiserLetsAWaiterInitialise) {
   EXPECT_EQ(calls, 2);
 }
 
-TEST(OnceCell, ADroppedWaiterLosesNothing) {
+// An initialiser that fails and two waiters behind it; the first waiter is dropped while it
+// waits, or once the failure granted it the turn (never polled again, it passes the turn on
+// when destroyed). Either way the last waiter initialises.
+void drop_a_waiter_and_check_the_last_initialises(bool after_the_failure) {
   OnceCell<int> cell;
   Notify go;
   int calls = 0;
@@ -208,13 +212,71 @@ TEST(OnceCell, ADroppedWaiterLosesNothing) {
   EXPECT_TRUE(a.poll(init).is_pending());
   EXPECT_TRUE(b.poll(*dropped).is_pending());
   EXPECT_TRUE(c.poll(last).is_pending());
-  dropped.reset();
+  if (!after_the_failure) dropped.reset();
   go.notify_one();
   EXPECT_THROW((void)a.poll(init), std::runtime_error);
-  EXPECT_EQ(c.wakes(), 1);
+  if (after_the_failure) {
+    EXPECT_EQ(b.wakes(), 1) << "the failed initialiser did not pass its turn on";
+    EXPECT_EQ(c.wakes(), 0);
+    dropped.reset();
+  }
+  EXPECT_EQ(c.wakes(), 1) << "the turn was lost";
   auto p = c.poll(last);
   ASSERT_TRUE(p.is_ready());
   EXPECT_EQ(p.value(), 3);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(OnceCell, ADroppedWaiterLosesNothing) { drop_a_waiter_and_check_the_last_initialises(false); }
+
+TEST(OnceCell, AWaiterDroppedAfterItWasGrantedTheTurnPassesItOn) {
+  drop_a_waiter_and_check_the_last_initialises(true);
+}
+
+// A hand-written initialiser future (not a Task), ready at once; counts the destructions of
+// instances that were not moved from.
+class ReadyFuture {
+ public:
+  ReadyFuture(int value, int* destroyed) : value_(value), destroyed_(destroyed) {}
+  ReadyFuture(ReadyFuture&& o) noexcept
+      : value_(o.value_), destroyed_(std::exchange(o.destroyed_, nullptr)) {}
+  ReadyFuture& operator=(ReadyFuture&&) = delete;
+  ~ReadyFuture() {
+    if (destroyed_ != nullptr) ++*destroyed_;
+  }
+  spool::Poll<int> poll(spool::Context&) { return value_; }
+
+ private:
+  int value_;
+  int* destroyed_;
+};
+
+struct ReadyFutureInit {
+  int* destroyed;
+  ReadyFuture operator()() const { return ReadyFuture(11, destroyed); }
+};
+
+TEST(OnceCell, AnInitialiserMayReturnAnyFuture) {
+  OnceCell<int> cell;
+  int destroyed = 0;
+  HandPoller party;
+  auto t = cell.get_or_init(ReadyFutureInit{&destroyed});
+  auto p = party.poll(t);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 11);
+  EXPECT_EQ(destroyed, 1) << "the initialiser's future must be destroyed exactly once";
+}
+
+Task<const char*> c_string() { co_return "made from a const char*"; }
+
+TEST(OnceCell, AnInitialiserMayGiveAnythingTheValueIsMadeFrom) {
+  OnceCell<std::string> cell;
+  HandPoller party;
+  auto t = cell.get_or_init([] { return c_string(); });
+  auto p = party.poll(t);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), "made from a const char*");
+  EXPECT_EQ(*cell.get(), "made from a const char*");
 }
 
 TEST(OnceCellDeathTest, DestroyedWhileAnInitialiserRunsAbortsWithAMessage) {
