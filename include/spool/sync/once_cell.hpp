@@ -3,6 +3,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "spool/core/future.hpp"
 #include "spool/core/task.hpp"
+#include "spool/detail/atomic.hpp"
 #include "spool/detail/fatal_misuse.hpp"
 #include "spool/sync/semaphore.hpp"
 
@@ -50,8 +52,9 @@ concept OnceCellInit = std::invocable<F&> && Future<std::invoke_result_t<F&>> &&
 /// Built on a Semaphore of one permit: the permit is the right to initialise; the initialiser
 /// that succeeds stores the value and closes the semaphore, which releases every waiter (the
 /// closed bit means "set"). Thread-safe; works under any executor. Not movable; it must
-/// outlive its get_or_init tasks (destroying it while one waits or initialises aborts the
-/// process with a message).
+/// outlive its get_or_init tasks: destroying it while one of them that found it empty has not
+/// finished (initialises, waits, or was woken and not yet polled) aborts the process with a
+/// message; a get_or_init task never polled is not seen (it must not be polled afterwards).
 template <class T>
 class OnceCell {
  public:
@@ -61,10 +64,10 @@ class OnceCell {
   explicit OnceCell(T value) : value_(std::move(value)) { publish(); }
   OnceCell(const OnceCell&) = delete;
   OnceCell& operator=(const OnceCell&) = delete;
-  /// Destroys the value. Aborts with a message if a get_or_init is still initialising or
-  /// waiting (its task would then touch freed memory).
+  /// Destroys the value. Aborts with a message if a get_or_init that found the cell empty
+  /// has not finished (its task would then touch freed memory).
   ~OnceCell() {
-    if (!sem_.is_closed() && sem_.available_permits() != 1) {
+    if (slow_callers_.load(std::memory_order_acquire) != 0) {
       detail::fatal_misuse(
           "spool::OnceCell destroyed while a get_or_init initialises or waits for it: keep the "
           "cell alive until those tasks are done");
@@ -108,6 +111,7 @@ class OnceCell {
   template <class F>
   requires OnceCellInit<F, T> Task<T&> get_or_init(F init) {
     if (T* v = get()) co_return *v;
+    const SlowCaller counted(slow_callers_);
     // Empty when closed: set by another (no AcquireError per waiter). Named before the
     // co_await, as every awaited future here (docs/core.md: g++ 12 and temporaries).
     SemaphoreAcquire acquire = detail::acquire_one_or_empty_when_closed(sem_);
@@ -131,8 +135,28 @@ class OnceCell {
   // AcquireError), which the cell reads as "set". Called once, by whoever stored the value.
   void publish() { sem_.close(); }
 
+  // Counts a get_or_init past its fast path, from before it touches the semaphore until its
+  // frame ends (done, failed or cancelled), for the destructor's check.
+  class SlowCaller {
+   public:
+    explicit SlowCaller(detail::Atomic<std::size_t>& n) noexcept : n_(n) {
+      n_.fetch_add(1, std::memory_order_relaxed);
+    }
+    SlowCaller(const SlowCaller&) = delete;
+    SlowCaller& operator=(const SlowCaller&) = delete;
+    ~SlowCaller() { n_.fetch_sub(1, std::memory_order_release); }
+
+   private:
+    detail::Atomic<std::size_t>& n_;
+  };
+
   // The right to initialise; closed once the value is stored.
   Semaphore sem_{1};
+  // Unfinished get_or_init calls that found the cell empty. Incremented (relaxed) by each
+  // before it touches the semaphore; decremented with release after its last touch of the
+  // cell; the destructor's acquire load pairs with that release, so a 0 orders every such
+  // touch before the value's destruction.
+  detail::Atomic<std::size_t> slow_callers_{0};
   // Written once, by the permit holder, before publish(); read only once initialized().
   std::optional<T> value_;
 };

@@ -279,19 +279,36 @@ TEST(OnceCell, AnInitialiserMayGiveAnythingTheValueIsMadeFrom) {
   EXPECT_EQ(*cell.get(), "made from a const char*");
 }
 
+// Destroys a cell with an initialiser and a waiter: while the initialiser runs, or once it
+// set the cell and woke the waiter, which has not run yet (it would still touch the cell).
+void destroy_with_an_unfinished_get_or_init(bool after_the_store) {
+  Notify go;
+  int calls = 0;
+  auto cell = std::make_unique<OnceCell<int>>();
+  auto init = cell->get_or_init(GatedInit{&calls, &go, 1});
+  // Leaked, so that nothing touches the freed cell if the destructor did not abort.
+  auto* waiter = new Task<int&>(cell->get_or_init(GatedInit{&calls, &go, 2}));
+  HandPoller a, b;
+  (void)a.poll(init);
+  (void)b.poll(*waiter);
+  if (after_the_store) {
+    go.notify_one();
+    (void)a.poll(init);  // sets the cell and wakes the waiter
+  }
+  cell.reset();
+}
+
+constexpr const char* kDestroyedInUse =
+    "spool::OnceCell destroyed while a get_or_init initialises or waits";
+
 TEST(OnceCellDeathTest, DestroyedWhileAnInitialiserRunsAbortsWithAMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        Notify go;
-        int calls = 0;
-        auto cell = std::make_unique<OnceCell<int>>();
-        auto init = cell->get_or_init(GatedInit{&calls, &go, 1});
-        HandPoller p;
-        (void)p.poll(init);
-        cell.reset();
-      },
-      "spool::OnceCell destroyed while a get_or_init initialises or waits");
+  EXPECT_DEATH(destroy_with_an_unfinished_get_or_init(false), kDestroyedInUse);
+}
+
+TEST(OnceCellDeathTest, DestroyedBeforeAWokenWaiterRanAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(destroy_with_an_unfinished_get_or_init(true), kDestroyedInUse);
 }
 
 class OnceCellAnyFlavor : public spool_rt_test::RtFlavorTest {};
