@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -88,16 +89,15 @@ class OnceCell {
   /// Stores `value` now. Throws OnceCellSetError if the cell already holds a value or an
   /// initialiser is running (`value` is then destroyed).
   void set(T value) {
-    std::optional<SemaphorePermit> permit;
-    try {
-      permit = sem_.try_acquire();
-    } catch (const AcquireError&) {
-      throw OnceCellSetError(false);  // closed: set
-    }
-    if (!permit) throw OnceCellSetError(true);  // the permit is out: an initialiser runs
-    value_.emplace(std::move(value));
-    permit->forget();
-    publish();
+    const Store result = store(value);
+    if (result != Store::kStored) throw OnceCellSetError(result == Store::kInitializing);
+  }
+  /// Stores `value` now if the cell is empty and no initialiser runs: nullopt then. Else
+  /// gives `value` back (the cell holds a value, or an initialiser runs); never throws
+  /// but what moving a T throws.
+  std::optional<T> try_set(T value) {
+    if (store(value) == Store::kStored) return std::nullopt;
+    return std::optional<T>(std::move(value));
   }
 
   /// The value, initialised first if the cell is empty: `T& v = co_await
@@ -131,6 +131,24 @@ class OnceCell {
   }
 
  private:
+  enum class Store : std::uint8_t { kStored, kSet, kInitializing };
+  // set() / try_set(): moves `value` in if the permit is free (kStored; `value` is left as
+  // it was otherwise).
+  Store store(T& value) {
+    if (initialized()) return Store::kSet;  // the usual refusal, without an exception
+    std::optional<SemaphorePermit> permit;
+    try {
+      permit = sem_.try_acquire();
+    } catch (const AcquireError&) {
+      return Store::kSet;  // set since the check above
+    }
+    if (!permit) return Store::kInitializing;  // the permit is out: an initialiser runs
+    value_.emplace(std::move(value));
+    permit->forget();
+    publish();
+    return Store::kStored;
+  }
+
   // The value is stored: every waiter (and every later acquire) gets an empty permit (or
   // AcquireError), which the cell reads as "set". Called once, by whoever stored the value.
   void publish() { sem_.close(); }

@@ -101,6 +101,25 @@ TEST(OnceCell, SetStoresOnceAndThenFailsWithAClearError) {
   EXPECT_EQ(*cell.get(), 5);
 }
 
+TEST(OnceCell, TrySetGivesTheRejectedValueBack) {
+  OnceCell<std::string> cell;
+  EXPECT_EQ(cell.try_set("first"), std::nullopt);
+  EXPECT_EQ(*cell.get(), "first");
+  std::optional<std::string> rejected = cell.try_set("second");
+  ASSERT_TRUE(rejected.has_value());
+  EXPECT_EQ(*rejected, "second");
+  EXPECT_EQ(*cell.get(), "first");
+  OnceCell<int> running;
+  Notify go;
+  int calls = 0;
+  HandPoller party;
+  auto init = running.get_or_init(GatedInit{&calls, &go, 1});
+  EXPECT_TRUE(party.poll(init).is_pending());
+  EXPECT_EQ(running.try_set(2), std::optional<int>(2)) << "set while an initialiser runs";
+  go.notify_one();
+  EXPECT_EQ(party.poll(init).value(), 1);
+}
+
 TEST(OnceCell, SetWhileAnInitialiserRunsFailsAndTheInitialiserWins) {
   OnceCell<int> cell;
   Notify go;
