@@ -11,7 +11,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/fatal_misuse.hpp"
@@ -37,6 +39,55 @@ class OnceCellSetError : public std::runtime_error {
  private:
   bool initializing_;
 };
+
+namespace detail {
+// A cell whose initialiser this thread is polling now. The marks form a list, innermost
+// first, threaded through the frames of the OnceCellInitialising::poll calls on the stack.
+struct InitialisingCell {
+  const void* cell;
+  const InitialisingCell* outer;
+};
+// The innermost mark of this thread (null when it polls no initialiser).
+inline thread_local const InitialisingCell* initialising_cells = nullptr;
+
+// True while this thread polls `cell`'s initialiser: a get_or_init of `cell` here would wait
+// for the initialiser that awaits it.
+inline bool is_initialising_here(const void* cell) noexcept {
+  for (const InitialisingCell* m = initialising_cells; m != nullptr; m = m->outer) {
+    if (m->cell == cell) return true;
+  }
+  return false;
+}
+
+[[noreturn]] inline void throw_recursive_get_or_init() {
+  throw std::logic_error(
+      "spool::OnceCell::get_or_init called from inside the same cell's initialiser: it would "
+      "wait forever for the initialiser that awaits it; the initialiser must not need its own "
+      "cell's value");
+}
+
+// The future `init()` returns, marking its cell on this thread while it is polled.
+template <class Init>
+class OnceCellInitialising {
+  using Inner = std::invoke_result_t<Init&>;
+
+ public:
+  OnceCellInitialising(const void* cell, Init& init) : cell_(cell), fut_(std::invoke(init)) {}
+  Poll<future_output_t<Inner>> poll(Context& cx) {
+    const InitialisingCell mark{cell_, initialising_cells};
+    initialising_cells = &mark;
+    struct Unmark {
+      const InitialisingCell* outer;
+      ~Unmark() { initialising_cells = outer; }
+    } unmark{mark.outer};
+    return fut_.poll(cx);
+  }
+
+ private:
+  const void* cell_;
+  Inner fut_;
+};
+}  // namespace detail
 
 /// What OnceCell<T>::get_or_init accepts: called with no argument, it returns a Future (a
 /// Task, or any other) whose output makes a T.
@@ -107,10 +158,15 @@ class OnceCell {
   /// cell is set; the others wait in FIFO order. If `init` or its future throws, the
   /// exception propagates to this caller only, and the next waiter initialises; likewise if
   /// this task is cancelled while initialising. Cancelling a waiting caller loses nothing.
-  /// `init` is moved into the returned task, which must not outlive the cell.
+  /// `init` is moved into the returned task, which must not outlive the cell. A get_or_init
+  /// of the same cell from inside its initialiser (which would wait for itself forever)
+  /// throws std::logic_error when it is polled on the initialiser's thread, within the
+  /// initialiser's poll — as an await in the initialiser is; one spawned elsewhere and awaited
+  /// through a JoinHandle is not recognised and waits forever.
   template <class F>
   requires OnceCellInit<F, T> Task<T&> get_or_init(F init) {
     if (T* v = get()) co_return *v;
+    if (detail::is_initialising_here(this)) detail::throw_recursive_get_or_init();
     const SlowCaller counted(slow_callers_);
     // Empty when closed: set by another (no AcquireError per waiter). Named before the
     // co_await, as every awaited future here (docs/core.md: g++ 12 and temporaries).
@@ -120,7 +176,7 @@ class OnceCell {
       // The permit is never granted once the cell is set (publish closes the semaphore while
       // its permit is out), so this caller initialises. An exception or a cancellation
       // releases the permit with the frame: the next waiter gets it.
-      auto initialiser = std::invoke(init);
+      detail::OnceCellInitialising<F> initialiser(this, init);
       value_.emplace(co_await std::move(initialiser));
       permit.forget();
       publish();

@@ -217,6 +217,49 @@ TEST(OnceCell, ADroppedInitialiserLetsAWaiterInitialise) {
   EXPECT_EQ(calls, 2);
 }
 
+// An initialiser that takes `from`'s value (get_or_init with CountedInit{calls, 5}) plus one.
+Task<int> one_more_than(OnceCell<int>* from, int* calls) {
+  Task<int&> get = from->get_or_init(CountedInit{calls, 5});
+  co_return co_await std::move(get) + 1;
+}
+
+struct OneMoreThanInit {
+  OnceCell<int>* from;
+  int* calls;
+  Task<int> operator()() const { return one_more_than(from, calls); }
+};
+
+TEST(OnceCell, AGetOrInitOfTheSameCellInsideItsInitialiserThrows) {
+  OnceCell<int> cell;
+  int calls = 0;
+  HandPoller party;
+  auto outer = cell.get_or_init(OneMoreThanInit{&cell, &calls});
+  try {
+    (void)party.poll(outer);
+    FAIL() << "a get_or_init inside its own cell's initialiser did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("same cell's initialiser"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(cell.get(), nullptr);
+  auto next = cell.get_or_init(CountedInit{&calls, 6});  // the failed one passed its turn on
+  auto p = party.poll(next);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 6);
+}
+
+TEST(OnceCell, AnInitialiserMayGetOrInitAnotherCell) {
+  OnceCell<int> outer, inner;
+  int calls = 0;
+  HandPoller party;
+  auto get = outer.get_or_init(OneMoreThanInit{&inner, &calls});
+  auto p = party.poll(get);
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(p.value(), 6);
+  EXPECT_EQ(*inner.get(), 5);
+  EXPECT_EQ(calls, 1);
+}
+
 // An initialiser that fails and two waiters behind it; the first waiter is dropped while it
 // waits, or once the failure granted it the turn (never polled again, it passes the turn on
 // when destroyed). Either way the last waiter initialises.
