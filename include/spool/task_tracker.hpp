@@ -194,9 +194,16 @@ class TaskTracker {
   JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
     return spool::spawn(track(std::forward<F>(fut)));
   }
-  /// Spawns `fut`, tracked, on `handle`'s runtime (Handle::spawn).
+  /// Spawns `fut`, tracked, onto `channel` of the current runtime (spool::spawn_on; throws
+  /// as it does).
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_on(const Handle& handle, F&& fut) const {
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
+    return spool::spawn_on(channel, track(std::forward<F>(fut)));
+  }
+  /// Spawns `fut`, tracked, on `handle`'s runtime (Handle::spawn). (Not spawn_on, which
+  /// names a priority channel, as everywhere in spool.)
+  template <Future F>
+  JoinHandle<detail::spawn_output_t<F>> spawn_with(const Handle& handle, F&& fut) const {
     return handle.spawn(track(std::forward<F>(fut)));
   }
   /// A token that counts as one running task until it is destroyed or released.

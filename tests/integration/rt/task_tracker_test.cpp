@@ -218,6 +218,27 @@ TEST(TaskTracker, ATrackedFutureThatThrowsOrIsDroppedIsUncounted) {
   EXPECT_EQ(tracker.len(), 0u);
 }
 
+Task<int> three() { co_return 3; }
+
+// Spawns three() onto `channel` through the tracker; gives the tracker's count just after the
+// spawn, once the task's output was taken.
+Task<std::size_t> spawn_tracked_on(TaskTracker tracker, spool::ChannelId channel) {
+  auto h = tracker.spawn_on(channel, three());
+  const std::size_t counted = tracker.len();
+  EXPECT_EQ(co_await std::move(h), 3);
+  co_return counted;
+}
+
+TEST(TaskTracker, SpawnOnPutsTheTrackedTaskOnThatChannel) {
+  auto rt = spool::Builder::current_thread().levels({spool::Level{"main", "tracked"}}).build();
+  TaskTracker tracker;
+  EXPECT_EQ(rt.block_on(spawn_tracked_on(tracker, rt.channel("tracked"))), 1u);
+  EXPECT_TRUE(tracker.is_empty());
+  for (const spool::ChannelMetrics& c : rt.metrics().channels) {
+    EXPECT_EQ(c.polled, c.name == "tracked" ? 1u : 0u) << c.name;
+  }
+}
+
 class TaskTrackerAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(TaskTrackerAnyFlavor);
 
@@ -251,7 +272,7 @@ TEST_P(TaskTrackerAnyFlavor, GracefulShutdownWaitsForEveryTaskAndTheirLateChildr
   spool::CancellationToken token;
   std::atomic<int> started{0}, cleaned{0};
   for (int i = 0; i < kWorkers; ++i) {
-    tracker.spawn_on(rt.handle(), serve(token, tracker, &started, &cleaned)).detach();
+    tracker.spawn_with(rt.handle(), serve(token, tracker, &started, &cleaned)).detach();
   }
   EXPECT_EQ(tracker.len(), static_cast<std::size_t>(kWorkers));
   wait(rt, shut_down(token, tracker));
@@ -264,7 +285,7 @@ TEST_P(TaskTrackerAnyFlavor, TheJoinHandleKeepsTheOutputButNotTheCount) {
   auto rt = build();
   TaskTracker tracker;
   ManualLeaf leaf;
-  auto h = tracker.spawn_on(rt.handle(), leaf);
+  auto h = tracker.spawn_with(rt.handle(), leaf);
   tracker.close();
   leaf.fire();
   // Completes although the JoinHandle has not been polled. (The count is released inside the

@@ -88,11 +88,11 @@ TEST(TaskTrackerStress, WaitSeesEveryTrackedTasksWork) {
     std::vector<int> slots(kTasksPerRound * 2, 0);
     std::thread outside([&] {
       for (int i = 0; i < kTasksPerRound; i += 2) {
-        tracker.spawn_on(rt.handle(), write_slot(tracker, slots.data(), i)).detach();
+        tracker.spawn_with(rt.handle(), write_slot(tracker, slots.data(), i)).detach();
       }
     });
     for (int i = 1; i < kTasksPerRound; i += 2) {
-      tracker.spawn_on(rt.handle(), write_slot(tracker, slots.data(), i)).detach();
+      tracker.spawn_with(rt.handle(), write_slot(tracker, slots.data(), i)).detach();
     }
     outside.join();  // every first-generation task is tracked before the close
     spool::block_on(close_and_wait(tracker));
