@@ -67,10 +67,14 @@ class JoinError : public std::runtime_error, public std::nested_exception {
 /// may be copied to anyone (a supervisor, a timeout, a connection registry) while the
 /// JoinHandle stays with whoever awaits the output. abort() behaves as JoinHandle::abort;
 /// the task's JoinHandle then gives a cancelled JoinError (unless the task finished first).
-/// Each copy holds a reference to the task's header, not to its frame or output: a task that
-/// finished is freed (its locals and output destroyed as usual) except for its small header,
-/// which goes with the last AbortHandle — also after its runtime is gone. Thread-safe: any
-/// thread may call abort(), is_finished() and id() on its own copy.
+/// Each copy holds a reference to the task, as a Waker does. The task's locals and output are
+/// destroyed as usual, but the header sits in front of the frame in one allocation, so a live
+/// AbortHandle keeps that whole memory block; a task that completes while one is alive pins
+/// its runtime's scheduler until the last reference goes (also after the Runtime is
+/// dropped); and abort() on a finished spawn_blocking call still locks and scans the
+/// blocking pool's queue. So drop AbortHandles once is_finished() (a registry should remove
+/// finished tasks' handles) rather than keep them for long. Thread-safe: any thread may call
+/// abort(), is_finished() and id() on its own copy.
 class AbortHandle {
  public:
   /// An empty handle: abort() does nothing, is_finished() is true, id() is 0.
