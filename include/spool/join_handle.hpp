@@ -118,7 +118,9 @@ class AbortHandle {
 /// block_on from a plain thread) gives the task's value, or throws JoinError. Dropping
 /// the handle detaches the task: it runs on, and its result is discarded; say so with
 /// detach() rather than discarding the [[nodiscard]] handle. Move-only.
-/// abort() and is_finished() may be called from any thread; polling needs one owner.
+/// abort() and is_finished() may be called from any thread; polling needs one owner. To let
+/// another thread or party abort the task while this handle keeps the result, give it an
+/// abort_handle().
 template <class T>
 class [[nodiscard]] JoinHandle {
  public:
