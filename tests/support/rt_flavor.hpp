@@ -19,6 +19,7 @@
 #include <latch>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "spool/spool.hpp"
@@ -85,11 +86,29 @@ class RtFlavorTest : public ::testing::TestWithParam<Flavor> {
     rt.block_on(root_yielding_until([&latch] { return latch.try_wait(); }));
   }
 
+  /// True once `done()` is, false after `max_rounds` rounds without it: a wait bounded by
+  /// count, so a broken promise fails the test instead of hanging it. Multi-thread: checks,
+  /// then yields the CPU to the workers, each round. Current-thread: drives the runtime, a
+  /// root that yields once a round.
+  template <class Pred>
+  bool within_rounds(spool::Runtime& rt, Pred done, int max_rounds = kDefaultRounds) const {
+    if (!is_multi_thread()) return rt.block_on(root_yielding_within(done, max_rounds));
+    for (int i = 0; i < max_rounds && !done(); ++i) std::this_thread::yield();
+    return done();
+  }
+  /// within_rounds's bound: far more rounds than a task that is already scheduled needs.
+  static constexpr int kDefaultRounds = 1'000'000;
+
  private:
   // A root future that yields (letting the current-thread runtime's tasks run) until `done()`.
   template <class Pred>
   static spool::Task<void> root_yielding_until(Pred done) {
     while (!done()) co_await spool::yield_now();
+  }
+  template <class Pred>
+  static spool::Task<bool> root_yielding_within(Pred done, int max_rounds) {
+    for (int i = 0; i < max_rounds && !done(); ++i) co_await spool::yield_now();
+    co_return done();
   }
 };
 
