@@ -111,9 +111,8 @@ ThreadRingScope::~ThreadRingScope() {
   this_thread_ring = saved_;
 }
 
-void submit_this_thread_ring() noexcept {
-  ThreadRing* r = this_thread_ring;
-  if (r != nullptr && r->busy() && r->made().has_unsubmitted()) (void)r->made().submit();
+void submit_queued(ThreadRing& r) noexcept {
+  if (r.made().has_unsubmitted()) (void)r.made().submit();
 }
 
 bool reap_this_thread_ring() noexcept {
