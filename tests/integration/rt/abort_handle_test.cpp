@@ -22,7 +22,9 @@ using spool_rt_test::ManualLeaf;
 
 Task<int> value(int v) { co_return v; }
 
-// Holds a DropCounter local while it waits on a leaf that never fires in the test.
+// Holds a DropCounter local while it waits on a leaf that never fires in the test. `drops`:
+// incremented (DropCounter's fetch_add) by the worker that destroys the local; the test
+// reads it after the abort was seen to finish, which orders the increment before the read.
 Task<int> pending_with_local(std::atomic<std::int64_t>* drops, ManualLeaf leaf) {
   DropCounter local(*drops);
   co_await leaf;
