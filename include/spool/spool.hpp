@@ -28,6 +28,7 @@
 #include "spool/runtime.hpp"
 #include "spool/scope.hpp"
 #include "spool/signal.hpp"
+#include "spool/stream.hpp"
 #include "spool/sync/barrier.hpp"
 #include "spool/sync/broadcast.hpp"
 #include "spool/sync/cancellation_token.hpp"

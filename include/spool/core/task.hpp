@@ -61,6 +61,14 @@ struct TaskChain {
   std::coroutine_handle<> next;        // resumed next by the loop in Task::poll
 };
 
+// An awaitable that runs its coroutine inside the awaiting chain instead of being polled as
+// a leaf (a Generator's next()): `co_await a` uses the awaiter `a.chain_awaiter()` gives, so
+// nesting grows the chain, never the stack.
+template <class A>
+concept ChainAwaitable = requires(A& a) {
+  a.chain_awaiter();
+};
+
 template <class F>
 class FutureAwaiter;
 template <class T>
@@ -139,16 +147,18 @@ class TaskPromiseBase {
 
   std::suspend_always initial_suspend() noexcept { return {}; }
 
-  struct FinalAwaiter {
+  // Suspends and hands the chain back to the awaiting coroutine: a Task's final suspension,
+  // and each co_yield of a spool::Generator.
+  struct ResumeContinuation {
     bool await_ready() noexcept { return false; }
     template <class P>
     void await_suspend(std::coroutine_handle<P> self) noexcept {
       TaskPromiseBase& p = self.promise();
-      p.chain_->next = p.continuation_;  // null for the outermost Task: the loop stops
+      p.chain_->next = p.continuation_;  // null for the outermost coroutine: the loop stops
     }
     void await_resume() noexcept {}
   };
-  FinalAwaiter final_suspend() noexcept { return {}; }
+  ResumeContinuation final_suspend() noexcept { return {}; }
 
   void unhandled_exception() noexcept { exception_ = std::current_exception(); }
 
@@ -160,12 +170,15 @@ class TaskPromiseBase {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const spool::Task: a Task is consumed by awaiting it");
       return TaskAwaiter<typename Plain::value_type>(awaited);
+    } else if constexpr (ChainAwaitable<Plain>) {
+      return awaited.chain_awaiter();
     } else {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const future: polling changes it; await a non-const one");
       static_assert(Future<Plain>,
                     "co_await inside a spool::Task needs a spool::Future (a type with "
-                    "Poll<T> poll(spool::Context&)) or another spool::Task");
+                    "Poll<T> poll(spool::Context&)), another spool::Task, or a "
+                    "spool::Generator's next()");
       return FutureAwaiter<Plain>(awaited, *chain_);
     }
   }
@@ -192,6 +205,14 @@ class TaskPromiseBase {
   void begin_outermost(std::coroutine_handle<> self) noexcept {
     chain_ = &own_chain_;
     own_chain_.next = self;
+  }
+  // Runs `child` (whose promise is `cp`) next in this coroutine's chain, and this coroutine
+  // (`self`) again when the child finishes or yields: how a coroutine awaits another.
+  void run_child_next(std::coroutine_handle<> self, TaskPromiseBase& cp,
+                      std::coroutine_handle<> child) noexcept {
+    cp.chain_ = chain_;
+    cp.continuation_ = self;
+    chain_->next = child;
   }
   // True when this Task runs as the outermost of its own chain.
   bool is_outermost() const noexcept { return chain_ == &own_chain_; }
@@ -331,10 +352,7 @@ class TaskAwaiter {
   template <class P>
   void await_suspend(std::coroutine_handle<P> parent) {
     TaskPromiseBase& pp = parent.promise();
-    TaskPromiseBase& cp = child_.start_checked();
-    cp.chain_ = pp.chain_;
-    cp.continuation_ = parent;
-    pp.chain_->next = child_.handle_;
+    pp.run_child_next(parent, child_.start_checked(), child_.handle_);
   }
   T await_resume() { return child_.handle_.promise().take_result(); }
 
