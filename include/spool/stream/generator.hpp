@@ -26,6 +26,7 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task.hpp"
 #include "spool/detail/fatal_misuse.hpp"
+#include "spool/stream/stream.hpp"
 
 namespace spool {
 
@@ -171,10 +172,10 @@ class GeneratorNextAwaiter {
 /// co_yield that gives it (one value in flight: a slow consumer slows the producer).
 ///
 /// Consume it with `while (auto v = co_await gen.next()) use(*v);` inside a Task or another
-/// Generator, or as a spool::Stream through poll_next. The end is a nullopt; an exception
-/// thrown by the body is rethrown by the next() (or poll_next) that reaches it, after which
-/// the generator has ended. Asking again after the end, or asking while a previous ask is
-/// still pending, throws std::logic_error.
+/// Generator, or as a spool::Stream (spool/stream/stream.hpp) through poll_next. The end is a
+/// nullopt; an exception thrown by the body is rethrown by the next() (or poll_next) that reaches
+/// it, after which the generator has ended. Asking again after the end, or asking while a previous
+/// ask is still pending, throws std::logic_error.
 ///
 /// Cancellation: destroying the Generator destroys its frame, and with it every local and
 /// every Task or generator it was awaiting, exactly once. A pending poll_next (or a polled
@@ -263,6 +264,12 @@ class [[nodiscard]] Generator {
 
   std::coroutine_handle<promise_type> handle_;
 };
+
+/// spool::next for a Generator: gen.next(), which nests without growing the stack.
+template <class T>
+typename Generator<T>::Next next(Generator<T>& gen) {
+  return gen.next();
+}
 
 namespace detail {
 template <class T>

@@ -342,6 +342,9 @@ class Receiver {
 
   /// A future of the next value (see Recv): `while (auto v = co_await rx.recv()) ...`.
   Recv<T> recv() { return Recv<T>(&chan("recv")); }
+  /// The Stream interface (spool/stream/stream.hpp): recv().poll(cx). After the end it
+  /// gives nullopt again.
+  Poll<std::optional<T>> poll_next(Context& cx) { return recv().poll(cx); }
   /// A future that appends up to `limit` values to `out` (see RecvMany).
   RecvMany<T> recv_many(std::vector<T>& out, std::size_t limit) {
     return RecvMany<T>(&chan("recv_many"), &out, limit);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 #include "spool/time/sleep.hpp"
 
@@ -41,6 +42,13 @@ class Interval {
   Tick tick() noexcept { return Tick(*this); }
   /// Ready at the next tick, with its scheduled instant (for hand-written futures).
   Poll<Instant> poll_tick(Context& cx);
+  /// The Stream interface (spool/stream/stream.hpp): the next tick's scheduled instant, as
+  /// poll_tick; the stream never ends.
+  Poll<std::optional<Instant>> poll_next(Context& cx) {
+    Poll<Instant> tick = poll_tick(cx);
+    if (tick.is_pending()) return pending;
+    return Poll<std::optional<Instant>>::ready(tick.value());
+  }
   /// Restarts the schedule: the next tick comes one period from now.
   void reset();
   /// The period between ticks.

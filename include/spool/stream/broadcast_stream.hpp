@@ -1,0 +1,43 @@
+// spool::stream::BroadcastStream: a broadcast::Receiver as a spool::Stream.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/sync/broadcast.hpp"
+
+namespace spool::stream {
+
+/// A broadcast::Receiver as a spool::Stream (tokio-stream's BroadcastStream). Its items are
+/// the receives' outcomes: a message, or a lag (RecvResult::lagged(); the stream goes on
+/// from the oldest message still held). It ends when every sender is gone and it has read
+/// every message left. Owns the receiver. A pending receive waits in the channel's queue, so
+/// the stream must not move while one is pending (moving it then throws std::logic_error).
+template <class T>
+class BroadcastStream {
+ public:
+  /// The stream of `rx`'s messages.
+  explicit BroadcastStream(broadcast::Receiver<T> rx) : rx_(std::move(rx)) {}
+
+  /// The next outcome (never a closed one: that is the end, nullopt).
+  Poll<std::optional<broadcast::RecvResult<T>>> poll_next(Context& cx) {
+    using Item = std::optional<broadcast::RecvResult<T>>;
+    if (!recv_) recv_.emplace(rx_.recv());
+    Poll<broadcast::RecvResult<T>> outcome = recv_->poll(cx);
+    if (outcome.is_pending()) return pending;
+    recv_.reset();
+    if (outcome.value().closed()) return Poll<Item>::ready(std::nullopt);
+    return Poll<Item>::ready(std::move(outcome).value());
+  }
+
+  /// The receiver (for len(), resubscribe(), ...).
+  broadcast::Receiver<T>& receiver() noexcept { return rx_; }
+
+ private:
+  broadcast::Receiver<T> rx_;
+  std::optional<broadcast::Recv<T>> recv_;  // the receive in progress, kept across polls
+};
+
+}  // namespace spool::stream

@@ -1,0 +1,100 @@
+// spool::stream::timeout and throttle: adapters on spool's timers (spool::sleep, so they run
+// under any executor, like every spool timer).
+// (Stream ownership as in spool/stream/adapters.hpp: an rvalue is moved in, an lvalue borrowed.)
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include "spool/core/context.hpp"
+#include "spool/core/poll.hpp"
+#include "spool/stream/stream.hpp"
+#include "spool/time/sleep.hpp"
+#include "spool/time/timeout.hpp"
+
+namespace spool::stream {
+
+/// `S`'s items, each with a deadline (see stream::timeout).
+template <class S>
+class Timeout {
+ public:
+  /// The type of the inner stream's items.
+  using Item = stream_item_t<S>;
+
+  /// Gives each of `inner`'s items `limit` to come. Throws std::invalid_argument when
+  /// `limit` is negative.
+  Timeout(S&& inner, std::chrono::nanoseconds limit)
+      : inner_(std::forward<S>(inner)), limit_(limit) {
+    spool::detail::check_stream_duration(limit, "timeout");
+  }
+
+  /// The next item (completed), or elapsed when it did not come within the limit of the
+  /// first poll that asked for it; the stream then goes on waiting for that item, with a
+  /// new limit. The end is the inner stream's.
+  Poll<std::optional<TimeoutResult<Item>>> poll_next(Context& cx) {
+    using Out = std::optional<TimeoutResult<Item>>;
+    auto p = inner_.poll_next(cx);
+    if (p.is_ready()) {
+      deadline_.reset();  // the next item gets a deadline of its own
+      if (!p.value()) return Poll<Out>::ready(std::nullopt);
+      return Poll<Out>::ready(TimeoutResult<Item>::completed(std::move(*p.value())));
+    }
+    if (!deadline_) deadline_.emplace(sleep(limit_));
+    if (deadline_->poll(cx).is_pending()) return pending;
+    deadline_.reset();
+    return Poll<Out>::ready(TimeoutResult<Item>::elapsed_result());
+  }
+
+ private:
+  S inner_;
+  std::chrono::nanoseconds limit_;
+  std::optional<Sleep> deadline_;  // the deadline of the item being waited for
+};
+
+/// `S`'s items, at most one per period (see stream::throttle).
+template <class S>
+class Throttle {
+ public:
+  /// Spaces `inner`'s items by `period`. Throws std::invalid_argument when it is negative.
+  Throttle(S&& inner, std::chrono::nanoseconds period)
+      : inner_(std::forward<S>(inner)), period_(period) {
+    spool::detail::check_stream_duration(period, "throttle");
+  }
+
+  /// The next item, not before `period` has passed since the previous one was given (the
+  /// inner stream is not polled meanwhile: it is slowed down, nothing is dropped).
+  Poll<std::optional<stream_item_t<S>>> poll_next(Context& cx) {
+    if (pause_) {
+      if (pause_->poll(cx).is_pending()) return pending;
+      pause_.reset();
+    }
+    auto p = inner_.poll_next(cx);
+    if (p.is_ready() && p.value()) pause_.emplace(sleep(period_));
+    return p;
+  }
+
+ private:
+  S inner_;
+  std::chrono::nanoseconds period_;
+  std::optional<Sleep> pause_;  // until the next item may be taken
+};
+
+/// `s`'s items as spool::TimeoutResult: completed(item), or elapsed when an item did not
+/// come within `limit` (the stream goes on: the next poll waits for it again; tokio-stream's
+/// StreamExt::timeout). Throws std::invalid_argument for a negative limit.
+template <class S>
+requires Stream<std::remove_reference_t<S>> Timeout<S> timeout(S&& s,
+                                                               std::chrono::nanoseconds limit) {
+  return Timeout<S>(std::forward<S>(s), limit);
+}
+
+/// `s`'s items, the first at once and each next one at least `period` after the one before
+/// (tokio-stream's StreamExt::throttle). Throws std::invalid_argument for a negative period.
+template <class S>
+requires Stream<std::remove_reference_t<S>> Throttle<S> throttle(S&& s,
+                                                                 std::chrono::nanoseconds period) {
+  return Throttle<S>(std::forward<S>(s), period);
+}
+
+}  // namespace spool::stream

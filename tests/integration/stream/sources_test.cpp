@@ -1,0 +1,133 @@
+// Stream sources on the paused clock: a Generator awaiting a timer and an mpsc channel, and
+// mpsc::Receiver, Interval and BroadcastStream consumed as spool::Streams through spool::next.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/time_helpers.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spool::Generator;
+using spool::Instant;
+using spool::Task;
+using spool_time_test::paused_runtime;
+using ms = std::chrono::milliseconds;
+
+static_assert(spool::Stream<Generator<int>>);
+static_assert(spool::Stream<spool::mpsc::Receiver<int>>);
+static_assert(spool::Stream<spool::Interval>);
+static_assert(spool::Stream<spool::stream::BroadcastStream<int>>);
+static_assert(!spool::Stream<int>);
+static_assert(!spool::Stream<spool::Sleep>);  // a Future, not a Stream
+static_assert(std::is_same_v<spool::stream_item_t<spool::Interval>, Instant>);
+static_assert(std::is_same_v<spool::stream_item_t<Generator<int>&>, int>);
+// spool::next of a Generator is its own next(), which nests in the awaiting chain.
+static_assert(
+    std::is_same_v<decltype(spool::next(std::declval<Generator<int>&>())), Generator<int>::Next>);
+
+ms since(Instant start) { return std::chrono::duration_cast<ms>(spool::time::now() - start); }
+
+// Sleeps 10 ms, yields the time, then yields every value received, each with its time.
+Generator<std::string> timed_and_received(spool::mpsc::Receiver<int> rx) {
+  const Instant start = spool::time::now();
+  co_await spool::sleep(10ms);
+  co_yield "slept until " + std::to_string(since(start).count());
+  while (auto v = co_await rx.recv()) {
+    co_yield "got " + std::to_string(*v) + " at " + std::to_string(since(start).count());
+  }
+}
+
+// A spawned task's parameters live as long as its JoinHandle keeps the frame: the sender is
+// moved into a local so that it is dropped (closing the channel) when the body ends.
+Task<void> send_slowly(spool::mpsc::Sender<int> sender) {
+  auto tx = std::move(sender);
+  for (int i = 1; i <= 2; ++i) {
+    co_await spool::sleep(5ms);
+    (void)co_await tx.send(i);
+  }
+}
+
+Task<std::vector<std::string>> consume_timed_and_received() {
+  auto [tx, rx] = spool::mpsc::channel<int>(1);
+  auto gen = timed_and_received(std::move(rx));
+  auto producer = spool::spawn(send_slowly(std::move(tx)));
+  std::vector<std::string> out;
+  while (auto v = co_await gen.next()) out.push_back(std::move(*v));
+  co_await producer;
+  co_return out;
+}
+
+TEST(GeneratorSources, AwaitsATimerAndAChannel) {
+  auto rt = paused_runtime();
+  // The producer started at 0 ms, in step with the generator's sleep.
+  EXPECT_EQ(rt.block_on(consume_timed_and_received()),
+            (std::vector<std::string>{"slept until 10", "got 1 at 10", "got 2 at 10"}));
+}
+
+Task<std::vector<int>> drain_receiver() {
+  auto [tx, rx] = spool::mpsc::unbounded_channel<int>();
+  for (int i = 0; i < 3; ++i) (void)tx.send(i);
+  std::vector<int> out;
+  { auto gone = std::move(tx); }
+  while (auto v = co_await spool::next(rx)) out.push_back(*v);
+  // A receiver's stream gives nullopt again after its end.
+  EXPECT_EQ(co_await spool::next(rx), std::nullopt);
+  co_return out;
+}
+
+TEST(StreamSources, MpscReceiverIsAStreamThatEndsWhenTheSendersAreGone) {
+  EXPECT_EQ(spool::block_on(drain_receiver()), (std::vector<int>{0, 1, 2}));
+}
+
+Task<std::vector<ms>> three_ticks() {
+  const Instant start = spool::time::now();
+  auto iv = spool::interval(10ms);
+  std::vector<ms> out;
+  for (int i = 0; i < 3; ++i) {
+    auto tick = co_await spool::next(iv);
+    out.push_back(std::chrono::duration_cast<ms>(tick.value() - start));
+  }
+  co_return out;
+}
+
+TEST(StreamSources, IntervalIsAnEndlessStreamOfTicks) {
+  auto rt = paused_runtime();
+  EXPECT_EQ(rt.block_on(three_ticks()), (std::vector<ms>{0ms, 10ms, 20ms}));
+}
+
+// "v<message>", "lag<missed>".
+Task<std::vector<std::string>> broadcast_outcomes() {
+  auto [tx, rx] = spool::broadcast::channel<int>(2);
+  spool::stream::BroadcastStream<int> s(std::move(rx));
+  for (int i = 0; i < 3; ++i) (void)tx.send(i);  // 0 is overwritten before it is read
+  std::vector<std::string> out;
+  auto first = co_await spool::next(s);
+  out.push_back(first->lagged() ? "lag" + std::to_string(first->missed()) : "?");
+  auto second = co_await spool::next(s);
+  out.push_back("v" + std::to_string(second->value()));
+  auto third = co_await spool::next(s);
+  out.push_back("v" + std::to_string(third->value()));
+  auto late_sender = spool::spawn([](spool::broadcast::Sender<int> sender) -> Task<void> {
+    auto last = std::move(sender);  // dropped at the body's end (see send_slowly)
+    co_await spool::sleep(1ms);
+    (void)last.send(3);
+  }(std::move(tx)));
+  while (auto r = co_await spool::next(s)) out.push_back("v" + std::to_string(r->value()));
+  co_await late_sender;
+  co_return out;
+}
+
+TEST(StreamSources, BroadcastStreamGivesLagsAndMessagesAndEndsWhenClosed) {
+  auto rt = paused_runtime();
+  EXPECT_EQ(rt.block_on(broadcast_outcomes()),
+            (std::vector<std::string>{"lag1", "v1", "v2", "v3"}));
+}
+
+}  // namespace
