@@ -125,7 +125,8 @@ struct Workload {
 };
 
 // The workloads of each group, in id order (spawn_many.cpp, scheduling.cpp, timers.cpp,
-// fork_join.cpp, sync.cpp, net.cpp, file_read.cpp, process.cpp, priority.cpp, shares.cpp).
+// fork_join.cpp, sync.cpp, net.cpp, file_read.cpp, process.cpp, streams.cpp, priority.cpp,
+// shares.cpp).
 std::vector<Workload> spawn_workloads();
 std::vector<Workload> scheduling_workloads();
 std::vector<Workload> timer_workloads();
@@ -134,6 +135,7 @@ std::vector<Workload> sync_workloads();
 std::vector<Workload> net_workloads();
 std::vector<Workload> file_workloads();
 std::vector<Workload> process_workloads();
+std::vector<Workload> stream_workloads();
 std::vector<Workload> priority_workloads();
 std::vector<Workload> shares_workloads();
 
