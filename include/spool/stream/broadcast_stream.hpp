@@ -28,8 +28,8 @@ class BroadcastStream {
     Poll<broadcast::RecvResult<T>> outcome = recv_->poll(cx);
     if (outcome.is_pending()) return pending;
     recv_.reset();
-    if (outcome.value().closed()) return Poll<Item>::ready(std::nullopt);
-    return Poll<Item>::ready(std::move(outcome).value());
+    if (outcome.value().closed()) return Poll<Item>(std::nullopt);
+    return Poll<Item>(std::move(outcome).value());
   }
 
   /// The receiver (for len(), resubscribe(), ...).

@@ -51,9 +51,9 @@ class Chunks {
       buffer_.push_back(std::move(*p.value()));
       if (buffer_.size() == size_) break;
     }
-    if (buffer_.empty()) return Poll<Out>::ready(std::nullopt);
+    if (buffer_.empty()) return Poll<Out>(std::nullopt);
     deadline_.reset();
-    return Poll<Out>::ready(std::exchange(buffer_, {}));
+    return Poll<Out>(std::exchange(buffer_, {}));
   }
 
  private:
@@ -77,7 +77,7 @@ class Collect {
     for (;;) {
       auto p = inner_.poll_next(cx);
       if (p.is_pending()) return pending;
-      if (!p.value()) return Poll<std::vector<stream_item_t<S>>>::ready(std::move(items_));
+      if (!p.value()) return Poll<std::vector<stream_item_t<S>>>(std::move(items_));
       items_.push_back(std::move(*p.value()));
     }
   }

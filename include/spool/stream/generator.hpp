@@ -98,7 +98,7 @@ class GeneratorPromise : public TaskPromiseBase {
       continuation_ = nullptr;  // may hold the coroutine that awaited the last next()
     }
     if (!run_chain(*this, self, cx) && !value_) return pending;  // waits on a leaf
-    return Poll<std::optional<T>>::ready(take_outcome());
+    return Poll<std::optional<T>>(take_outcome());
   }
 
   // Throws, saying why, unless the generator may run now.

@@ -31,7 +31,7 @@ class Merge {
     std::optional<Item> item = b_first_ ? poll_side(b_, b_ended_, cx) : poll_side(a_, a_ended_, cx);
     if (!item) item = b_first_ ? poll_side(a_, a_ended_, cx) : poll_side(b_, b_ended_, cx);
     if (!item && !(a_ended_ && b_ended_)) return pending;
-    return Poll<std::optional<Item>>::ready(std::move(item));
+    return Poll<std::optional<Item>>(std::move(item));
   }
 
  private:
@@ -67,10 +67,9 @@ class Zip {
   Poll<std::optional<Item>> poll_next(Context& cx) {
     fill(a_, a_item_, cx);
     fill(b_, b_item_, cx);
-    if (ended_) return Poll<std::optional<Item>>::ready(std::nullopt);
+    if (ended_) return Poll<std::optional<Item>>(std::nullopt);
     if (!a_item_ || !b_item_) return pending;
-    Poll<std::optional<Item>> out =
-        Poll<std::optional<Item>>::ready(std::in_place, std::move(*a_item_), std::move(*b_item_));
+    Poll<std::optional<Item>> out(Item(std::move(*a_item_), std::move(*b_item_)));
     a_item_.reset();
     b_item_.reset();
     return out;

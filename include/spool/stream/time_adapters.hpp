@@ -37,13 +37,13 @@ class Timeout {
     auto p = inner_.poll_next(cx);
     if (p.is_ready()) {
       deadline_.reset();  // the next item gets a deadline of its own
-      if (!p.value()) return Poll<Out>::ready(std::nullopt);
-      return Poll<Out>::ready(TimeoutResult<Item>::completed(std::move(*p.value())));
+      if (!p.value()) return Poll<Out>(std::nullopt);
+      return Poll<Out>(TimeoutResult<Item>::completed(std::move(*p.value())));
     }
     if (!deadline_) deadline_.emplace(sleep(limit_));
     if (deadline_->poll(cx).is_pending()) return pending;
     deadline_.reset();
-    return Poll<Out>::ready(TimeoutResult<Item>::elapsed_result());
+    return Poll<Out>(TimeoutResult<Item>::elapsed_result());
   }
 
  private:

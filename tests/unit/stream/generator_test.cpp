@@ -247,10 +247,9 @@ TEST(Generator, AnAbandonedAwaitLeavesAGeneratorThatRefusesToGoOn) {
             std::string::npos);
 }
 
-// The address of a local of a plain function: how deep the stack is where it is called.
+// The frame address of a plain function: how deep the stack is where it is called.
 [[gnu::noinline]] std::uintptr_t stack_depth_marker() {
-  volatile char here = 0;
-  return reinterpret_cast<std::uintptr_t>(&here);
+  return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
 }
 
 std::uintptr_t innermost_stack = 0;
