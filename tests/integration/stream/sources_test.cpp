@@ -130,4 +130,45 @@ TEST(StreamSources, BroadcastStreamGivesLagsAndMessagesAndEndsWhenClosed) {
             (std::vector<std::string>{"lag1", "v1", "v2", "v3"}));
 }
 
+// Values from 4 producer tasks, relayed by a generator that yields to the scheduler before
+// each value, so that its consuming task moves between the 2 workers between next()s (the
+// generator's frame with it). Bounded by count; meant for TSan as well.
+constexpr int kProducers = 4;
+constexpr int kPerProducer = 2'000;
+
+Generator<int> relay(spool::mpsc::Receiver<int> rx) {
+  while (auto v = co_await rx.recv()) {
+    co_await spool::yield_now();
+    co_yield *v;
+  }
+}
+
+Task<void> produce(spool::mpsc::Sender<int> sender, int from) {
+  auto tx = std::move(sender);  // dropped at the body's end (see send_slowly)
+  for (int i = 0; i < kPerProducer; ++i) (void)co_await tx.send(from + i);
+}
+
+Task<long> sum_all(Generator<int> gen) {
+  long sum = 0;
+  while (auto v = co_await gen.next()) sum += *v;
+  co_return sum;
+}
+
+Task<long> relay_on_workers() {
+  auto [tx, rx] = spool::mpsc::channel<int>(8);
+  std::vector<spool::JoinHandle<void>> producers;
+  for (int p = 0; p < kProducers; ++p)
+    producers.push_back(spool::spawn(produce(tx, p * kPerProducer)));
+  { auto last = std::move(tx); }
+  const long sum = co_await spool::spawn(sum_all(relay(std::move(rx))));
+  for (auto& h : producers) co_await h;
+  co_return sum;
+}
+
+TEST(GeneratorSources, ConsumedByATaskMovingBetweenWorkers) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  constexpr long n = static_cast<long>(kProducers) * kPerProducer;
+  EXPECT_EQ(rt.block_on(relay_on_workers()), n * (n - 1) / 2);
+}
+
 }  // namespace
