@@ -39,6 +39,7 @@ namespace detail {
 enum class GeneratorPhase : std::uint8_t {
   kIdle,       // not started, or stopped at a co_yield whose value was taken: may run
   kPolled,     // a poll_next returned pending: only poll_next may go on
+  kRunning,    // a poll_next runs it now (asking it again from inside would recurse)
   kAwaited,    // a co_await of next() runs it in the awaiting chain
   kAbandoned,  // that co_await was destroyed while the generator waited inside: it cannot go on
   kEnded,      // the end (or the body's exception) was delivered
@@ -59,7 +60,7 @@ enum class GeneratorPhase : std::uint8_t {
       throw std::logic_error(prefix +
                              "the generator has already ended (a next() gave nullopt or "
                              "threw); stop at the first nullopt");
-    default:  // kPolled or kAwaited
+    default:  // kPolled, kRunning or kAwaited
       throw std::logic_error(prefix +
                              "a previous next() or poll_next has not completed yet; a generator "
                              "gives one value at a time: wait for it (poll the same one again) "
@@ -93,11 +94,14 @@ class GeneratorPromise : public TaskPromiseBase {
   Poll<std::optional<T>> poll_next(std::coroutine_handle<> self, Context& cx) {
     if (phase_ != GeneratorPhase::kPolled) {
       check_can_run("poll_next");
-      phase_ = GeneratorPhase::kPolled;
       begin_outermost(self);
       continuation_ = nullptr;  // may hold the coroutine that awaited the last next()
     }
-    if (!run_chain(*this, self, cx) && !value_) return pending;  // waits on a leaf
+    phase_ = GeneratorPhase::kRunning;  // a poll of its own next() from inside throws
+    if (!run_chain(*this, self, cx) && !value_) {
+      phase_ = GeneratorPhase::kPolled;  // waits on a leaf
+      return pending;
+    }
     return Poll<std::optional<T>>(take_outcome());
   }
 

@@ -4,6 +4,7 @@
 // stack growth, and each misuse's error.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "spool/block_on.hpp"
 #include "spool/stream/generator.hpp"
+#include "spool/time/timeout.hpp"
 #include "support/futures.hpp"
 
 namespace {
@@ -231,6 +233,21 @@ TEST(Generator, AGeneratorAwaitingItsOwnNextGetsAClearError) {
   };
   gen = self_awaiting(&gen);
   EXPECT_NE(logic_error_of([&] { spool::block_on(gen.next()); }).find("has not completed"),
+            std::string::npos);
+}
+
+TEST(Generator, AGeneratorPollingItsOwnNextGetsAClearError) {
+  Generator<int> gen;
+  // spool::timeout polls the next() it wraps: a poll_next inside the generator's own run
+  // (unchecked, it found nothing to run and said pending: the generator waited on itself).
+  auto self_polling = [](Generator<int>* self) -> Generator<int> {
+    (void)co_await spool::timeout(std::chrono::hours(1), self->next());
+    co_yield 1;
+  };
+  gen = self_polling(&gen);
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  EXPECT_NE(logic_error_of([&] { (void)gen.poll_next(cx); }).find("has not completed"),
             std::string::npos);
 }
 
