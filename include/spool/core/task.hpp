@@ -62,11 +62,12 @@ struct TaskChain {
 };
 
 // An awaitable that runs its coroutine inside the awaiting chain instead of being polled as
-// a leaf (a Generator's next()): `co_await a` uses the awaiter `a.chain_awaiter()` gives, so
-// nesting grows the chain, never the stack.
+// a leaf (a Generator's next()): `co_await a` uses the awaiter `a.chain_awaiter(chain)`
+// gives, so nesting grows the chain, never the stack. `chain` is the awaiting coroutine's,
+// for an awaiter that must wait as the chain's leaf instead.
 template <class A>
-concept ChainAwaitable = requires(A& a) {
-  a.chain_awaiter();
+concept ChainAwaitable = requires(A& a, TaskChain& chain) {
+  a.chain_awaiter(chain);
 };
 
 template <class F>
@@ -171,7 +172,7 @@ class TaskPromiseBase {
                     "co_await of a const spool::Task: a Task is consumed by awaiting it");
       return TaskAwaiter<typename Plain::value_type>(awaited);
     } else if constexpr (ChainAwaitable<Plain>) {
-      return awaited.chain_awaiter();
+      return awaited.chain_awaiter(*chain_);
     } else {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const future: polling changes it; await a non-const one");

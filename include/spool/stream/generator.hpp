@@ -9,7 +9,8 @@
 //     coroutine. A nest of generators and Tasks therefore grows the chain, never the stack.
 //   - poll_next (the Stream interface) runs it as the outermost coroutine of its own chain,
 //     kept in its promise: a pending poll_next leaves its leaf there, and the next poll_next
-//     goes on from it, so dropping the future of one poll loses nothing.
+//     goes on from it, so dropping the future of one poll loses nothing. A `co_await
+//     gen.next()` that finds it so left polls it as its own leaf.
 // One value is in flight at a time: the body runs only while a next() or poll_next asks for
 // a value, and stops at the co_yield that gives it.
 #pragma once
@@ -133,11 +134,16 @@ class GeneratorPromise : public TaskPromiseBase {
 };
 
 // `co_await gen.next()` in a Task or Generator: runs the generator in the awaiting chain.
+// A generator that a dropped polled next() left pending (kPolled) waits inside its own chain
+// instead: the awaiter then awaits the next() as any future, polled as the chain's leaf.
 template <class T>
 class GeneratorNextAwaiter {
+  using Next = typename Generator<T>::Next;
+
  public:
-  explicit GeneratorNextAwaiter(std::coroutine_handle<GeneratorPromise<T>> gen) noexcept
-      : gen_(gen) {}
+  GeneratorNextAwaiter(Next& next, std::coroutine_handle<GeneratorPromise<T>> gen,
+                       TaskChain& chain) noexcept
+      : next_(next), gen_(gen), chain_(chain) {}
   GeneratorNextAwaiter(const GeneratorNextAwaiter&) = delete;
   GeneratorNextAwaiter& operator=(const GeneratorNextAwaiter&) = delete;
   // Destroyed while the generator runs for it (the awaiting task was cancelled): the
@@ -146,12 +152,21 @@ class GeneratorNextAwaiter {
     if (running_) gen_.promise().phase_ = GeneratorPhase::kAbandoned;
   }
 
-  bool await_ready() const {
-    gen_.promise().check_can_run("next");
+  bool await_ready() {
+    GeneratorPromise<T>& gp = gen_.promise();
+    if (gp.phase_ == GeneratorPhase::kPolled) {
+      as_leaf_.emplace(next_, chain_);
+      return as_leaf_->await_ready();
+    }
+    gp.check_can_run("next");
     return false;
   }
   template <class P>
   void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
+    if (as_leaf_) {
+      as_leaf_->await_suspend(awaiting);
+      return;
+    }
     GeneratorPromise<T>& gp = gen_.promise();
     gp.phase_ = GeneratorPhase::kAwaited;
     running_ = true;
@@ -159,13 +174,17 @@ class GeneratorNextAwaiter {
     ap.run_child_next(awaiting, gp, gen_);
   }
   std::optional<T> await_resume() {
+    if (as_leaf_) return as_leaf_->await_resume();
     running_ = false;
     return gen_.promise().take_outcome();
   }
 
  private:
+  Next& next_;
   std::coroutine_handle<GeneratorPromise<T>> gen_;
-  bool running_ = false;  // between await_suspend and await_resume
+  TaskChain& chain_;                            // the awaiting coroutine's chain
+  std::optional<FutureAwaiter<Next>> as_leaf_;  // engaged when it polls a kPolled generator
+  bool running_ = false;                        // between await_suspend and await_resume
 };
 
 }  // namespace detail
@@ -183,9 +202,11 @@ class GeneratorNextAwaiter {
 ///
 /// Cancellation: destroying the Generator destroys its frame, and with it every local and
 /// every Task or generator it was awaiting, exactly once. A pending poll_next (or a polled
-/// next() future) may be dropped and polled again later: the generator goes on. A `co_await
-/// gen.next()` whose task is destroyed while the generator waits inside leaves the generator
-/// unable to go on (using it then throws); destroy it.
+/// next() future) may be dropped: a later poll_next or `co_await gen.next()` goes on from
+/// where it stopped (the co_await then polls it as its leaf). A `co_await gen.next()` that
+/// runs it in the awaiting chain and whose task is destroyed while the generator waits
+/// inside leaves the generator unable to go on (using it then throws); destroy it. spawn,
+/// join and Scope::spawn of a next() co_await it in the task they make, so the same holds.
 ///
 /// Costs: one frame allocation (from spool's frame pool) per generator, none per value; a
 /// value is moved into the generator's slot and out to the consumer. Move-only; not
@@ -209,8 +230,8 @@ class [[nodiscard]] Generator {
     /// gen.poll_next(cx).
     Poll<std::optional<T>> poll(Context& cx) { return gen_.promise().poll_next(gen_, cx); }
     /// The awaiter `co_await` uses inside a Task or Generator (see spool/core/task.hpp).
-    detail::GeneratorNextAwaiter<T> chain_awaiter() noexcept {
-      return detail::GeneratorNextAwaiter<T>(gen_);
+    detail::GeneratorNextAwaiter<T> chain_awaiter(detail::TaskChain& chain) noexcept {
+      return detail::GeneratorNextAwaiter<T>(*this, gen_, chain);
     }
 
    private:

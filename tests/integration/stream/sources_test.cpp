@@ -71,6 +71,30 @@ TEST(GeneratorSources, AwaitsATimerAndAChannel) {
             (std::vector<std::string>{"slept until 10", "got 1 at 10", "got 2 at 10"}));
 }
 
+Generator<int> sleeps_then_yields(ms delay, int value) {
+  co_await spool::sleep(delay);
+  co_yield value;
+}
+
+// "<value or elapsed>@<ms>" for a timeout on next() that expires, then a co_await of next().
+Task<std::vector<std::string>> await_next_after_a_timeout() {
+  const Instant start = spool::time::now();
+  auto gen = sleeps_then_yields(20ms, 7);
+  std::vector<std::string> out;
+  auto first = co_await spool::timeout(10ms, gen.next());
+  out.push_back((first ? "?" : "elapsed") + ("@" + std::to_string(since(start).count())));
+  auto v = co_await gen.next();  // goes on from the sleep the timeout left pending
+  out.push_back(std::to_string(v.value_or(-1)) + "@" + std::to_string(since(start).count()));
+  out.push_back(co_await gen.next() ? "?" : "end");
+  co_return out;
+}
+
+TEST(GeneratorSources, AwaitingNextAfterATimeoutOnNextExpiredGetsTheValue) {
+  auto rt = paused_runtime();
+  EXPECT_EQ(rt.block_on(await_next_after_a_timeout()),
+            (std::vector<std::string>{"elapsed@10", "7@20", "end"}));
+}
+
 Task<std::vector<int>> drain_receiver() {
   auto [tx, rx] = spool::mpsc::unbounded_channel<int>();
   for (int i = 0; i < 3; ++i) (void)tx.send(i);
