@@ -6,6 +6,7 @@
 #include "spool/core/poll_fn.hpp"
 #include "spool/core/task.hpp"
 #include "spool/fork.hpp"
+#include "spool/stream/generator.hpp"
 
 #include <utility>
 #include <vector>
@@ -23,8 +24,9 @@ spool::Task<int> one() { co_return 1; }
 spool::Task<void> named_futures() {
   auto a = one();
   auto b = one();
-#if defined(SPOOL_CASE_POLL_VOID_BRACES)
-  co_return;  // not this case
+#if defined(SPOOL_CASE_POLL_VOID_BRACES) || defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY) || \
+    defined(SPOOL_CASE_CONST_GENERATOR_NEXT)
+  co_return;  // not these cases
 #elif defined(SPOOL_CASE_SELECT)
   (void)co_await spool::select(SPOOL_NAMED(a), SPOOL_NAMED(b));
 #elif defined(SPOOL_CASE_WHEN_ANY)
@@ -52,4 +54,23 @@ spool::Task<void> named_futures() {
 auto not_yet = spool::poll_fn([](spool::Context&) -> spool::Poll<void> { return spool::pending; });
 #elif defined(SPOOL_CASE_POLL_VOID_BRACES)
 auto not_yet = spool::poll_fn([](spool::Context&) -> spool::Poll<void> { return {}; });
+#endif
+
+// A generator's next() on a temporary generator would dangle; a const next() cannot be awaited.
+#if defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY) || defined(SPOOL_CASE_CONST_GENERATOR_NEXT)
+spool::Generator<int> numbers() { co_yield 1; }
+
+spool::Task<void> generator_misuse() {
+  auto gen = numbers();
+#if defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY) && defined(SPOOL_FIXED)
+  auto n = gen.next();
+#elif defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY)
+  auto n = numbers().next();
+#elif defined(SPOOL_FIXED)
+  auto n = gen.next();
+#else
+  const auto n = gen.next();
+#endif
+  (void)co_await n;
+}
 #endif

@@ -171,6 +171,12 @@ class TaskPromiseBase {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const spool::Task: a Task is consumed by awaiting it");
       return TaskAwaiter<typename Plain::value_type>(awaited);
+    } else if constexpr (ChainAwaitable<Plain> && std::is_const_v<std::remove_reference_t<A>>) {
+      // A branch of its own (and an awaiter to return): the error is this message alone.
+      static_assert(!std::is_const_v<std::remove_reference_t<A>>,
+                    "co_await of a const spool::Generator::Next: awaiting changes it; await a "
+                    "non-const one (co_await gen.next())");
+      return std::suspend_never{};
     } else if constexpr (ChainAwaitable<Plain>) {
       return awaited.chain_awaiter(*chain_);
     } else {

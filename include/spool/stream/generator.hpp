@@ -242,7 +242,10 @@ class [[nodiscard]] Generator {
 
   /// An empty generator (asking it for a value throws).
   Generator() noexcept = default;
+  /// Takes `other`'s frame over, also between polls (its state lives in the frame, which
+  /// does not move); `other` is left empty.
   Generator(Generator&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys this generator's frame (as the destructor does), then takes `other`'s over.
   Generator& operator=(Generator&& other) noexcept {
     if (this != &other) {
       destroy();
@@ -259,7 +262,15 @@ class [[nodiscard]] Generator {
   bool valid() const noexcept { return static_cast<bool>(handle_); }
 
   /// The next value as a future (see Next). Throws std::logic_error when empty.
-  Next next() { return Next(checked_handle("next")); }
+  Next next() & { return Next(checked_handle("next")); }
+  /// Refused at compile time: the future would borrow a temporary generator that is gone
+  /// before it is awaited (`auto n = make_gen().next();`).
+  Next next() && {
+    static_assert(!std::is_same_v<T, T>,
+                  "spool::Generator::next() on a temporary generator: the future would outlive "
+                  "it; keep the generator in a variable (auto gen = make(); gen.next())");
+    return next();
+  }
 
   /// The Stream interface: runs the body until its next co_yield (ready with the value), its
   /// end (ready with nullopt; its exception is rethrown) or a leaf that is not ready (pending:

@@ -55,6 +55,7 @@ using stream_item_t = typename decltype(std::declval<std::remove_reference_t<S>&
 template <Stream S>
 class NextItem {
  public:
+  /// The next item of `stream`, which it borrows (spool::next makes it).
   explicit NextItem(S& stream) noexcept : stream_(&stream) {}
   /// stream.poll_next(cx).
   Poll<std::optional<stream_item_t<S>>> poll(Context& cx) { return stream_->poll_next(cx); }
