@@ -6,6 +6,7 @@
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/waiter_list.hpp"
 #include "spool/sync/broadcast.hpp"
 
 namespace spool::stream {
@@ -20,6 +21,11 @@ class BroadcastStream {
  public:
   /// The stream of `rx`'s messages.
   explicit BroadcastStream(broadcast::Receiver<T> rx) : rx_(std::move(rx)) {}
+  /// Takes `o`'s receiver over. Throws std::logic_error while `o`'s receive waits in the
+  /// channel's queue; one that does not wait (refused by the task's budget) borrows `o`'s
+  /// receiver, so it is dropped (losing nothing) and this stream starts its own.
+  BroadcastStream(BroadcastStream&& o) : rx_(std::move(o.receiver_to_move())) {}
+  BroadcastStream& operator=(BroadcastStream&&) = delete;
 
   /// The next outcome (never a closed one: that is the end, nullopt).
   Poll<std::optional<broadcast::RecvResult<T>>> poll_next(Context& cx) {
@@ -36,6 +42,15 @@ class BroadcastStream {
   broadcast::Receiver<T>& receiver() noexcept { return rx_; }
 
  private:
+  // The receiver, once no receive of it is left in progress; throws if one waits.
+  broadcast::Receiver<T>& receiver_to_move() {
+    if (recv_ && recv_->is_waiting()) {
+      spool::detail::throw_moved_while_waiting("spool::stream::BroadcastStream");
+    }
+    recv_.reset();
+    return rx_;
+  }
+
   broadcast::Receiver<T> rx_;
   std::optional<broadcast::Recv<T>> recv_;  // the receive in progress, kept across polls
 };

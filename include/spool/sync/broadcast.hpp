@@ -58,6 +58,8 @@ class Recv {
     if (o.waiting_) spool::detail::throw_moved_while_waiting("spool::broadcast::Recv");
   }
   Recv& operator=(Recv&&) = delete;
+  /// True while its last poll left it waiting in the channel's queue (it must not move).
+  bool is_waiting() const noexcept { return waiting_; }
   /// Leaves the channel's queue if it waits there (also when its Receiver was moved away
   /// meanwhile: the channel lives on in the moved-to Receiver).
   ~Recv() {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -152,6 +153,40 @@ TEST(StreamSources, BroadcastStreamGivesLagsAndMessagesAndEndsWhenClosed) {
   auto rt = paused_runtime();
   EXPECT_EQ(rt.block_on(broadcast_outcomes()),
             (std::vector<std::string>{"lag1", "v1", "v2", "v3"}));
+}
+
+TEST(StreamSources, MovingABroadcastStreamWhoseReceiveWaitsThrows) {
+  auto [tx, rx] = spool::broadcast::channel<int>(2);
+  spool::stream::BroadcastStream<int> s(std::move(rx));
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  EXPECT_TRUE(s.poll_next(cx).is_pending());  // waits in the channel's queue
+  EXPECT_THROW(spool::stream::BroadcastStream<int>(std::move(s)), std::logic_error);
+  (void)tx.send(4);
+  EXPECT_EQ(s.poll_next(cx).value()->value(), 4);  // unharmed
+}
+
+// A receive refused by the task's budget is in progress without waiting: the moved-to stream
+// must not go on with it (it borrows the moved-from stream's receiver).
+Task<int> move_after_a_refused_receive() {
+  auto [tx, rx] = spool::broadcast::channel<int>(2);
+  (void)tx.send(5);
+  spool::stream::BroadcastStream<int> s(std::move(rx));
+  co_await spool::poll_fn([&s](spool::Context& cx) {
+    while (spool::detail::coop_poll_proceed(cx)) {
+    }                                           // the task's budget is spent
+    EXPECT_TRUE(s.poll_next(cx).is_pending());  // refused, though a message is there
+    return spool::Poll<void>::ready();
+  });
+  spool::stream::BroadcastStream<int> moved(std::move(s));
+  auto r = co_await spool::next(moved);
+  co_return r.value().value();
+}
+
+TEST(StreamSources, ABroadcastStreamMovedAfterARefusedReceiveReadsThroughItsOwnReceiver) {
+  auto rt = paused_runtime();
+  // Spawned: a runtime task has a budget (block_on's root has none).
+  EXPECT_EQ(rt.block_on(rt.spawn(move_after_a_refused_receive())), 5);
 }
 
 // Values from 4 producer tasks, relayed by a generator that yields to the scheduler before
