@@ -23,8 +23,8 @@ namespace spool::stream {
 template <class S, class F>
 class Map {
  public:
-  /// The type f returns.
-  using Item = std::invoke_result_t<F&, stream_item_t<S>&&>;
+  /// The type f returns, as a value (a returned reference is copied into the item).
+  using Item = std::remove_cvref_t<std::invoke_result_t<F&, stream_item_t<S>&&>>;
   static_assert(!std::is_void_v<Item>, "spool::stream::map: the function must return a value");
 
   /// Maps `inner`'s items with `f`.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,18 @@ TEST(StreamMap, Finite) {
 TEST(StreamMap, Endless) {
   EXPECT_EQ(collected(st::take(st::map(naturals(), [](int v) { return v * v; }), 4)),
             (std::vector<int>{0, 1, 4, 9}));
+}
+
+const std::string& name_of(int v) {
+  static const std::vector<std::string> names{"zero", "one", "two"};
+  return names.at(static_cast<std::size_t>(v));
+}
+static_assert(
+    std::is_same_v<spool::stream_item_t<st::Map<Generator<int>, decltype(&name_of)>>, std::string>);
+
+TEST(StreamMap, AFunctionReturningAReferenceGivesCopies) {
+  EXPECT_EQ(collected(st::map(count_to(3), name_of)),
+            (std::vector<std::string>{"zero", "one", "two"}));
 }
 
 TEST(StreamFilter, Finite) {
