@@ -3,6 +3,7 @@
 // zip's end; and their argument checks.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "spool/block_on.hpp"
 #include "spool/stream.hpp"
+#include "support/counting_waker.hpp"
 #include "support/futures.hpp"
 
 namespace {
@@ -149,6 +151,54 @@ TEST(StreamMerge, APendingSideDoesNotHoldBackTheOther) {
   s.fire();
   EXPECT_EQ(merged.poll_next(cx).value(), std::optional<int>(99));
   EXPECT_EQ(merged.poll_next(cx).value(), std::nullopt);
+}
+
+// Polls `s` pending with one waker, then with another, then fires `s`'s signal: the stream
+// must have passed the second on (the latest waker is the one to wake).
+template <class S>
+void expect_the_latest_waker_woken(S& s, const spool_test::Signal& signal) {
+  spool_test::CountingWaker first;
+  spool_test::CountingWaker second;
+  for (auto* w : {&first, &second}) {
+    spool::Waker waker = w->waker();
+    spool::Context cx(waker);
+    EXPECT_TRUE(s.poll_next(cx).is_pending());
+  }
+  signal.fire();
+  EXPECT_EQ(second.counts().total_wakes(), 1);
+  EXPECT_EQ(first.counts().total_wakes(), 0);
+}
+
+TEST(StreamWakers, APolledGeneratorWakesTheLatestWaker) {
+  spool_test::Signal s;
+  auto gen = after_signal(s, 1);
+  expect_the_latest_waker_woken(gen, s);
+}
+
+TEST(StreamWakers, MergeWakesTheLatestWakerForItsPendingSide) {
+  spool_test::Signal s;
+  auto merged = st::merge(after_signal(s, 1), count_to(0));
+  expect_the_latest_waker_woken(merged, s);
+}
+
+TEST(StreamWakers, ZipWakesTheLatestWakerForItsWaitingSide) {
+  spool_test::Signal s;
+  auto zipped = st::zip(count_to(3), after_signal(s, 1));
+  expect_the_latest_waker_woken(zipped, s);
+}
+
+Generator<int> one_then_after_signal(spool_test::Signal s) {
+  co_yield 0;
+  co_await s.future();
+  co_yield 1;
+}
+
+TEST(StreamWakers, ChunksTimeoutWakesTheLatestWakerWhileItsChunkWaits) {
+  spool_test::Signal s;
+  // The chunk holds 0 and waits for the next item, its deadline armed (an hour: it never
+  // passes during the test; the Sleep is disarmed when the adapter goes).
+  auto chunked = st::chunks_timeout(one_then_after_signal(s), 2, std::chrono::hours(1));
+  expect_the_latest_waker_woken(chunked, s);
 }
 
 TEST(StreamZip, FiniteEndsWithTheShorter) {

@@ -188,6 +188,25 @@ TEST(Generator, DroppedWhileWaitingInAnAwaitedTaskDestroysEveryLocalOnce) {
   EXPECT_EQ(Counted::destroyed, 5);
 }
 
+Task<void> owns_and_drains(Signal never) {
+  auto gen = outer_with_locals(never);
+  while (auto v = co_await gen.next()) {
+  }
+}
+
+TEST(Generator, AnOwningConsumerDroppedWhileItWaitsInAnAwaitedTaskDestroysEveryLocalOnce) {
+  Counted::made = Counted::destroyed = 0;
+  {
+    auto consumer = owns_and_drains(Signal());
+    spool::Waker w = spool::Waker::noop();
+    spool::Context cx(w);
+    // Runs the generator in the consumer's chain up to holds_a_counted_then_waits.
+    EXPECT_TRUE(consumer.poll(cx).is_pending());
+    EXPECT_EQ(Counted::made, 5);  // local, a, b, after, held
+  }  // the awaiter goes first (the generator is abandoned), then the generator's frame
+  EXPECT_EQ(Counted::destroyed, 5);
+}
+
 Generator<int> waits_for(Signal s, int value) {
   co_await s.future();
   co_yield value;
@@ -213,6 +232,23 @@ TEST(Generator, APendingPollNextGoesOnWhereItStopped) {
 }
 
 Task<std::optional<int>> await_next(Generator<int>& gen) { co_return co_await gen.next(); }
+
+// A generator that lives apart from its consumer and is destroyed while the consumer's
+// co_await of next() runs it: the consumer's chain would resume a freed frame.
+TEST(GeneratorDeathTest, DestroyedUnderAnAwaitingConsumerAbortsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Signal never;
+        auto gen = std::make_unique<Generator<int>>(waits_for(never, 1));
+        auto consumer = await_next(*gen);
+        spool::Waker w = spool::Waker::noop();
+        spool::Context cx(w);
+        (void)consumer.poll(cx);  // pending inside the generator
+        gen.reset();
+      },
+      "spool::Generator destroyed while a co_await of its next\\(\\) is pending");
+}
 
 TEST(Generator, AwaitingNextAfterADroppedPollNextGoesOnAsALeaf) {
   Signal s;
