@@ -2,7 +2,9 @@
 //
 // Every adapter takes its stream by forwarding reference: an rvalue is moved in and owned,
 // an lvalue is borrowed (it must outlive the adapter). Adapters are Streams themselves, do
-// nothing until polled, run under any executor, and never poll their stream after its end.
+// nothing until polled, and run under any executor. They never poll their stream after its
+// end: polled again after their own end, they give nullopt again (map, filter and the timed
+// adapters through detail::Fused, the others through their own state).
 // Polls are built in place (`Poll<Out>(value)`), never through Poll::ready: g++ 12 -O1 warns
 // -Wmaybe-uninitialized when ready() copies out an empty optional.
 #pragma once
@@ -39,7 +41,7 @@ class Map {
   }
 
  private:
-  S inner_;
+  spool::detail::Fused<S> inner_;
   F f_;
 };
 
@@ -60,7 +62,7 @@ class Filter {
   }
 
  private:
-  S inner_;
+  spool::detail::Fused<S> inner_;
   P pred_;
 };
 

@@ -50,6 +50,26 @@ requires Stream<std::remove_reference_t<S>>
 using stream_item_t = typename decltype(std::declval<std::remove_reference_t<S>&>().poll_next(
     std::declval<Context&>()))::value_type::value_type;
 
+namespace detail {
+// An adapter's inner stream, never polled again once it ended: a poll after the end gives
+// nullopt again (an inner Generator would throw).
+template <class S>
+class Fused {
+ public:
+  explicit Fused(S&& inner) : inner_(std::forward<S>(inner)) {}
+  Poll<std::optional<stream_item_t<S>>> poll_next(Context& cx) {
+    if (ended_) return Poll<std::optional<stream_item_t<S>>>(std::nullopt);
+    auto p = inner_.poll_next(cx);
+    ended_ = p.is_ready() && !p.value();
+    return p;
+  }
+
+ private:
+  S inner_;  // owned (S an object type) or borrowed (S an lvalue reference)
+  bool ended_ = false;
+};
+}  // namespace detail
+
 /// The future of a stream's next item (see spool::next). It borrows the stream, which must
 /// outlive it; dropping it while pending loses nothing.
 template <Stream S>

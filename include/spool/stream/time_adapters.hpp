@@ -47,7 +47,7 @@ class Timeout {
   }
 
  private:
-  S inner_;
+  spool::detail::Fused<S> inner_;
   std::chrono::nanoseconds limit_;
   std::optional<Sleep> deadline_;  // the deadline of the item being waited for
 };
@@ -75,7 +75,7 @@ class Throttle {
   }
 
  private:
-  S inner_;
+  spool::detail::Fused<S> inner_;
   std::chrono::nanoseconds period_;
   std::optional<Sleep> pause_;  // until the next item may be taken
 };

@@ -153,6 +153,36 @@ TEST(StreamMerge, APendingSideDoesNotHoldBackTheOther) {
   EXPECT_EQ(merged.poll_next(cx).value(), std::nullopt);
 }
 
+// Polls `s` by hand to its end, then once more: the end again, without polling its stream (a
+// Generator, which throws when asked after its end).
+template <class S>
+void expect_the_end_again(S s) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  for (int items = 0; items < 10; ++items) {
+    auto p = s.poll_next(cx);
+    ASSERT_TRUE(p.is_ready());
+    if (!p.value()) break;
+  }
+  auto again = s.poll_next(cx);
+  ASSERT_TRUE(again.is_ready());
+  EXPECT_FALSE(again.value().has_value());
+}
+
+TEST(StreamAdapters, PolledAfterTheirEndTheyEndAgain) {
+  const auto always = [](int) { return true; };
+  expect_the_end_again(st::map(count_to(2), [](int v) { return v; }));
+  expect_the_end_again(st::filter(count_to(2), always));
+  expect_the_end_again(st::take(count_to(2), 5));
+  expect_the_end_again(st::take_while(count_to(2), always));
+  expect_the_end_again(st::chunks(count_to(2), 5));
+  expect_the_end_again(st::merge(count_to(2), count_to(1)));
+  expect_the_end_again(st::zip(count_to(2), count_to(3)));
+  // Items ready at once: no timer is made (an hour would not pass anyway).
+  expect_the_end_again(st::timeout(count_to(2), std::chrono::hours(1)));
+  expect_the_end_again(st::throttle(count_to(0), std::chrono::hours(1)));
+}
+
 // Polls `s` pending with one waker, then with another, then fires `s`'s signal: the stream
 // must have passed the second on (the latest waker is the one to wake).
 template <class S>
