@@ -13,6 +13,18 @@
 #include "spool/time/sleep.hpp"
 #include "spool/time/timeout.hpp"
 
+namespace spool::detail {
+// `sleep` due `d` from now: the one Sleep an adapter keeps, made at its first use and reset
+// after that (no Sleep made, and no count of the driver's taken, per deadline).
+inline void rearm(std::optional<Sleep>& sleep, std::chrono::nanoseconds d) {
+  if (sleep) {
+    sleep->reset_after(d);
+  } else {
+    sleep.emplace(spool::sleep(d));
+  }
+}
+}  // namespace spool::detail
+
 namespace spool::stream {
 
 /// `S`'s items, each with a deadline (see stream::timeout).
@@ -36,20 +48,25 @@ class Timeout {
     using Out = std::optional<TimeoutResult<Item>>;
     auto p = inner_.poll_next(cx);
     if (p.is_ready()) {
-      deadline_.reset();  // the next item gets a deadline of its own
+      // The next item gets a deadline of its own. One still armed is destroyed to disarm
+      // it (a reset would arm it again); one that fired is unlinked and kept for reuse.
+      if (armed_) deadline_.reset();
+      armed_ = false;
       if (!p.value()) return Poll<Out>(std::nullopt);
       return Poll<Out>(TimeoutResult<Item>::completed(std::move(*p.value())));
     }
-    if (!deadline_) deadline_.emplace(sleep(limit_));
+    if (!armed_) spool::detail::rearm(deadline_, limit_);
+    armed_ = true;
     if (deadline_->poll(cx).is_pending()) return pending;
-    deadline_.reset();
+    armed_ = false;
     return Poll<Out>(TimeoutResult<Item>::elapsed_result());
   }
 
  private:
   spool::detail::Fused<S> inner_;
   std::chrono::nanoseconds limit_;
-  std::optional<Sleep> deadline_;  // the deadline of the item being waited for
+  std::optional<Sleep> deadline_;  // the deadline of the item being waited for, while armed_
+  bool armed_ = false;             // deadline_ runs for the item being waited for
 };
 
 /// `S`'s items, at most one per period (see stream::throttle).
@@ -65,19 +82,23 @@ class Throttle {
   /// The next item, not before `period` has passed since the previous one was given (the
   /// inner stream is not polled meanwhile: it is slowed down, nothing is dropped).
   Poll<std::optional<stream_item_t<S>>> poll_next(Context& cx) {
-    if (pause_) {
+    if (pausing_) {
       if (pause_->poll(cx).is_pending()) return pending;
-      pause_.reset();
+      pausing_ = false;  // pause_ fired: unlinked, kept to be reset for the next item
     }
     auto p = inner_.poll_next(cx);
-    if (p.is_ready() && p.value()) pause_.emplace(sleep(period_));
+    if (p.is_ready() && p.value() && period_.count() > 0) {
+      spool::detail::rearm(pause_, period_);
+      pausing_ = true;
+    }
     return p;
   }
 
  private:
   spool::detail::Fused<S> inner_;
   std::chrono::nanoseconds period_;
-  std::optional<Sleep> pause_;  // until the next item may be taken
+  std::optional<Sleep> pause_;  // made at the first item, reset at each next one
+  bool pausing_ = false;        // pause_ runs: the next item waits for it
 };
 
 /// `s`'s items as spool::TimeoutResult: completed(item), or elapsed when an item did not

@@ -44,6 +44,9 @@ class Sleep {
   /// pending again until `deadline`. A task waiting on it is woken at the new deadline, or
   /// at once if `deadline` has passed.
   void reset(Instant deadline);
+  /// reset to `duration` from now on this Sleep's own clock (as spool::sleep(duration)
+  /// counts it; a negative duration is now): one Sleep reused for deadline after deadline.
+  void reset_after(std::chrono::nanoseconds duration);
   /// The instant the Sleep completes at.
   Instant deadline() const noexcept { return deadline_; }
   /// True once the driver fired the timer (the deadline passed while it was registered).

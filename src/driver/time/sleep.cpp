@@ -1,6 +1,8 @@
 // spool::Sleep and spool::Interval: the timer futures, on a driver's TimeDriver.
 #include "spool/time/sleep.hpp"
 
+#include <algorithm>
+
 #include "driver/driver.hpp"
 #include "driver/time/entry_waker.hpp"
 #include "spool/time/interval.hpp"
@@ -89,6 +91,10 @@ void Sleep::reset(Instant deadline) {
     // Polled before: arm now, where it stays. Never polled: at the first poll.
     if (entry_.shard != nullptr) driver_->time().arm(entry_, deadline_);
   }
+}
+
+void Sleep::reset_after(std::chrono::nanoseconds duration) {
+  reset(detail::saturating_add(now(), std::max(duration, std::chrono::nanoseconds::zero())));
 }
 
 Poll<Instant> Interval::poll_tick(Context& cx) {

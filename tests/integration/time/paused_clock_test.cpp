@@ -359,6 +359,28 @@ TEST(PausedClock, SleepResetEarlierAndLaterBeforeAndAfterPollAndFire) {
   rt.block_on(reset_cases());
 }
 
+// reset_after: from now on the Sleep's clock, before its first poll, after it fired, and
+// negative (due at once).
+Task<void> reset_after_cases() {
+  const Instant t0 = spool::time::now();
+  auto s = spool::sleep(10ms);
+  s.reset_after(4ms);
+  co_await s;
+  EXPECT_EQ(spool::time::now() - t0, 4ms);
+  s.reset_after(7ms);  // fired: pending again
+  EXPECT_FALSE(co_await poll_once(s));
+  co_await s;
+  EXPECT_EQ(spool::time::now() - t0, 11ms);
+  s.reset_after(-1ms);
+  EXPECT_TRUE(co_await poll_once(s));
+  EXPECT_EQ(s.deadline() - t0, 11ms);
+}
+
+TEST(PausedClock, SleepResetAfterCountsFromNow) {
+  auto rt = paused_runtime();
+  rt.block_on(reset_after_cases());
+}
+
 // A task waits on a Sleep that another task resets: it is woken at the new deadline.
 Task<void> await_shared(spool::Sleep* s, Instant* woke) {
   co_await *s;
