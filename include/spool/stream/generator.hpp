@@ -7,6 +7,8 @@
 //   - `co_await gen.next()` inside a Task or a Generator runs the generator next in the
 //     awaiting chain; each co_yield, and its end, hands the chain back to the awaiting
 //     coroutine. A nest of generators and Tasks therefore grows the chain, never the stack.
+//     (A polled level — an adapter, select, timeout over next() — runs its generator in a
+//     chain of its own: one run_chain frame on the stack per such level.)
 //   - poll_next (the Stream interface) runs it as the outermost coroutine of its own chain,
 //     kept in its promise: a pending poll_next leaves its leaf there, and the next poll_next
 //     goes on from it, so dropping the future of one poll loses nothing. A `co_await
@@ -61,11 +63,12 @@ enum class GeneratorPhase : std::uint8_t {
       throw std::logic_error(prefix +
                              "the generator has already ended (a next() gave nullopt or "
                              "threw); stop at the first nullopt");
-    default:  // kPolled, kRunning or kAwaited
+    default:  // kRunning or kAwaited (a kPolled generator goes on)
       throw std::logic_error(prefix +
-                             "a previous next() or poll_next has not completed yet; a generator "
-                             "gives one value at a time: wait for it (poll the same one again) "
-                             "before asking for another");
+                             "a previous next() has not completed yet: a co_await of next() "
+                             "runs the generator now (a generator gives one value at a time: "
+                             "ask again once it gave it), or the generator asked for its own "
+                             "next(), which would wait on itself");
   }
 }
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_empty_generator(const char* call) {
@@ -197,8 +200,9 @@ class GeneratorNextAwaiter {
 /// Consume it with `while (auto v = co_await gen.next()) use(*v);` inside a Task or another
 /// Generator, or as a spool::Stream (spool/stream/stream.hpp) through poll_next. The end is a
 /// nullopt; an exception thrown by the body is rethrown by the next() (or poll_next) that reaches
-/// it, after which the generator has ended. Asking again after the end, or asking while a previous
-/// ask is still pending, throws std::logic_error.
+/// it, after which the generator has ended. Asking again after the end, asking while a `co_await
+/// gen.next()` runs it, or asking for its own next() from inside, throws std::logic_error;
+/// polling again a next() (or poll_next) that returned pending is how one waits for the value.
 ///
 /// Cancellation: destroying the Generator destroys its frame, and with it every local and
 /// every Task or generator it was awaiting, exactly once. A pending poll_next (or a polled
@@ -208,8 +212,9 @@ class GeneratorNextAwaiter {
 /// inside leaves the generator unable to go on (using it then throws); destroy it. spawn,
 /// join and Scope::spawn of a next() co_await it in the task they make, so the same holds.
 ///
-/// Costs: one frame allocation (from spool's frame pool) per generator, none per value; a
-/// value is moved into the generator's slot and out to the consumer. Move-only; not
+/// Costs: one frame allocation (from spool's frame pool, with the prefix every Task frame
+/// has: room for a spawned task's header) per generator, none per value; a value is moved
+/// into the generator's slot and out to the consumer. Move-only; not
 /// thread-safe (one consumer at a time, which may move between threads between calls).
 template <class T>
 class [[nodiscard]] Generator {

@@ -32,7 +32,8 @@ inline void check_stream_duration(std::chrono::nanoseconds d, const char* adapte
 /// ready with the next item, ready with nullopt at the end, or pending (having stored the
 /// latest `cx.waker()` to be woken when polling again can make progress, as a Future).
 /// Polling again after the end is a misuse whose outcome is the stream's own (a Generator
-/// throws, a channel receiver gives nullopt again); spool's adapters never do it.
+/// throws, a channel receiver and spool's adapters give nullopt again); spool's adapters
+/// never poll their stream after its end.
 /// Dropping a pending poll loses nothing: the next poll_next goes on. Like a Future, a
 /// stream must not move once polled unless its type says it may (Generator and the channel
 /// receivers may).
