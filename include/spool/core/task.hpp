@@ -62,12 +62,11 @@ struct TaskChain {
 };
 
 // An awaitable that runs its coroutine inside the awaiting chain instead of being polled as
-// a leaf (a Generator's next()): `co_await a` uses the awaiter `a.chain_awaiter(chain)`
-// gives, so nesting grows the chain, never the stack. `chain` is the awaiting coroutine's,
-// for an awaiter that must wait as the chain's leaf instead.
+// a leaf (a Generator's next()): `co_await a` uses the awaiter `a.chain_awaiter()` gives, so
+// nesting grows the chain, never the stack.
 template <class A>
-concept ChainAwaitable = requires(A& a, TaskChain& chain) {
-  a.chain_awaiter(chain);
+concept ChainAwaitable = requires(A& a) {
+  a.chain_awaiter();
 };
 
 template <class F>
@@ -178,7 +177,7 @@ class TaskPromiseBase {
                     "non-const one (co_await gen.next())");
       return std::suspend_never{};
     } else if constexpr (ChainAwaitable<Plain>) {
-      return awaited.chain_awaiter(*chain_);
+      return awaited.chain_awaiter();
     } else {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const future: polling changes it; await a non-const one");
@@ -221,6 +220,8 @@ class TaskPromiseBase {
     cp.continuation_ = self;
     chain_->next = child;
   }
+  // The chain this coroutine runs in (once it started).
+  TaskChain& chain() const noexcept { return *chain_; }
   // True when this Task runs as the outermost of its own chain.
   bool is_outermost() const noexcept { return chain_ == &own_chain_; }
   // True once the Task runs in a chain (it was polled or awaited).

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "spool/core/context.hpp"
@@ -41,8 +42,9 @@ namespace detail {
 // Where a generator stands between the calls that drive it.
 enum class GeneratorPhase : std::uint8_t {
   kIdle,       // not started, or stopped at a co_yield whose value was taken: may run
-  kPolled,     // a poll_next returned pending: only poll_next may go on
-  kRunning,    // a poll_next runs it now (asking it again from inside would recurse)
+  kPolled,     // a poll_next returned pending: a poll_next or a co_await of next() goes on
+  kAsLeaf,     // a co_await of next() waits on that pending run as its chain's leaf
+  kRunning,    // a poll_next (or that leaf's poll) runs it now: asking it again throws
   kAwaited,    // a co_await of next() runs it in the awaiting chain
   kAbandoned,  // that co_await was destroyed while the generator waited inside: it cannot go on
   kEnded,      // the end (or the body's exception) was delivered
@@ -63,10 +65,10 @@ enum class GeneratorPhase : std::uint8_t {
       throw std::logic_error(prefix +
                              "the generator has already ended (a next() gave nullopt or "
                              "threw); stop at the first nullopt");
-    default:  // kRunning or kAwaited (a kPolled generator goes on)
+    default:  // kAsLeaf, kRunning or kAwaited (a kPolled generator goes on)
       throw std::logic_error(prefix +
                              "a previous next() has not completed yet: a co_await of next() "
-                             "runs the generator now (a generator gives one value at a time: "
+                             "waits on the generator (a generator gives one value at a time: "
                              "ask again once it gave it), or the generator asked for its own "
                              "next(), which would wait on itself");
   }
@@ -79,9 +81,10 @@ enum class GeneratorPhase : std::uint8_t {
 template <class T>
 class GeneratorNextAwaiter;
 
-// The promise: a chain coroutine (TaskPromiseBase) with the yielded value's slot.
+// The promise: a chain coroutine (TaskPromiseBase) with the yielded value's slot. It is
+// also the leaf a co_await of next() waits on when the generator was left kPolled.
 template <class T>
-class GeneratorPromise : public TaskPromiseBase {
+class GeneratorPromise : public TaskPromiseBase, private PendingLeaf {
  public:
   Generator<T> get_return_object() noexcept;
 
@@ -101,11 +104,7 @@ class GeneratorPromise : public TaskPromiseBase {
       begin_outermost(self);
       continuation_ = nullptr;  // may hold the coroutine that awaited the last next()
     }
-    phase_ = GeneratorPhase::kRunning;  // a poll of its own next() from inside throws
-    if (!run_chain(*this, self, cx) && !value_) {
-      phase_ = GeneratorPhase::kPolled;  // waits on a leaf
-      return pending;
-    }
+    if (!run_polled(self, cx, GeneratorPhase::kPolled)) return pending;
     return Poll<std::optional<T>>(take_outcome());
   }
 
@@ -117,6 +116,33 @@ class GeneratorPromise : public TaskPromiseBase {
  private:
   friend class GeneratorNextAwaiter<T>;
   friend class Generator<T>;
+
+  using Handle = std::coroutine_handle<GeneratorPromise>;
+
+  // Runs the generator's own chain: true once the body stopped at a co_yield or ended,
+  // false while it waits on a leaf (the phase is then `waiting`).
+  bool run_polled(std::coroutine_handle<> self, Context& cx, GeneratorPhase waiting) {
+    phase_ = GeneratorPhase::kRunning;  // a poll of its own next() from inside throws
+    if (!run_chain(*this, self, cx) && !value_) {
+      phase_ = waiting;
+      return false;
+    }
+    return true;
+  }
+  // For a co_await of next() on a kPolled generator: runs it now in its own chain (true:
+  // the value or end is there), else makes it `chain`'s leaf, after which `awaiting` goes on.
+  bool run_or_wait_as_leaf(TaskChain& chain, std::coroutine_handle<> awaiting) {
+    if (run_polled(Handle::from_promise(*this), *chain.cx, GeneratorPhase::kAsLeaf)) return true;
+    poll_fn = &poll_as_leaf;
+    type = &typeid(GeneratorPromise);
+    chain.leaf = this;
+    chain.after_leaf = awaiting;
+    return false;
+  }
+  static bool poll_as_leaf(PendingLeaf* leaf, Context& cx) {
+    auto& self = static_cast<GeneratorPromise&>(*leaf);
+    return self.run_polled(Handle::from_promise(self), cx, GeneratorPhase::kAsLeaf);
+  }
 
   // After the body stopped at a co_yield or ended: the value, or nullopt at the end (the
   // body's exception is rethrown instead).
@@ -138,56 +164,50 @@ class GeneratorPromise : public TaskPromiseBase {
 
 // `co_await gen.next()` in a Task or Generator: runs the generator in the awaiting chain.
 // A generator that a dropped polled next() left pending (kPolled) waits inside its own chain
-// instead: the awaiter then awaits the next() as any future, polled as the chain's leaf.
+// instead: the awaiter then polls that chain as its own chain's leaf (the promise is it).
+// Either way the value (or end, or exception) is in the promise when the awaiter resumes.
 template <class T>
 class GeneratorNextAwaiter {
-  using Next = typename Generator<T>::Next;
-
  public:
-  GeneratorNextAwaiter(Next& next, std::coroutine_handle<GeneratorPromise<T>> gen,
-                       TaskChain& chain) noexcept
-      : next_(next), gen_(gen), chain_(chain) {}
+  explicit GeneratorNextAwaiter(std::coroutine_handle<GeneratorPromise<T>> gen) noexcept
+      : gen_(gen) {}
   GeneratorNextAwaiter(const GeneratorNextAwaiter&) = delete;
   GeneratorNextAwaiter& operator=(const GeneratorNextAwaiter&) = delete;
-  // Destroyed while the generator runs for it (the awaiting task was cancelled): the
-  // generator waits inside a chain that is going away, so it can never go on.
+  // Destroyed while the generator runs for it (the awaiting task was cancelled): a generator
+  // in the awaiting chain waits inside a chain that is going away, so it can never go on; one
+  // polled as the chain's leaf still has its own chain, and goes on at the next ask.
   ~GeneratorNextAwaiter() {
-    if (running_) gen_.promise().phase_ = GeneratorPhase::kAbandoned;
+    if (!running_) return;
+    GeneratorPhase& phase = gen_.promise().phase_;
+    phase = phase == GeneratorPhase::kAsLeaf ? GeneratorPhase::kPolled : GeneratorPhase::kAbandoned;
   }
 
-  bool await_ready() {
+  bool await_ready() const {
     GeneratorPromise<T>& gp = gen_.promise();
-    if (gp.phase_ == GeneratorPhase::kPolled) {
-      as_leaf_.emplace(next_, chain_);
-      return as_leaf_->await_ready();
-    }
-    gp.check_can_run("next");
+    if (gp.phase_ != GeneratorPhase::kPolled) gp.check_can_run("next");
     return false;
   }
+  // False (resume at once) when a kPolled generator gave its outcome in this very poll.
   template <class P>
-  void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    if (as_leaf_) {
-      as_leaf_->await_suspend(awaiting);
-      return;
-    }
+  bool await_suspend(std::coroutine_handle<P> awaiting) noexcept {
     GeneratorPromise<T>& gp = gen_.promise();
-    gp.phase_ = GeneratorPhase::kAwaited;
-    running_ = true;
     TaskPromiseBase& ap = awaiting.promise();
+    running_ = true;
+    if (gp.phase_ == GeneratorPhase::kPolled) [[unlikely]] {
+      return !gp.run_or_wait_as_leaf(ap.chain(), awaiting);
+    }
+    gp.phase_ = GeneratorPhase::kAwaited;
     ap.run_child_next(awaiting, gp, gen_);
+    return true;
   }
   std::optional<T> await_resume() {
-    if (as_leaf_) return as_leaf_->await_resume();
     running_ = false;
     return gen_.promise().take_outcome();
   }
 
  private:
-  Next& next_;
   std::coroutine_handle<GeneratorPromise<T>> gen_;
-  TaskChain& chain_;                            // the awaiting coroutine's chain
-  std::optional<FutureAwaiter<Next>> as_leaf_;  // engaged when it polls a kPolled generator
-  bool running_ = false;                        // between await_suspend and await_resume
+  bool running_ = false;  // between await_suspend and await_resume
 };
 
 }  // namespace detail
@@ -235,8 +255,8 @@ class [[nodiscard]] Generator {
     /// gen.poll_next(cx).
     Poll<std::optional<T>> poll(Context& cx) { return gen_.promise().poll_next(gen_, cx); }
     /// The awaiter `co_await` uses inside a Task or Generator (see spool/core/task.hpp).
-    detail::GeneratorNextAwaiter<T> chain_awaiter(detail::TaskChain& chain) noexcept {
-      return detail::GeneratorNextAwaiter<T>(*this, gen_, chain);
+    detail::GeneratorNextAwaiter<T> chain_awaiter() noexcept {
+      return detail::GeneratorNextAwaiter<T>(gen_);
     }
 
    private:
@@ -294,7 +314,8 @@ class [[nodiscard]] Generator {
   }
   void destroy() noexcept {
     if (!handle_) return;
-    if (handle_.promise().phase_ == detail::GeneratorPhase::kAwaited) {
+    const detail::GeneratorPhase phase = handle_.promise().phase_;
+    if (phase == detail::GeneratorPhase::kAwaited || phase == detail::GeneratorPhase::kAsLeaf) {
       // A co_await of next() waits inside this frame: the awaiting chain would resume it.
       detail::fatal_misuse(
           "spool::Generator destroyed while a co_await of its next() is pending; keep the "

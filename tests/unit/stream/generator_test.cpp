@@ -248,6 +248,20 @@ TEST(GeneratorDeathTest, DestroyedUnderAnAwaitingConsumerAbortsWithAMessage) {
         gen.reset();
       },
       "spool::Generator destroyed while a co_await of its next\\(\\) is pending");
+  // The same when the co_await polls a generator that a dropped poll_next left pending: the
+  // consumer's chain would poll the freed promise as its leaf.
+  EXPECT_DEATH(
+      {
+        Signal never;
+        auto gen = std::make_unique<Generator<int>>(waits_for(never, 1));
+        spool::Waker w = spool::Waker::noop();
+        spool::Context cx(w);
+        (void)gen->poll_next(cx);
+        auto consumer = await_next(*gen);
+        (void)consumer.poll(cx);  // waits on the generator as its leaf
+        gen.reset();
+      },
+      "spool::Generator destroyed while a co_await of its next\\(\\) is pending");
 }
 
 TEST(Generator, AwaitingNextAfterADroppedPollNextGoesOnAsALeaf) {
@@ -262,6 +276,9 @@ TEST(Generator, AwaitingNextAfterADroppedPollNextGoesOnAsALeaf) {
   }  // a consumer dropped while it waits there leaves the generator able to go on
   auto consumer = await_next(gen);
   EXPECT_TRUE(consumer.poll(cx).is_pending());
+  // One consumer at a time: a poll_next while that co_await waits on the generator throws.
+  EXPECT_NE(logic_error_of([&] { (void)gen.poll_next(cx); }).find("has not completed"),
+            std::string::npos);
   s.fire();
   auto v = consumer.poll(cx);
   ASSERT_TRUE(v.is_ready());
