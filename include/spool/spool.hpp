@@ -3,6 +3,7 @@
 
 #include "spool/block_on.hpp"
 #include "spool/builder.hpp"
+#include "spool/codec.hpp"
 #include "spool/combinators/branch_output.hpp"
 #include "spool/combinators/when_all.hpp"
 #include "spool/combinators/when_any.hpp"

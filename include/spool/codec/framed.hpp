@@ -1,0 +1,272 @@
+// spool::codec::FramedRead, FramedWrite and Framed: a byte stream read as a Stream of frames
+// and written as a sink of frames, through a codec (spool/codec/codec.hpp).
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <utility>
+
+#include "spool/codec/buffer.hpp"
+#include "spool/codec/codec.hpp"
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/poll.hpp"
+
+namespace spool::codec {
+
+/// What a framed reader reads from: `r.read(std::span<char>)` is a Future of the count read,
+/// 0 at the end of the stream (TcpStream, UnixStream, a read half, a pipe, a BufReader).
+template <class R>
+concept AsyncByteRead = requires(R& r, std::span<char> buf) {
+  { r.read(buf) } -> Future;
+  requires std::convertible_to<future_output_t<decltype(r.read(buf))>, std::size_t>;
+};
+
+/// What a framed writer writes to: `w.write(std::span<const char>)` is a Future of the count
+/// written (TcpStream, UnixStream, a write half, a pipe).
+template <class W>
+concept AsyncByteWrite = requires(W& w, std::span<const char> buf) {
+  { w.write(buf) } -> Future;
+  requires std::convertible_to<future_output_t<decltype(w.write(buf))>, std::size_t>;
+};
+
+namespace detail {
+
+// The free room a read is given at least: the buffer grows only when a frame needs more.
+inline constexpr std::size_t kReadRoom = 4096;
+inline constexpr std::size_t kInitialCapacity = 8192;
+
+// The read side: the bytes read and not yet decoded, and the read under way. A pending
+// read is kept across polls (dropping the poll that started it loses nothing); a move drops
+// it in the moved-from object, which is how a pending leaf may be moved (it has read
+// nothing yet).
+template <class R>
+class FrameReader {
+ public:
+  FrameReader() = default;
+  FrameReader(FrameReader&& other) noexcept : buf_(std::move(other.buf_)), phase_(other.phase_) {}
+  FrameReader& operator=(FrameReader&& other) noexcept {
+    read_.reset();
+    buf_ = std::move(other.buf_);
+    phase_ = other.phase_;
+    return *this;
+  }
+
+  template <Decoder C>
+  Poll<std::optional<frame_t<C>>> poll_next(R& io, C& codec, Context& cx) {
+    using Out = Poll<std::optional<frame_t<C>>>;
+    for (;;) {
+      if (phase_ == Phase::kDone) return Out(std::nullopt);
+      if (phase_ == Phase::kEof) {
+        auto frame = decode_eof(codec, buf_);
+        if (!frame) phase_ = Phase::kDone;
+        return Out(std::move(frame));
+      }
+      if (!read_) {
+        if (auto frame = codec.decode(buf_)) return Out(std::move(frame));
+        read_.emplace(io.read(buf_.prepare(kReadRoom)));
+      }
+      std::size_t n = 0;
+      try {
+        auto p = read_->poll(cx);
+        if (p.is_pending()) return spool::pending;
+        n = std::move(p).value();
+      } catch (...) {
+        read_.reset();  // a failed read is not polled again: the next poll reads afresh
+        throw;
+      }
+      read_.reset();
+      if (n == 0) {
+        phase_ = Phase::kEof;
+      } else {
+        buf_.commit(n);
+      }
+    }
+  }
+  Buffer& buffer() noexcept { return buf_; }
+
+ private:
+  enum class Phase : unsigned char { kReading, kEof, kDone };
+  using ReadFuture = decltype(std::declval<R&>().read(std::declval<std::span<char>>()));
+
+  Buffer buf_{kInitialCapacity};
+  std::optional<ReadFuture> read_;  // points into buf_'s free room while engaged
+  Phase phase_ = Phase::kReading;
+};
+
+// The write side: the frames encoded and not yet written, and the write under way (kept
+// across flushes, dropped by a move or before the buffer changes: a pending write has
+// written nothing).
+template <class W>
+class FrameWriter {
+ public:
+  FrameWriter() = default;
+  FrameWriter(FrameWriter&& other) noexcept : buf_(std::move(other.buf_)) {}
+  FrameWriter& operator=(FrameWriter&& other) noexcept {
+    write_.reset();
+    buf_ = std::move(other.buf_);
+    return *this;
+  }
+
+  template <class C, class Item>
+  void feed(C& codec, const Item& item) {
+    write_.reset();  // it points into buf_, which encode may move
+    codec.encode(item, buf_);
+  }
+  Poll<void> poll_flush(W& io, Context& cx) {
+    while (!buf_.empty()) {
+      if (!write_) write_.emplace(io.write(std::span<const char>(buf_.view())));
+      std::size_t n = 0;
+      try {
+        auto p = write_->poll(cx);
+        if (p.is_pending()) return spool::pending;
+        n = std::move(p).value();
+      } catch (...) {
+        write_.reset();
+        throw;
+      }
+      write_.reset();
+      if (n == 0) {
+        throw std::runtime_error(
+            "spool::codec: the stream's write accepted no bytes (a write of 0 would loop)");
+      }
+      buf_.consume(n);
+    }
+    return Poll<void>::ready();
+  }
+  Buffer& buffer() noexcept { return buf_; }
+
+ private:
+  using WriteFuture = decltype(std::declval<W&>().write(std::declval<std::span<const char>>()));
+
+  Buffer buf_{kInitialCapacity};
+  std::optional<WriteFuture> write_;  // points into buf_'s front while engaged
+};
+
+}  // namespace detail
+
+/// The future of a framed writer's flush() or send(): ready once every frame encoded so far
+/// is written. It borrows the framed writer. Dropping it while pending loses nothing: the
+/// frames stay buffered for the next flush.
+template <class Writer>
+class Flush {
+ public:
+  /// Flushes `writer` (made by its flush() or send()).
+  explicit Flush(Writer& writer) noexcept : writer_(&writer) {}
+  /// Writes what is buffered: ready when all of it is written; throws the stream's error.
+  Poll<void> poll(Context& cx) { return writer_->poll_flush(cx); }
+
+ private:
+  Writer* writer_;
+};
+
+namespace detail {
+
+// What every framed type owns: its byte stream and its codec. The first base class, so that
+// it is destroyed last, after the pending read or write (in the bases below) that points
+// into the stream.
+template <class S, class C>
+class FramedParts {
+ public:
+  FramedParts(S io, C codec) : io_(std::move(io)), codec_(std::move(codec)) {}
+  /// The byte stream (use it directly only with nothing buffered: reading would skip the
+  /// buffered bytes, writing would overtake them).
+  S& get() noexcept { return io_; }
+  /// The codec.
+  C& codec() noexcept { return codec_; }
+
+ private:
+  S io_;
+  C codec_;
+};
+
+// The read members of FramedRead and Framed (`Self` derives from FramedParts<S, C>).
+template <class Self, class S, class C>
+class FramedSource {
+ public:
+  /// The next frame, nullopt at the end of the stream (the Stream concept; see FramedRead).
+  Poll<std::optional<frame_t<C>>> poll_next(Context& cx) {
+    Self& self = static_cast<Self&>(*this);
+    return reader_.poll_next(self.get(), self.codec(), cx);
+  }
+  /// The bytes read and not yet decoded.
+  Buffer& read_buffer() noexcept { return reader_.buffer(); }
+
+ private:
+  FrameReader<S> reader_;
+};
+
+// The write members of FramedWrite and Framed (`Self` derives from FramedParts<S, C>).
+template <class Self, class S, class C>
+class FramedSink {
+ public:
+  /// Encodes `item` into the write buffer (no I/O; throws the codec's error, buffering
+  /// nothing). The buffer grows until flushed: flush every so many frames.
+  template <class Item>
+  requires Encoder<C, Item>
+  void feed(const Item& item) { writer_.feed(static_cast<Self&>(*this).codec(), item); }
+  /// Writes every frame fed so far (see Flush).
+  Flush<Self> flush() noexcept { return Flush<Self>(static_cast<Self&>(*this)); }
+  /// feed(item), then flush(): the item is encoded now, when send is called.
+  template <class Item>
+  requires Encoder<C, Item> Flush<Self> send(const Item& item) {
+    feed(item);
+    return flush();
+  }
+  /// Flush's poll.
+  Poll<void> poll_flush(Context& cx) {
+    return writer_.poll_flush(static_cast<Self&>(*this).get(), cx);
+  }
+  /// The bytes encoded and not yet written.
+  Buffer& write_buffer() noexcept { return writer_.buffer(); }
+
+ private:
+  FrameWriter<S> writer_;
+};
+
+}  // namespace detail
+
+/// A byte stream `R` read as a Stream of the frames codec `C` decodes (docs/codec.md):
+/// `while (auto line = co_await spool::next(reader)) ...`. Owns `R` and `C` (get(),
+/// codec()). The frames of one read come out without another; a frame spread over many
+/// reads is decoded once it is whole. A codec's error comes out of the poll (co_await) that
+/// decoded it; whether the next poll goes on is the codec's (spool's codecs go on after
+/// FrameTooLong). After the end of the stream it gives nullopt again. One task reads it at a
+/// time; it may be moved, between polls or while one is pending (the pending read is
+/// dropped: it had read nothing).
+template <AsyncByteRead R, Decoder C>
+class FramedRead : public detail::FramedParts<R, C>,
+                   public detail::FramedSource<FramedRead<R, C>, R, C> {
+ public:
+  /// Reads frames of `codec` from `io`.
+  FramedRead(R io, C codec) : detail::FramedParts<R, C>(std::move(io), std::move(codec)) {}
+};
+
+/// A byte stream `W` written as a sink of frames of codec `C`: feed() encodes into a buffer,
+/// flush() writes the buffer out, send() does both. Owns `W` and `C` (get(), codec()). One
+/// task writes at a time. Destroying it does not flush: co_await flush() first.
+template <AsyncByteWrite W, class C>
+class FramedWrite : public detail::FramedParts<W, C>,
+                    public detail::FramedSink<FramedWrite<W, C>, W, C> {
+ public:
+  /// Writes frames of `codec` to `io`.
+  FramedWrite(W io, C codec) : detail::FramedParts<W, C>(std::move(io), std::move(codec)) {}
+};
+
+/// A byte stream `S` both read as a Stream of frames and written as a sink of frames, one
+/// codec doing both: FramedRead's and FramedWrite's members together. A read and a flush may
+/// be pending at once (in one select), or split the stream first and frame each half.
+template <class S, class C>
+requires AsyncByteRead<S> && AsyncByteWrite<S> && Decoder<C>
+class Framed : public detail::FramedParts<S, C>,
+               public detail::FramedSource<Framed<S, C>, S, C>,
+               public detail::FramedSink<Framed<S, C>, S, C> {
+ public:
+  /// Reads and writes frames of `codec` on `io`.
+  Framed(S io, C codec) : detail::FramedParts<S, C>(std::move(io), std::move(codec)) {}
+};
+
+}  // namespace spool::codec

@@ -1,0 +1,191 @@
+// FramedRead, FramedWrite and Framed over a scripted byte stream: many frames in one read, a
+// frame over many reads, the end of the stream, errors of the stream and of the codec, the
+// buffer reused, a move while a read is pending, partial and pending writes, a flush dropped
+// half-way; a codec of the user's own; and Framed over a real socket pair.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fuzz/codec_split.hpp"
+#include "spool/block_on.hpp"
+#include "spool/codec.hpp"
+#include "spool/net.hpp"
+#include "spool/runtime.hpp"
+#include "spool/stream.hpp"
+#include "support/hand_poll.hpp"
+#include "support/scripted_bytes.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::codec::FramedRead;
+using spool::codec::FramedWrite;
+using spool::codec::LinesCodec;
+using spool_codec_test::outcomes;
+using spool_test::ScriptedBytes;
+
+static_assert(spool::Stream<FramedRead<ScriptedBytes, LinesCodec>>);
+static_assert(spool::Stream<spool::codec::Framed<spool::net::TcpStream, LinesCodec>>);
+static_assert(
+    std::is_same_v<spool::stream_item_t<FramedRead<ScriptedBytes, LinesCodec>>, std::string>);
+
+// Every offset of `s` but 0: a read per byte.
+std::set<std::size_t> every_byte(const std::string& s) {
+  std::set<std::size_t> cuts;
+  for (std::size_t i = 1; i < s.size(); ++i) cuts.insert(i);
+  return cuts;
+}
+
+TEST(FramedRead, ManyFramesInOneReadComeOutOfThatRead) {
+  FramedRead framed(ScriptedBytes("a\nbb\nccc\n"), LinesCodec());
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=a", "=bb", "=ccc"}));
+  EXPECT_EQ(framed.get().reads(), 2);  // the bytes, then the end
+}
+
+TEST(FramedRead, AFrameSplitOverManyPendingReadsIsDecodedWhole) {
+  const std::string input = "hello framed world\nand more\n";
+  ScriptedBytes bytes(input, every_byte(input));
+  bytes.pend_each(true);
+  FramedRead framed(std::move(bytes), LinesCodec());
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=hello framed world", "=and more"}));
+  EXPECT_EQ(framed.get().reads(), static_cast<int>(input.size()) + 1);
+}
+
+TEST(FramedRead, GivesNulloptAgainAfterTheEnd) {
+  FramedRead framed(ScriptedBytes("x\n"), LinesCodec());
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=x"}));
+  EXPECT_FALSE(spool::block_on(spool::next(framed)).has_value());
+  EXPECT_EQ(framed.get().reads(), 2);  // the ended stream is not read again
+}
+
+TEST(FramedRead, WorksWithTheStreamAdapters) {
+  FramedRead framed(ScriptedBytes("1\n22\n333\n4444\n"), LinesCodec());
+  auto lengths = spool::stream::map(spool::stream::take(framed, 3),
+                                    [](const std::string& s) { return s.size(); });
+  EXPECT_EQ(spool::block_on(spool::stream::collect(std::move(lengths))),
+            (std::vector<std::size_t>{1, 2, 3}));
+}
+
+TEST(FramedRead, TheBufferIsReusedInSteadyState) {
+  std::string input;
+  for (int i = 0; i < 10000; ++i) input += std::string(63, static_cast<char>('a' + i % 26)) + "\n";
+  std::set<std::size_t> cuts;
+  for (std::size_t at = 640; at < input.size(); at += 640) cuts.insert(at);
+  FramedRead framed(ScriptedBytes(input, cuts), LinesCodec(1024));
+  const std::size_t capacity = framed.read_buffer().capacity();
+  const auto got = outcomes(framed);
+  ASSERT_EQ(got.size(), 10000u);
+  EXPECT_EQ(got[9999], "=" + std::string(63, static_cast<char>('a' + 9999 % 26)));
+  EXPECT_EQ(framed.read_buffer().capacity(), capacity);
+}
+
+TEST(FramedRead, AReadErrorComesOutAndTheNextPollReadsAfresh) {
+  FramedRead framed(ScriptedBytes("a\nb\n", {2}), LinesCodec());
+  EXPECT_EQ(*spool::block_on(spool::next(framed)), "a");
+  framed.get().fail_next_read();
+  EXPECT_THROW(spool::block_on(spool::next(framed)), std::runtime_error);
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=b"}));
+}
+
+TEST(FramedRead, MovedWhileAReadIsPendingGoesOnFromTheBufferedBytes) {
+  ScriptedBytes bytes("first\nsecond\n", {3, 8});
+  bytes.pend_each(true);
+  FramedRead framed(std::move(bytes), LinesCodec());
+  spool_test::HandPoller poller;
+  auto next = spool::next(framed);
+  EXPECT_TRUE(poller.poll(next).is_pending());  // the first read pends
+  EXPECT_TRUE(poller.poll(next).is_pending());  // "fir" read, the next read pending
+  EXPECT_EQ(framed.read_buffer().view(), "fir");
+  auto moved = std::move(framed);
+  EXPECT_EQ(outcomes(moved), (std::vector<std::string>{"=first", "=second"}));
+}
+
+// A codec of the user's own, without decode_eof: frames of exactly 3 bytes.
+struct Triples {
+  std::optional<std::string> decode(spool::codec::Buffer& buf) {
+    if (buf.size() < 3) return std::nullopt;
+    std::string frame(buf.view().substr(0, 3));
+    buf.consume(3);
+    return frame;
+  }
+};
+static_assert(spool::codec::Decoder<Triples>);
+
+TEST(FramedRead, ACodecWithoutDecodeEofMakesBytesLeftAtTheEndAnError) {
+  FramedRead framed(ScriptedBytes("abcdefgh", {1, 4}), Triples());
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=abc", "=def", "!CodecError"}));
+  FramedRead whole(ScriptedBytes("abcdef"), Triples());
+  EXPECT_EQ(outcomes(whole), (std::vector<std::string>{"=abc", "=def"}));
+}
+
+TEST(FramedWrite, PartialAndPendingWritesSendEveryFrameOnceInOrder) {
+  ScriptedBytes bytes("");
+  bytes.write_limit(3);
+  bytes.pend_each(true);
+  FramedWrite framed(std::move(bytes), LinesCodec());
+  spool::block_on([](auto& f) -> Task<void> {
+    f.feed("one");
+    f.feed(std::string("two"));
+    co_await f.send("three");
+  }(framed));
+  EXPECT_EQ(framed.get().written(), "one\ntwo\nthree\n");
+  EXPECT_TRUE(framed.write_buffer().empty());
+}
+
+TEST(FramedWrite, AFlushDroppedWhilePendingLosesAndRepeatsNothing) {
+  ScriptedBytes bytes("");
+  bytes.write_limit(4);
+  bytes.pend_each(true);
+  FramedWrite framed(std::move(bytes), LinesCodec());
+  spool_test::HandPoller poller;
+  {
+    auto flush = framed.send("abcdef");
+    EXPECT_TRUE(poller.poll(flush).is_pending());  // the first write pends
+    EXPECT_TRUE(poller.poll(flush).is_pending());  // 4 bytes written, the next write pends
+  }
+  EXPECT_EQ(framed.get().written(), "abcd");
+  framed.feed("gh");  // drops the pending write, which wrote nothing
+  spool::block_on(framed.flush());
+  EXPECT_EQ(framed.get().written(), "abcdef\ngh\n");
+}
+
+TEST(FramedWrite, AStreamAcceptingNothingIsAnErrorNotALoop) {
+  ScriptedBytes bytes("");
+  bytes.write_limit(0);
+  FramedWrite framed(std::move(bytes), LinesCodec());
+  EXPECT_THROW(spool::block_on(framed.send("x")), std::runtime_error);
+}
+
+TEST(FramedWrite, ACodecErrorBuffersNothing) {
+  FramedWrite framed(ScriptedBytes(""), LinesCodec());
+  EXPECT_THROW(framed.feed("two\nlines"), spool::codec::CodecError);
+  EXPECT_TRUE(framed.write_buffer().empty());
+}
+
+TEST(Framed, LinesBothWaysOverASocketPair) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = spool::net::UnixStream::pair();
+    spool::codec::Framed client(std::move(a), LinesCodec(64));
+    spool::codec::Framed server(std::move(b), LinesCodec(64));
+    for (int i = 0; i < 100; ++i) client.feed("request " + std::to_string(i));
+    co_await client.flush();
+    for (int i = 0; i < 100; ++i) {
+      auto line = co_await spool::next(server);
+      EXPECT_EQ(line, "request " + std::to_string(i));
+      co_await server.send("reply to " + *line);
+    }
+    server.get().shutdown();
+    for (int i = 0; i < 100; ++i) {
+      EXPECT_EQ(co_await spool::next(client), "reply to request " + std::to_string(i));
+    }
+    EXPECT_EQ(co_await spool::next(client), std::nullopt);
+  }());
+}
+
+}  // namespace
