@@ -133,6 +133,7 @@ std::vector<Workload> timer_workloads();
 std::vector<Workload> fork_join_workloads();
 std::vector<Workload> sync_workloads();
 std::vector<Workload> net_workloads();
+std::vector<Workload> framed_lines_workloads();
 std::vector<Workload> file_workloads();
 std::vector<Workload> process_workloads();
 std::vector<Workload> stream_workloads();

@@ -14,6 +14,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/stream/stream.hpp"  // spool::next, for the frames
 
 namespace spool::codec {
 
