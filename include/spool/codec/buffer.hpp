@@ -62,6 +62,10 @@ class Buffer {
   }
   /// The first `n` bytes of the last prepare()'s span were written: they are held now.
   void commit(std::size_t n) noexcept { end_ += std::min(n, capacity_ - end_); }
+  /// Reallocates the storage to `capacity` bytes (at least size()), the held bytes moved to
+  /// its front: to give back the memory of a large frame once it is decoded, or to grow by
+  /// a chosen amount.
+  void set_capacity(std::size_t capacity) { reallocate(std::max(capacity, size())); }
   /// Copies `bytes` to the back.
   void append(std::string_view bytes) {
     std::memcpy(prepare(bytes.size()).data(), bytes.data(), bytes.size());

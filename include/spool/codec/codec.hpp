@@ -41,6 +41,12 @@ inline constexpr bool is_optional_v<std::optional<T>> = true;
 /// holds no whole frame yet (the framed reader then reads more and calls it again with the
 /// same bytes and the new ones behind them). It throws for input it cannot decode.
 ///
+/// Optionally `c.prepare_read(buf)`, called before each read: it returns the free room the
+/// read fills (`buf.prepare(n)`, not empty), so that the codec controls how the buffer grows
+/// and shrinks (a memory budget, a large frame's memory given back); it may throw. Without
+/// one, a read gets `buf.prepare(4096)`: at least 4 KiB, the storage doubling when the held
+/// bytes leave less.
+///
 /// Optionally `c.decode_eof(buf)`, called once the stream has ended, until it returns
 /// nullopt: it gives what is left as frames or throws. Without one, decode is called and
 /// bytes left after it are an error (a CodecError, the buffer cleared).

@@ -68,7 +68,7 @@ class FrameReader {
       }
       if (!read_) {
         if (auto frame = codec.decode(buf_)) return Out(std::move(frame));
-        read_.emplace(io.read(buf_.prepare(kReadRoom)));
+        read_.emplace(io.read(read_room(codec)));
       }
       std::size_t n = 0;
       try {
@@ -87,9 +87,28 @@ class FrameReader {
       }
     }
   }
+  template <Decoder C>
+  std::optional<frame_t<C>> try_next(C& codec) {
+    if (phase_ != Phase::kReading || read_) return std::nullopt;  // a pending read owns the room
+    return codec.decode(buf_);
+  }
   Buffer& buffer() noexcept { return buf_; }
 
  private:
+  template <Decoder C>
+  std::span<char> read_room(C& codec) {
+    if constexpr (requires {
+                    { codec.prepare_read(buf_) } -> std::same_as<std::span<char>>;
+                  }) {
+      const std::span<char> room = codec.prepare_read(buf_);
+      if (room.empty()) {
+        throw std::logic_error("spool::codec: the codec's prepare_read gave no room to read into");
+      }
+      return room;
+    } else {
+      return buf_.prepare(kReadRoom);
+    }
+  }
   enum class Phase : unsigned char { kReading, kEof, kDone };
   using ReadFuture = decltype(std::declval<R&>().read(std::declval<std::span<char>>()));
 
@@ -192,6 +211,13 @@ class FramedSource {
   Poll<std::optional<frame_t<C>>> poll_next(Context& cx) {
     Self& self = static_cast<Self&>(*this);
     return reader_.poll_next(self.get(), self.codec(), cx);
+  }
+  /// The next frame if the bytes buffered hold one, with no I/O (nullopt otherwise, and
+  /// while a read is pending or after the end): to handle every frame a read brought before
+  /// doing anything else, as a server does before writing its replies. Throws the codec's
+  /// errors, as poll_next does.
+  std::optional<frame_t<C>> try_next() {
+    return reader_.try_next(static_cast<Self&>(*this).codec());
   }
   /// The bytes read and not yet decoded.
   Buffer& read_buffer() noexcept { return reader_.buffer(); }

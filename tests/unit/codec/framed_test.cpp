@@ -123,6 +123,36 @@ TEST(FramedRead, ACodecWithoutDecodeEofMakesBytesLeftAtTheEndAnError) {
   EXPECT_EQ(outcomes(whole), (std::vector<std::string>{"=abc", "=def"}));
 }
 
+TEST(FramedRead, TryNextGivesTheBufferedFramesWithoutReading) {
+  FramedRead framed(ScriptedBytes("a\nb\nc", {4}), LinesCodec());
+  EXPECT_EQ(framed.try_next(), std::nullopt);  // nothing read yet: no read either
+  EXPECT_EQ(framed.get().reads(), 0);
+  EXPECT_EQ(spool::block_on(spool::next(framed)), "a");
+  EXPECT_EQ(framed.try_next(), "b");
+  EXPECT_EQ(framed.try_next(), std::nullopt);  // "c" is not a whole line yet
+  EXPECT_EQ(framed.get().reads(), 1);
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=c"}));
+}
+
+// Triples whose reads are given `room` bytes by prepare_read, and the storage it saw.
+struct NarrowTriples : Triples {
+  std::size_t room = 2;
+  std::span<char> prepare_read(spool::codec::Buffer& buf) {
+    buf.set_capacity(buf.size() + room);  // exactly the room, however large it was
+    return buf.prepare(room);
+  }
+};
+
+TEST(FramedRead, ACodecsPrepareReadDecidesTheRoomOfEachRead) {
+  FramedRead framed(ScriptedBytes("abcdef"), NarrowTriples());
+  EXPECT_EQ(outcomes(framed), (std::vector<std::string>{"=abc", "=def"}));
+  EXPECT_EQ(framed.get().reads(), 4);  // 2 + 2 + 2 bytes, then the end
+  EXPECT_EQ(framed.read_buffer().capacity(), 2u);
+
+  FramedRead refused(ScriptedBytes("abc"), NarrowTriples{{}, 0});
+  EXPECT_THROW(spool::block_on(spool::next(refused)), std::logic_error);
+}
+
 TEST(FramedWrite, PartialAndPendingWritesSendEveryFrameOnceInOrder) {
   ScriptedBytes bytes("");
   bytes.write_limit(3);
