@@ -22,7 +22,6 @@ constexpr std::size_t kRepliesBeforeWrite = 64 * 1024;
 // long as the connection lives (a check per read; a free only after a large one). A
 // pipeline that goes on without a read keeps reusing it.
 constexpr std::size_t kKeepOutput = 2 * kRepliesBeforeWrite;
-constexpr std::size_t kKeepArguments = 64 * 1024;
 
 bool allowed_when_subscribed(std::string_view name) {
   return name == "subscribe" || name == "unsubscribe" || name == "ping" || name == "quit";
@@ -31,7 +30,9 @@ bool allowed_when_subscribed(std::string_view name) {
 }  // namespace
 
 Connection::Connection(spool::net::TcpStream stream, ServerState& state)
-    : stream_(std::move(stream)), state_(state), in_(state.config.max_query, state.query_budget) {}
+    : state_(state),
+      in_(std::move(stream),
+          RespCodec(state.config.limits, state.config.max_query, state.query_budget)) {}
 
 Connection::~Connection() {
   for (const std::string& channel : channels_) state_.pubsub.unsubscribe(channel, *mailbox_);
@@ -45,9 +46,18 @@ spool::Task<void> Connection::run() {
   if (idle_timeout.count() > 0) idle.emplace(spool::sleep(idle_timeout));
   auto last_read = spool::time::now();
   auto stop = state_.shutdown.cancelled();
-  bool over_limit = false;  // the buffer reached max_query: answer that, then close
+  // A command read with the wait below, run first by run_buffered.
+  std::optional<std::reference_wrapper<const Command>> read;
+  // Malformed input or a full buffer, met by the read: answered, then the connection closes.
+  std::optional<std::string> refusal;
   for (;;) {
-    const After after = over_limit ? After::kClose : run_buffered();
+    After after = After::kClose;
+    if (refusal) {
+      write_error(out_, *refusal);
+    } else {
+      after = run_buffered(read ? &read->get() : nullptr);
+    }
+    read.reset();
     // A subscriber whose backlog went over a limit is closed at once, also while its
     // connection waits for it to read (Backlog::overflow).
     std::optional<spool::Notified> overflow;
@@ -68,7 +78,7 @@ spool::Task<void> Connection::run() {
         from = to;
         for (const std::string_view bytes : {own, shared}) {
           if (bytes.empty()) continue;
-          auto write = stream_.write_all(bytes);
+          auto write = in_.get().write_all(bytes);
           auto written = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
             if (write.poll(cx).is_ready()) return true;
             if (stop.poll(cx).is_ready()) return false;
@@ -86,24 +96,17 @@ spool::Task<void> Connection::run() {
     }
     if (after == After::kClose) co_return;
     if (after == After::kWriteFirst) continue;  // commands wait in in_: no read yet
-    if (const auto room = in_.make_room(parsed_.needed); room != InputBuffer::Room::kReady) {
-      write_error(out_, room == InputBuffer::Room::kOverOwnLimit
-                            ? "ERR query buffer limit reached (--max-query)"
-                            : "ERR query buffers of all connections at their limit "
-                              "(--max-query-total)");
-      over_limit = true;
-      continue;
-    }
 
     release_large_buffers();
-    std::size_t got = 0;
-    auto read = stream_.read(in_.space());
+    bool ended = false;  // the peer closed its side
+    auto next = spool::next(in_);
     std::optional<spool::mpsc::RecvMany<Message>> recv;
     if (mailbox_) recv.emplace(mailbox_->rx.recv_many(messages_, kMessagesPerWake));
     // Data first: a connection finishes what it was sent before it notices the shutdown.
     auto wait = spool::poll_fn([&](spool::Context& cx) -> spool::Poll<Woke> {
-      if (auto p = read.poll(cx); p.is_ready()) {
-        got = std::move(p).value();
+      if (auto p = next.poll(cx); p.is_ready()) {
+        read = std::move(p).value();
+        ended = !read;
         return Woke::kRead;
       }
       if (recv && recv->poll(cx).is_ready()) return Woke::kMessages;
@@ -112,10 +115,17 @@ spool::Task<void> Connection::run() {
       if (idle && idle->poll(cx).is_ready()) return Woke::kIdle;
       return spool::pending;
     });
-    switch (co_await wait) {
+    Woke woke = Woke::kRead;
+    try {
+      woke = co_await wait;
+    } catch (const ProtocolError& e) {
+      refusal = std::string("ERR Protocol error: ") + e.what();
+    } catch (const QueryBufferFull& e) {
+      refusal = e.what();
+    }
+    switch (woke) {
       case Woke::kRead:
-        if (got == 0) co_return;  // the peer closed its side
-        in_.filled(got);
+        if (ended) co_return;
         last_read = spool::time::now();
         break;
       case Woke::kMessages:
@@ -139,23 +149,20 @@ spool::Task<void> Connection::run() {
   }
 }
 
-Connection::After Connection::run_buffered() {
+Connection::After Connection::run_buffered(const Command* first) {
+  if (first != nullptr && execute(*first) == After::kClose) return After::kClose;
   for (;;) {
-    const std::span<const char> unparsed = in_.unparsed();
-    if (unparsed.empty()) break;
     if (out_.size() >= kRepliesBeforeWrite) return After::kWriteFirst;
+    std::optional<std::reference_wrapper<const Command>> command;
     try {
-      parse_command(unparsed, state_.config.limits, parsed_);
+      command = in_.try_next();
     } catch (const ProtocolError& e) {
       write_error(out_, std::string("ERR Protocol error: ") + e.what());
       return After::kClose;
     }
-    if (!parsed_.complete) break;
-    in_.consume(parsed_.consumed);
-    if (parsed_.args.empty()) continue;  // an empty inline line
-    if (execute(parsed_.args) == After::kClose) return After::kClose;
+    if (!command) return After::kContinue;
+    if (execute(command->get()) == After::kClose) return After::kClose;
   }
-  return After::kContinue;
 }
 
 void Connection::clear_output() {
@@ -166,11 +173,7 @@ void Connection::clear_output() {
 
 void Connection::release_large_buffers() {
   if (out_.capacity() > kKeepOutput) std::string().swap(out_);
-  if (parsed_.storage() > kKeepArguments) {
-    Command().swap(parsed_.args);
-    // The spans too, unless a command being parsed still needs them (Parsed::resume).
-    if (parsed_.resume == 0) decltype(parsed_.spans)().swap(parsed_.spans);
-  }
+  in_.codec().release_large_storage();
 }
 
 void Connection::deliver(Message message) {

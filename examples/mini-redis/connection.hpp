@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "input_buffer.hpp"
 #include "pubsub.hpp"
 #include "resp.hpp"
+#include "resp_codec.hpp"
 #include "server.hpp"
 #include "spool/net.hpp"
 
@@ -39,9 +39,9 @@ class Connection {
   enum class After { kContinue, kClose, kWriteFirst };
   enum class Woke { kRead, kMessages, kOverflow, kShutdown, kIdle };
 
-  // Parses and runs the complete commands buffered, appending the replies to out_, until
-  // out_ holds kRepliesBeforeWrite bytes.
-  After run_buffered();
+  // Runs `first` (a command just read, if any), then the complete commands buffered,
+  // appending the replies to out_, until out_ holds kRepliesBeforeWrite bytes.
+  After run_buffered(const Command* first);
   After execute(const Command& args);
   void subscribe(const Command& args);
   void unsubscribe(const Command& args);
@@ -50,15 +50,14 @@ class Connection {
   void deliver(Message message);
   // out_ and shared_out_ were written: empties them.
   void clear_output();
-  // Before a wait for the client: frees out_ and parsed_'s storage when they grew large.
+  // Before a wait for the client: frees out_'s and the codec's storage when they grew large.
   void release_large_buffers();
 
-  spool::net::TcpStream stream_;
   ServerState& state_;
-  InputBuffer in_;                       // bytes read, not yet parsed
+  // The socket, read as commands (written through in_.get()).
+  spool::codec::FramedRead<spool::net::TcpStream, RespCodec> in_;
   std::string out_;                      // replies not yet written
   std::vector<SharedReply> shared_out_;  // large messages, written between out_'s bytes
-  Parsed parsed_;                        // each command in turn (its strings are reused)
   std::unique_ptr<Mailbox> mailbox_;     // made by the first SUBSCRIBE
   std::set<std::string> channels_;       // subscribed to; not empty: in subscriber mode
   std::vector<Message> messages_;        // received from the mailbox, to write
