@@ -19,6 +19,7 @@
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 #include "spool/detail/child_set.hpp"
+#include "spool/detail/task_locals.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
 
@@ -34,16 +35,19 @@ namespace detail {
 // scope never lets its awaiter go on while a child's frame (and what it borrows) exists.
 class ScopeChild {
  public:
-  ScopeChild(Scope& scope, std::size_t slot, Task<void> task) noexcept
-      : scope_(&scope), slot_(slot), task_(std::move(task)) {}
+  ScopeChild(Scope& scope, std::size_t slot, Task<void> task, const TaskLocalNode* locals) noexcept
+      : scope_(&scope), slot_(slot), task_(std::move(task)), locals_(locals) {}
   ScopeChild(ScopeChild&& other) noexcept
       : scope_(std::exchange(other.scope_, nullptr)),
         slot_(other.slot_),
-        task_(std::move(other.task_)) {}
+        task_(std::move(other.task_)),
+        locals_(other.locals_) {}
   ScopeChild& operator=(ScopeChild&&) = delete;
   ~ScopeChild() { exit(nullptr); }
 
   Task<void>& task() noexcept { return task_; }
+  // The task-local values where its scope was first polled (null: none).
+  const TaskLocalNode* locals() const noexcept { return locals_; }
   // Destroys the child's Task, then tells the scope that the child is gone, with the
   // exception it threw (or null). Once: later calls, and a moved-from child, do nothing.
   void exit(std::exception_ptr error) noexcept;
@@ -52,6 +56,7 @@ class ScopeChild {
   Scope* scope_;  // null once exited or moved from
   std::size_t slot_;
   Task<void> task_;
+  const TaskLocalNode* locals_;
 };
 
 // The runtime task of a scoped child: runs the child's Task, then exits it with the
@@ -86,8 +91,8 @@ class Scope {
     const std::size_t slot = reserve();
     if (slot == kNoSlot) return;  // cancelling: `task` is destroyed unrun
     try {
-      attach(slot, detail::spawn_into(rt, detail::run_scope_child(
-                                              detail::ScopeChild(*this, slot, std::move(task)))));
+      attach(slot, detail::spawn_into(rt, detail::run_scope_child(detail::ScopeChild(
+                                              *this, slot, std::move(task), locals_))));
     } catch (...) {
       abandon(slot);  // the child was destroyed with the unwinding, and has exited
       throw;
@@ -143,6 +148,9 @@ class Scope {
   // Every reserved slot is a child it expects; its waiter is the future's, or close()'s. Its
   // lock guards the rest:
   detail::ChildSet children_;
+  // The task-local values where the future was first polled, for the children: written by
+  // that poll before the body runs, so before any spawn reads it.
+  const detail::TaskLocalNode* locals_ = nullptr;
   Phase phase_ = Phase::kOpen;
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_;  // slots to reuse; has room for every slot (no throw)
@@ -191,7 +199,10 @@ class [[nodiscard]] ScopeFuture {
       detail::ChildSet::Seen seen = scope.children_.watch(cx.waker(), body_stopped);
       if (!body_stopped && !seen.failed) {
         try {
-          if (!running) running.emplace(std::invoke(body, scope));
+          if (!running) {
+            scope.locals_ = detail::current_task_locals;
+            running.emplace(std::invoke(body, scope));
+          }
           if (poll_into_result(cx)) body_stopped = true;
         } catch (...) {
           scope.fail(std::current_exception());

@@ -42,5 +42,6 @@
 #include "spool/sync/semaphore.hpp"
 #include "spool/sync/send_result.hpp"
 #include "spool/sync/watch.hpp"
+#include "spool/task_local.hpp"
 #include "spool/task_tracker.hpp"
 #include "spool/time.hpp"

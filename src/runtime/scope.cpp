@@ -38,7 +38,11 @@ void ScopeChild::exit(std::exception_ptr error) noexcept {
 Task<void> run_scope_child(ScopeChild child) {
   std::exception_ptr error;
   try {
-    co_await child.task();
+    if (child.locals() == nullptr) {
+      co_await child.task();
+    } else {  // polled inside its scope's task-local values (a leaf, not joined to this chain)
+      co_await WithTaskLocals(child.locals(), child.task());
+    }
   } catch (...) {
     error = std::current_exception();
   }

@@ -28,6 +28,7 @@
 #include "spool/detail/child_set.hpp"
 #include "spool/detail/fork_deque.hpp"
 #include "spool/detail/fork_item.hpp"
+#include "spool/detail/task_locals.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/runtime.hpp"
 
@@ -148,6 +149,9 @@ struct ForkShared {
   // none); read by the thread that runs a child remotely (ordered by the deque's protocol,
   // or by the spawn).
   ForkSite site;
+  // The task-local values where the join was first polled, for its stolen children (the
+  // unstolen ones run inside the join's poll); written and read as `site` is.
+  const TaskLocalNode* locals = nullptr;
   BuiltOnce<ForkRemote> remote;
 };
 
@@ -210,6 +214,7 @@ class RemoteChild {
   struct Run {
     RemoteChild* self;
     Poll<void> poll(Context& cx) {
+      TaskLocalsInstalled installed(self->child_->shared->locals);
       if (!poll_fork_task(self->task_, self->child_->value, cx)) return pending;
       self->produced_ = true;
       return Poll<void>::ready();
@@ -398,6 +403,7 @@ class ForkJoinCore {
     started_ = true;
     if (n < 2) return;
     fork_site(shared_.site);
+    shared_.locals = current_task_locals;
     for (std::size_t i = 0; i < n; ++i) child(i).shared = &shared_;
     if (shared_.site.deque != nullptr) {
       // Pushed last-first, so that the join pops them in order and thieves take the last.

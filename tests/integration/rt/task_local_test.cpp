@@ -1,0 +1,128 @@
+// spool::TaskLocal: a value set by scope() and read by get() across co_await, in nested
+// scopes, in when_all's branches, spool::scope's children, join's children (inline and
+// spawned apart, as a stolen child runs), a task moving between workers; absent in a plain
+// spawn unless passed with inherit(); the misuses' errors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "spool/spool.hpp"
+
+namespace {
+
+using spool::Task;
+
+const spool::TaskLocal<std::string> request_id;
+const spool::TaskLocal<int> depth;
+
+Task<std::string> id_after_yields(int yields) {
+  for (int i = 0; i < yields; ++i) co_await spool::yield_now();
+  co_return request_id.get();
+}
+
+std::string seen_or_none() {
+  const std::string* v = request_id.try_get();
+  return v != nullptr ? *v : "none";
+}
+
+TEST(TaskLocal, SetForAFutureAndWhatItAwaitsAcrossSuspensions) {
+  auto rt = spool::Builder::current_thread().build();
+  EXPECT_EQ(rt.block_on(request_id.scope("r1", id_after_yields(3))), "r1");
+  EXPECT_EQ(request_id.try_get(), nullptr);  // gone once the scope's poll returned
+}
+
+TEST(TaskLocal, GetWithoutAScopeThrowsAndSaysWhatToDo) {
+  auto rt = spool::Builder::current_thread().build();
+  try {
+    rt.block_on(id_after_yields(0));
+    ADD_FAILURE() << "get() without a scope returned";
+  } catch (const spool::TaskLocalUnset& e) {
+    EXPECT_NE(std::string(e.what()).find("local.scope(value, future)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TaskLocal, InnerScopesShadowOuterOnesAndOtherLocalsStay) {
+  auto rt = spool::Builder::current_thread().build();
+  auto body = []() -> Task<std::string> {
+    const std::string inner = co_await request_id.scope("inner", id_after_yields(1));
+    co_return inner + "/" + std::to_string(depth.get()) + "/" + request_id.get();
+  };
+  EXPECT_EQ(rt.block_on(depth.scope(7, request_id.scope("outer", body()))), "inner/7/outer");
+}
+
+TEST(TaskLocal, WhenAllBranchesSeeIt) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto [a, b] =
+      rt.block_on(request_id.scope("w", spool::when_all(id_after_yields(2), id_after_yields(5))));
+  EXPECT_EQ(a, "w");
+  EXPECT_EQ(b, "w");
+}
+
+TEST(TaskLocal, ScopeChildrenSeeTheValuesWhereTheScopeIsAwaited) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  std::atomic<int> right{0};
+  rt.block_on(request_id.scope("s", spool::scope([&](spool::Scope& s) -> Task<void> {
+                                 for (int i = 0; i < 8; ++i) {
+                                   s.spawn([](std::atomic<int>& ok) -> Task<void> {
+                                     if (co_await id_after_yields(2) == "s") ok.fetch_add(1);
+                                   }(right));
+                                 }
+                                 co_return;
+                               })));
+  EXPECT_EQ(right.load(), 8);
+}
+
+TEST(TaskLocal, JoinChildrenSeeItInlineAndWhenTheyRunApart) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  // From block_on's thread (no worker core) the children after the first are spawned as
+  // tasks of their own, as a stolen child runs.
+  auto [a, b, c] = rt.block_on(request_id.scope(
+      "j", spool::join(id_after_yields(1), id_after_yields(1), id_after_yields(3))));
+  EXPECT_EQ(a + b + c, "jjj");
+  // From a worker: inline or stolen, whichever happens.
+  auto nested = rt.block_on(rt.spawn(request_id.scope("k", []() -> Task<std::string> {
+    auto [x, y] = co_await spool::join(id_after_yields(2), id_after_yields(2));
+    co_return x + y;
+  }())));
+  EXPECT_EQ(nested, "kk");
+}
+
+TEST(TaskLocal, ATaskMovingBetweenWorkersKeepsIt) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto checked = rt.block_on(rt.spawn(request_id.scope("m", []() -> Task<int> {
+    int right = 0;
+    for (int i = 0; i < 2000; ++i) {
+      co_await spool::yield_now();  // may resume on the other worker
+      right += request_id.get() == "m";
+    }
+    co_return right;
+  }())));
+  EXPECT_EQ(checked, 2000);
+}
+
+TEST(TaskLocal, APlainSpawnDoesNotInheritItAndInheritPassesACopy) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto seen = rt.block_on(request_id.scope("p", []() -> Task<std::string> {
+    auto plain = spool::spawn([]() -> Task<std::string> { co_return seen_or_none(); }());
+    auto inherited =
+        spool::spawn(request_id.inherit([]() -> Task<std::string> { co_return seen_or_none(); }()));
+    co_return (co_await plain) + "," + (co_await inherited);
+  }()));
+  EXPECT_EQ(seen, "none,p");
+}
+
+TEST(TaskLocal, MovingAPolledScopeThrows) {
+  auto scoped = request_id.scope("x", id_after_yields(1));
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  EXPECT_TRUE(scoped.poll(cx).is_pending());
+  EXPECT_THROW((void)decltype(scoped)(std::move(scoped)), std::logic_error);
+}
+
+}  // namespace
