@@ -1,0 +1,160 @@
+// spool::DelayQueue on the paused clock: 10^5 values inserted, reset and removed at random
+// (seeded), before and while draining, each coming out once, at its last deadline, earliest
+// first; an insert earlier than the awaited deadline wakes the waiter on time; equal
+// deadlines in the order set; the empty queue's nullopt; stale keys refused.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/time_helpers.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using spool::DelayQueue;
+using spool::Instant;
+using spool::Task;
+using spool_time_test::paused_runtime;
+
+// Reads `n` expired values (all if n is 0) and checks each against `model` (value ->
+// deadline), which it updates: each once, at its last deadline (its tick: within 1 ms after
+// it), the earliest first.
+Task<void> drain(DelayQueue<int>& q, std::map<int, Instant>& model, std::size_t n) {
+  Instant last{};
+  for (std::size_t i = 0; n == 0 || i < n; ++i) {
+    auto e = co_await spool::next(q);
+    if (!e) break;
+    const auto it = model.find(e->value);
+    if (it == model.end()) {
+      ADD_FAILURE() << "value " << e->value << " came out twice, or after its removal";
+      co_return;
+    }
+    EXPECT_EQ(e->deadline, it->second);
+    const Instant now = spool::time::now();
+    EXPECT_LE(e->deadline, now);
+    EXPECT_LE(now, e->deadline + 1ms);
+    EXPECT_LE(last, e->deadline);
+    EXPECT_FALSE(q.contains(e->key));
+    last = e->deadline;
+    model.erase(it);
+  }
+}
+
+// `ops` random resets (half) and removes (a third) of the keys, and stale-key checks.
+void shuffle(DelayQueue<int>& q, const std::vector<DelayQueue<int>::Key>& keys,
+             std::map<int, Instant>& model, std::mt19937& rng, int ops) {
+  const Instant now = spool::time::now();
+  for (int i = 0; i < ops; ++i) {
+    const int v = static_cast<int>(rng() % keys.size());
+    const auto key = keys[static_cast<std::size_t>(v)];
+    const unsigned what = rng() % 6;
+    if (!q.contains(key)) {
+      EXPECT_EQ(model.count(v), 0u);
+      EXPECT_THROW(q.remove(key), std::invalid_argument);
+    } else if (what < 3) {
+      const Instant d = now + std::chrono::microseconds(rng() % 10'000'000);
+      q.reset_at(key, d);
+      model[v] = d;
+    } else if (what < 5) {
+      EXPECT_EQ(q.remove(key), v);
+      model.erase(v);
+    }
+  }
+}
+
+TEST(DelayQueue, TenToTheFiveValuesResetAndRemovedAtRandomComeOutOnceInOrder) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    std::mt19937 rng(19);
+    DelayQueue<int> q;
+    std::map<int, Instant> model;
+    std::vector<DelayQueue<int>::Key> keys;
+    const Instant start = spool::time::now();
+    for (int v = 0; v < 100'000; ++v) {
+      const Instant d = start + std::chrono::microseconds(rng() % 10'000'000);
+      keys.push_back(q.insert_at(v, d));
+      model[v] = d;
+    }
+    shuffle(q, keys, model, rng, 100'000);
+    EXPECT_EQ(q.size(), model.size());
+    co_await drain(q, model, model.size() / 2);
+    shuffle(q, keys, model, rng, 100'000);  // while half of it waits
+    EXPECT_EQ(q.size(), model.size());
+    co_await drain(q, model, 0);
+    EXPECT_TRUE(model.empty());
+    EXPECT_TRUE(q.empty());
+  }());
+}
+
+TEST(DelayQueue, AnInsertEarlierThanTheAwaitedDeadlineWakesTheWaiterThen) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    DelayQueue<std::string> q;
+    const Instant start = spool::time::now();
+    q.insert_at("late", start + 10s);
+    auto inserter = spool::spawn([](DelayQueue<std::string>& q, Instant start) -> Task<void> {
+      co_await spool::sleep_until(start + 1s);  // the consumer waits for +10 s by then
+      q.insert_at("early", start + 2s);
+    }(q, start));
+    auto first = co_await spool::next(q);
+    EXPECT_EQ(first->value, "early");
+    EXPECT_EQ(spool::time::now(), start + 2s);
+    EXPECT_EQ((co_await spool::next(q))->value, "late");
+    EXPECT_EQ(spool::time::now(), start + 10s);
+    co_await inserter;
+  }());
+}
+
+TEST(DelayQueue, EqualDeadlinesComeOutInTheOrderTheyWereSet) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    DelayQueue<int> q;
+    const Instant d = spool::time::now() + 5ms;
+    const auto k0 = q.insert_at(0, d);
+    q.insert_at(1, d);
+    q.insert_at(2, d);
+    q.reset_at(k0, d);  // set again: now the last
+    std::vector<int> order;
+    while (auto e = co_await spool::next(q)) order.push_back(e->value);
+    EXPECT_EQ(order, (std::vector<int>{1, 2, 0}));
+  }());
+}
+
+TEST(DelayQueue, EmptyItGivesNulloptAndValuesInsertedLaterComeOut) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    DelayQueue<int> q;
+    EXPECT_EQ(co_await spool::next(q), std::nullopt);
+    q.insert(7, 3ms);
+    EXPECT_EQ((co_await spool::next(q))->value, 7);
+    EXPECT_EQ(co_await spool::next(q), std::nullopt);
+  }());
+}
+
+TEST(DelayQueue, AStaleKeyIsRefusedWithAMessage) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    DelayQueue<int> q;
+    const auto k = q.insert(1, 1ms);
+    EXPECT_EQ(q.remove(k), 1);
+    const auto reused = q.insert(2, 1ms);  // the same slot, another generation
+    EXPECT_EQ(reused.slot, k.slot);
+    try {
+      q.reset(k, 1s);
+      ADD_FAILURE() << "a stale key was reset";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("expired or was removed"), std::string::npos);
+    }
+    EXPECT_EQ((co_await spool::next(q))->value, 2);
+  }());
+}
+
+}  // namespace
