@@ -2,6 +2,7 @@
 // coroutine's frame, because the scope does not finish until every one of them has.
 #pragma once
 
+#include <cassert>
 #include <concepts>
 #include <cstddef>
 #include <exception>
@@ -195,6 +196,9 @@ class [[nodiscard]] ScopeFuture {
             "spool::scope's future polled again after it completed (or threw): a future must "
             "not be polled after it returned ready");
       }
+      // Children read the chain of the first poll: it must outlive the scope (TaskLocalScope
+      // throws when polled elsewhere; this catches other pollers in debug builds).
+      assert(!running || scope.locals_ == detail::current_task_locals);
       // Once the body stopped, the last child's exit wakes the future.
       detail::ChildSet::Seen seen = scope.children_.watch(cx.waker(), body_stopped);
       if (!body_stopped && !seen.failed) {

@@ -24,7 +24,9 @@ class TaskLocal;
 
 /// The future of TaskLocal::scope: polls its future with the value set. Ready with that
 /// future's output. Must not move once polled (its value's place is linked into the chain its
-/// future and its children read): a move then throws std::logic_error.
+/// future and its children read): a move then throws std::logic_error. Every poll must come
+/// under the scopes of its first (its node links to theirs): a poll under others throws
+/// std::logic_error.
 template <class T, Future F>
 class [[nodiscard]] TaskLocalScope {
  public:
@@ -47,6 +49,12 @@ class [[nodiscard]] TaskLocalScope {
       node_.value = &value_;
       node_.parent = detail::current_task_locals;
       linked_ = true;
+    } else if (node_.parent != detail::current_task_locals) {
+      // The scopes of the first poll may be gone: reading through them would touch freed
+      // memory (a future polled by reference in a poll_fn inside a shorter-lived scope).
+      throw std::logic_error(
+          "spool::TaskLocal::scope's future polled under other scopes than at its first poll: "
+          "poll it always from the same place (co_await it where it was first polled)");
     }
     detail::TaskLocalsInstalled installed(&node_);
     return fut_.poll(cx);

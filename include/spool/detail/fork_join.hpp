@@ -332,6 +332,8 @@ class ForkJoinCore {
           "polled after it returned ready");
     }
     if (!started_) start(n, child);
+    // Remote children read the chain of the first poll (see TaskLocalScope::poll).
+    assert(n < 2 || shared_.locals == current_task_locals);
     bool pending = false;
     for (std::size_t i = 0; i < n; ++i) {
       ForkChildBase& c = child(i);

@@ -25,6 +25,11 @@ Task<std::string> id_after_yields(int yields) {
   co_return request_id.get();
 }
 
+Task<int> depth_after_yield() {
+  co_await spool::yield_now();
+  co_return depth.get();
+}
+
 std::string seen_or_none() {
   const std::string* v = request_id.try_get();
   return v != nullptr ? *v : "none";
@@ -123,6 +128,25 @@ TEST(TaskLocal, MovingAPolledScopeThrows) {
   spool::Context cx(w);
   EXPECT_TRUE(scoped.poll(cx).is_pending());
   EXPECT_THROW((void)decltype(scoped)(std::move(scoped)), std::logic_error);
+}
+
+TEST(TaskLocal, AScopePolledUnderOtherScopesThanAtItsFirstPollThrows) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  auto scoped = depth.scope(1, depth_after_yield());
+  {
+    // First polled by reference inside a shorter-lived scope, as a poll_fn may do.
+    auto outer = request_id.scope(
+        "short", spool::poll_fn([&](spool::Context& c) { return scoped.poll(c); }));
+    EXPECT_TRUE(outer.poll(cx).is_pending());
+  }
+  try {
+    (void)scoped.poll(cx);
+    ADD_FAILURE() << "a poll under other scopes than the first went on";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("other scopes than at its first poll"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
