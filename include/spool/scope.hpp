@@ -198,13 +198,13 @@ class [[nodiscard]] ScopeFuture {
       }
       // Children read the chain of the first poll: it must outlive the scope (TaskLocalScope
       // throws when polled elsewhere; this catches other pollers in debug builds).
-      assert(!running || scope.locals_ == detail::current_task_locals);
+      assert(!running || scope.locals_ == detail::current_task_locals());
       // Once the body stopped, the last child's exit wakes the future.
       detail::ChildSet::Seen seen = scope.children_.watch(cx.waker(), body_stopped);
       if (!body_stopped && !seen.failed) {
         try {
           if (!running) {
-            scope.locals_ = detail::current_task_locals;
+            scope.locals_ = detail::current_task_locals();
             running.emplace(std::invoke(body, scope));
           }
           if (poll_into_result(cx)) body_stopped = true;

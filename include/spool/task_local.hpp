@@ -47,9 +47,9 @@ class [[nodiscard]] TaskLocalScope {
   Poll<future_output_t<F>> poll(Context& cx) {
     if (!linked_) {
       node_.value = &value_;
-      node_.parent = detail::current_task_locals;
+      node_.parent = detail::current_task_locals();
       linked_ = true;
-    } else if (node_.parent != detail::current_task_locals) {
+    } else if (node_.parent != detail::current_task_locals()) {
       // The scopes of the first poll may be gone: reading through them would touch freed
       // memory (a future polled by reference in a poll_fn inside a shorter-lived scope).
       throw std::logic_error(
@@ -122,7 +122,7 @@ class TaskLocal {
   }
   /// The value of the innermost scope being polled, or null if none.
   const T* try_get() const noexcept {
-    for (const detail::TaskLocalNode* n = detail::current_task_locals; n != nullptr;
+    for (const detail::TaskLocalNode* n = detail::current_task_locals(); n != nullptr;
          n = n->parent) {
       if (n->key == this) return static_cast<const T*>(n->value);
     }

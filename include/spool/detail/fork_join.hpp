@@ -333,7 +333,7 @@ class ForkJoinCore {
     }
     if (!started_) start(n, child);
     // Remote children read the chain of the first poll (see TaskLocalScope::poll).
-    assert(n < 2 || shared_.locals == current_task_locals);
+    assert(n < 2 || shared_.locals == current_task_locals());
     bool pending = false;
     for (std::size_t i = 0; i < n; ++i) {
       ForkChildBase& c = child(i);
@@ -405,7 +405,7 @@ class ForkJoinCore {
     started_ = true;
     if (n < 2) return;
     fork_site(shared_.site);
-    shared_.locals = current_task_locals;
+    shared_.locals = current_task_locals();
     for (std::size_t i = 0; i < n; ++i) child(i).shared = &shared_;
     if (shared_.site.deque != nullptr) {
       // Pushed last-first, so that the join pops them in order and thieves take the last.

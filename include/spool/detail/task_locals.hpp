@@ -3,8 +3,6 @@
 // (a scope's child, a stolen fork child) is polled inside its parent's chain.
 #pragma once
 
-#include <utility>
-
 #include "spool/core/context.hpp"
 
 namespace spool::detail {
@@ -16,18 +14,22 @@ struct TaskLocalNode {
   const TaskLocalNode* parent = nullptr;  // the enclosing scope's, fixed at the first poll
 };
 
-// The innermost scope being polled on this thread (null: none). Written only by this
-// thread, around a poll (TaskLocalsInstalled); a node it points to is immutable once linked,
-// so children on other threads may read a chain captured from it.
-inline constinit thread_local const TaskLocalNode* current_task_locals = nullptr;
+// The innermost scope being polled on this thread (null: none), and the swap of it that
+// installs another. Written only by this thread, around a poll (TaskLocalsInstalled); a node
+// it points to is immutable once linked, so children on other threads may read a chain
+// captured from it. Out of line (src/task/task_locals.cpp) on purpose: an inlined read of a
+// thread_local in a coroutine body may reuse the address computed before a co_await, i.e.
+// the thread the task resumed away from (clang: llvm/llvm-project#47179, fixed in clang 16).
+const TaskLocalNode* current_task_locals() noexcept;
+const TaskLocalNode* exchange_task_locals(const TaskLocalNode* chain) noexcept;
 
 // Makes `chain` this thread's task-local chain for its lifetime (one poll), then restores
 // the one before.
 class TaskLocalsInstalled {
  public:
   explicit TaskLocalsInstalled(const TaskLocalNode* chain) noexcept
-      : saved_(std::exchange(current_task_locals, chain)) {}
-  ~TaskLocalsInstalled() { current_task_locals = saved_; }
+      : saved_(exchange_task_locals(chain)) {}
+  ~TaskLocalsInstalled() { exchange_task_locals(saved_); }
   TaskLocalsInstalled(const TaskLocalsInstalled&) = delete;
   TaskLocalsInstalled& operator=(const TaskLocalsInstalled&) = delete;
 

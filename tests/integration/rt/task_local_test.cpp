@@ -1,15 +1,16 @@
 // spool::TaskLocal: a value set by scope() and read by get() across co_await, in nested
 // scopes, in when_all's branches, spool::scope's children, join's children (inline and
-// spawned apart, as a stolen child runs), a task moving between workers; absent in a plain
-// spawn unless passed with inherit(); the misuses' errors.
+// spawned apart, as a stolen child runs), tasks moving between workers (each its own value),
+// a throwing poll restoring the chain; absent in a plain spawn unless passed with inherit();
+// the misuses' errors.
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "spool/spool.hpp"
 
@@ -98,17 +99,66 @@ TEST(TaskLocal, JoinChildrenSeeItInlineAndWhenTheyRunApart) {
   EXPECT_EQ(nested, "kk");
 }
 
-TEST(TaskLocal, ATaskMovingBetweenWorkersKeepsIt) {
+// The thread running the caller now, never one cached from before a co_await (glibc
+// declares pthread_self const; the barrier keeps the compiler from reusing a result).
+[[gnu::noinline]] std::thread::id running_thread() {
+  asm volatile("" ::: "memory");
+  return std::this_thread::get_id();
+}
+
+struct Migration {
+  int wrong = 0;  // get() gave another task's value
+  int moves = 0;  // resumed on another thread than the last poll
+};
+
+Task<Migration> check_depth_across_yields(int expected, int yields) {
+  Migration seen;
+  std::thread::id last = running_thread();
+  for (int i = 0; i < yields; ++i) {
+    co_await spool::yield_now();  // may resume on the other worker
+    seen.wrong += depth.get() != expected;
+    const std::thread::id now = running_thread();
+    seen.moves += now != last;
+    last = now;
+  }
+  co_return seen;
+}
+
+// Eight tasks, each with its own value, on two workers: each reads its own after every
+// resumption, wherever it resumed (clang <= 15 could reuse a thread_local's address from
+// before a co_await: another thread's chain, llvm/llvm-project#47179).
+TEST(TaskLocal, TasksMovingBetweenWorkersEachKeepTheirOwn) {
+  constexpr int kTasks = 8;
+  constexpr int kYields = 10'000;
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-  auto checked = rt.block_on(rt.spawn(request_id.scope("m", []() -> Task<int> {
-    int right = 0;
-    for (int i = 0; i < 2000; ++i) {
-      co_await spool::yield_now();  // may resume on the other worker
-      right += request_id.get() == "m";
-    }
-    co_return right;
-  }())));
-  EXPECT_EQ(checked, 2000);
+  std::vector<spool::JoinHandle<Migration>> tasks;
+  for (int id = 0; id < kTasks; ++id) {
+    tasks.push_back(rt.spawn(depth.scope(id, check_depth_across_yields(id, kYields))));
+  }
+  int moves = 0;
+  for (auto& task : tasks) {
+    const Migration seen = rt.block_on(std::move(task));
+    EXPECT_EQ(seen.wrong, 0);
+    moves += seen.moves;
+  }
+  EXPECT_GT(moves, 0) << "no task moved between workers: the test checked nothing";
+}
+
+TEST(TaskLocal, APollThatThrowsRestoresTheChain) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  auto outer = request_id.scope(
+      "outer", spool::poll_fn([](spool::Context& c) {
+        auto throwing = depth.scope(1, spool::poll_fn([](spool::Context&) -> spool::Poll<int> {
+                                      throw std::runtime_error("the inner future failed");
+                                    }));
+        EXPECT_THROW((void)throwing.poll(c), std::runtime_error);
+        return spool::Poll<bool>::ready(depth.try_get() == nullptr && request_id.get() == "outer");
+      }));
+  const spool::Poll<bool> restored = outer.poll(cx);
+  ASSERT_TRUE(restored.is_ready());
+  EXPECT_TRUE(restored.value());
+  EXPECT_EQ(request_id.try_get(), nullptr);
 }
 
 TEST(TaskLocal, APlainSpawnDoesNotInheritItAndInheritPassesACopy) {
