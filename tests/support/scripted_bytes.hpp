@@ -1,12 +1,13 @@
 // ScriptedBytes: an in-memory byte stream for the codec tests. Its reads give a fixed input
 // cut at chosen offsets (a read never crosses a cut, so a test decides how frames split
 // across reads), each read pending once first when asked; its writes accept at most so many
-// bytes each and collect them.
+// bytes each and collect them; it counts the ops waiting (pended, not yet completed).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -30,19 +31,34 @@ class ScriptedBytes {
   class Io {
    public:
     Io(ScriptedBytes& s, Op op) : s_(&s), op_(std::move(op)) {}
+    Io(Io&& other) noexcept
+        : s_(other.s_),
+          op_(std::move(other.op_)),
+          pended_(other.pended_),
+          waiting_(std::move(other.waiting_)) {}
+    Io& operator=(Io&&) = delete;
+    ~Io() { stop_waiting(); }
     spool::Poll<std::size_t> poll(spool::Context& cx) {
       if (s_->pend_each_ && !pended_) {
         pended_ = true;
+        waiting_ = s_->waiting_;
+        ++*waiting_;
         cx.waker().wake_by_ref();
         return spool::pending;
       }
+      stop_waiting();
       return op_(*s_);
     }
 
    private:
+    void stop_waiting() {
+      if (waiting_) --*std::exchange(waiting_, nullptr);
+    }
+
     ScriptedBytes* s_;
     Op op_;
     bool pended_ = false;
+    std::shared_ptr<int> waiting_;  // the stream's count, while this op waits (pended)
   };
 
   auto read(std::span<char> buf) {
@@ -81,6 +97,9 @@ class ScriptedBytes {
   const std::string& written() const { return written_; }
   // Reads that completed (the end of the stream included).
   int reads() const { return reads_; }
+  // The count of ops that pended and were neither completed nor destroyed (a stream's waiter
+  // places); it stays valid when the stream moves.
+  std::shared_ptr<const int> waiting() const { return waiting_; }
 
  private:
   std::string input_;
@@ -91,6 +110,7 @@ class ScriptedBytes {
   bool pend_each_ = false;
   bool fail_next_read_ = false;
   int reads_ = 0;
+  std::shared_ptr<int> waiting_ = std::make_shared<int>(0);
 };
 
 }  // namespace spool_test

@@ -48,9 +48,12 @@ template <class R>
 class FrameReader {
  public:
   FrameReader() = default;
-  FrameReader(FrameReader&& other) noexcept : buf_(std::move(other.buf_)), phase_(other.phase_) {}
+  FrameReader(FrameReader&& other) noexcept : buf_(std::move(other.buf_)), phase_(other.phase_) {
+    other.read_.reset();  // it points into the storage this object now owns
+  }
   FrameReader& operator=(FrameReader&& other) noexcept {
     read_.reset();
+    other.read_.reset();
     buf_ = std::move(other.buf_);
     phase_ = other.phase_;
     return *this;
@@ -124,9 +127,12 @@ template <class W>
 class FrameWriter {
  public:
   FrameWriter() = default;
-  FrameWriter(FrameWriter&& other) noexcept : buf_(std::move(other.buf_)) {}
+  FrameWriter(FrameWriter&& other) noexcept : buf_(std::move(other.buf_)) {
+    other.write_.reset();  // it points into the storage this object now owns
+  }
   FrameWriter& operator=(FrameWriter&& other) noexcept {
     write_.reset();
+    other.write_.reset();
     buf_ = std::move(other.buf_);
     return *this;
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -95,13 +96,16 @@ TEST(FramedRead, AReadErrorComesOutAndTheNextPollReadsAfresh) {
 TEST(FramedRead, MovedWhileAReadIsPendingGoesOnFromTheBufferedBytes) {
   ScriptedBytes bytes("first\nsecond\n", {3, 8});
   bytes.pend_each(true);
+  const std::shared_ptr<const int> waiting = bytes.waiting();
   FramedRead framed(std::move(bytes), LinesCodec());
   spool_test::HandPoller poller;
   auto next = spool::next(framed);
   EXPECT_TRUE(poller.poll(next).is_pending());  // the first read pends
   EXPECT_TRUE(poller.poll(next).is_pending());  // "fir" read, the next read pending
   EXPECT_EQ(framed.read_buffer().view(), "fir");
+  EXPECT_EQ(*waiting, 1);
   auto moved = std::move(framed);
+  EXPECT_EQ(*waiting, 0);  // the moved-from reader let its pending read go
   EXPECT_EQ(outcomes(moved), (std::vector<std::string>{"=first", "=second"}));
 }
 
@@ -182,6 +186,23 @@ TEST(FramedWrite, AFlushDroppedWhilePendingLosesAndRepeatsNothing) {
   framed.feed("gh");  // drops the pending write, which wrote nothing
   spool::block_on(framed.flush());
   EXPECT_EQ(framed.get().written(), "abcdef\ngh\n");
+}
+
+TEST(FramedWrite, MovedWhileAWriteIsPendingLetsItGoAndWritesOnce) {
+  ScriptedBytes bytes("");
+  bytes.pend_each(true);
+  const std::shared_ptr<const int> waiting = bytes.waiting();
+  FramedWrite framed(std::move(bytes), LinesCodec());
+  spool_test::HandPoller poller;
+  {
+    auto flush = framed.send("ab");
+    EXPECT_TRUE(poller.poll(flush).is_pending());  // the write pends, having written nothing
+  }
+  EXPECT_EQ(*waiting, 1);
+  auto moved = std::move(framed);
+  EXPECT_EQ(*waiting, 0);  // the moved-from writer let its pending write go
+  spool::block_on(moved.flush());
+  EXPECT_EQ(moved.get().written(), "ab\n");
 }
 
 TEST(FramedWrite, AStreamAcceptingNothingIsAnErrorNotALoop) {
