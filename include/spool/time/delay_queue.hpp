@@ -32,7 +32,7 @@ class DelayQueue {
   /// Names one inserted value until it expires or is removed (then it is stale).
   struct Key {
     std::uint32_t slot = 0;        ///< where the value is stored
-    std::uint32_t generation = 0;  ///< which use of that slot
+    std::uint32_t generation = 0;  ///< which use of that slot (never 0: Key{} names none)
     friend bool operator==(const Key&, const Key&) = default;
   };
   /// A value whose deadline passed, with its key (stale now) and that deadline.
@@ -112,7 +112,7 @@ class DelayQueue {
     Instant deadline{};
     std::uint64_t order = 0;       // among equal deadlines: which was set first
     std::size_t heap_index = 0;    // where it is in heap_
-    std::uint32_t generation = 0;  // bumped when the slot is freed
+    std::uint32_t generation = 1;  // bumped when the slot is freed; 0 skipped (Key{})
   };
 
   std::uint32_t checked(const Key& key, const char* what) const {
@@ -165,7 +165,7 @@ class DelayQueue {
     if (i < heap_.size()) sift(i);
     T value = std::move(*e.value);
     e.value.reset();
-    ++e.generation;
+    if (++e.generation == 0) e.generation = 1;
     free_.push_back(slot);
     return value;
   }

@@ -1,7 +1,7 @@
 // spool::DelayQueue on the paused clock: 10^5 values inserted, reset and removed at random
 // (seeded), before and while draining, each coming out once, at its last deadline, earliest
 // first; an insert earlier than the awaited deadline wakes the waiter on time; equal
-// deadlines in the order set; the empty queue's nullopt; stale keys refused.
+// deadlines in the order set; the empty queue's nullopt; stale keys and Key{} refused.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -154,6 +154,18 @@ TEST(DelayQueue, AStaleKeyIsRefusedWithAMessage) {
       EXPECT_NE(std::string(e.what()).find("expired or was removed"), std::string::npos);
     }
     EXPECT_EQ((co_await spool::next(q))->value, 2);
+  }());
+}
+
+TEST(DelayQueue, ADefaultKeyNamesNoValue) {
+  auto rt = paused_runtime();
+  rt.block_on([]() -> Task<void> {
+    DelayQueue<int> q;
+    EXPECT_EQ(q.insert(1, 1ms).slot, 0u);
+    EXPECT_FALSE(q.contains(DelayQueue<int>::Key{}));
+    EXPECT_THROW(q.remove(DelayQueue<int>::Key{}), std::invalid_argument);
+    EXPECT_EQ(q.size(), 1u);
+    co_return;
   }());
 }
 
