@@ -25,7 +25,7 @@ spool::Task<void> named_futures() {
   auto a = one();
   auto b = one();
 #if defined(SPOOL_CASE_POLL_VOID_BRACES) || defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY) || \
-    defined(SPOOL_CASE_CONST_GENERATOR_NEXT)
+    defined(SPOOL_CASE_FLUSH_DISCARDED) || defined(SPOOL_CASE_CONST_GENERATOR_NEXT)
   co_return;  // not these cases
 #elif defined(SPOOL_CASE_SELECT)
   (void)co_await spool::select(SPOOL_NAMED(a), SPOOL_NAMED(b));
@@ -72,5 +72,31 @@ spool::Task<void> generator_misuse() {
   const auto n = gen.next();
 #endif
   (void)co_await n;
+}
+#endif
+
+// A framed writer's send() only encodes: its Flush must be awaited to write.
+#if defined(SPOOL_CASE_FLUSH_DISCARDED)
+#include <cstddef>
+#include <span>
+
+#include "spool/codec.hpp"
+
+#pragma GCC diagnostic error "-Wunused-result"  // an error without SPOOL_WERROR too
+
+struct SinkBytes {
+  auto write(std::span<const char> buf) {
+    return spool::poll_fn(
+        [n = buf.size()](spool::Context&) { return spool::Poll<std::size_t>::ready(n); });
+  }
+};
+
+spool::Task<void> send_misuse(spool::codec::FramedWrite<SinkBytes, spool::codec::LinesCodec>& f) {
+#if defined(SPOOL_FIXED)
+  co_await f.send("x");
+#else
+  f.send("x");
+  co_return;
+#endif
 }
 #endif

@@ -178,7 +178,7 @@ class FrameWriter {
 /// is written. It borrows the framed writer. Dropping it while pending loses nothing: the
 /// frames stay buffered for the next flush.
 template <class Writer>
-class Flush {
+class [[nodiscard]] Flush {
  public:
   /// Flushes `writer` (made by its flush() or send()).
   explicit Flush(Writer& writer) noexcept : writer_(&writer) {}
