@@ -1,6 +1,6 @@
 // libFuzzer target: spool's codecs (LinesCodec, LengthDelimitedCodec of every width and byte
 // order) give the same frames and errors whatever the split of their input into reads; any
-// crash, sanitizer report or endless error loop fails. scripts/fuzz-codec runs it.
+// crash, sanitizer report or endless error loop fails. `scripts/fuzz codec` runs it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
