@@ -28,6 +28,13 @@ std::optional<std::reference_wrapper<const Command>> RespCodec::decode(spool::co
   }
 }
 
+std::optional<std::reference_wrapper<const Command>> RespCodec::decode_eof(
+    spool::codec::Buffer& buf) {
+  auto command = decode(buf);
+  if (!command) buf.clear();
+  return command;
+}
+
 std::span<char> RespCodec::prepare_read(spool::codec::Buffer& buf) {
   const std::size_t held = buf.size();
   const std::size_t capacity = buf.capacity();

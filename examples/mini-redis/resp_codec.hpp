@@ -45,6 +45,9 @@ class RespCodec {
   /// The next command of `buf` (empty inline lines skipped); throws ProtocolError for
   /// malformed input (the Decoder concept).
   std::optional<std::reference_wrapper<const Command>> decode(spool::codec::Buffer& buf);
+  /// At the client's end: the commands still whole in `buf`, then nullopt, a partial command
+  /// dropped (a client that closed mid-command just goes; the default would throw).
+  std::optional<std::reference_wrapper<const Command>> decode_eof(spool::codec::Buffer& buf);
   /// The room of the next read (see the class comment); throws QueryBufferFull.
   std::span<char> prepare_read(spool::codec::Buffer& buf);
   /// Frees the parsed arguments' storage when it grew large (a check per read: large
