@@ -2,6 +2,7 @@
 // can be reset or removed before then by the key its insert gave (tokio-util's DelayQueue).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -44,18 +45,28 @@ class DelayQueue {
 
   DelayQueue() = default;
 
-  /// Inserts `value`, due at `deadline`.
+  /// Inserts `value`, due at `deadline`. Strong guarantee: a throw (an allocation, T's move,
+  /// or std::length_error past 2^32 - 1 slots) leaves the queue as it was.
   Key insert_at(T value, Instant deadline) {
-    std::uint32_t slot;
-    if (free_.empty()) {
-      slot = static_cast<std::uint32_t>(entries_.size());
-      entries_.emplace_back();
-    } else {
-      slot = free_.back();
-      free_.pop_back();
+    const bool fresh = free_.empty();
+    if (fresh && entries_.size() >= kMaxSlots) {
+      throw std::length_error(
+          "spool::DelayQueue::insert: 2^32 - 1 values at once is its limit (keys hold 32-bit "
+          "slots); use another DelayQueue");
     }
+    // Storage first, so that nothing after a change throws (take's free_.push_back neither).
+    reserve_room(heap_, heap_.size() + 1);
+    reserve_room(free_, entries_.size() + 1);
+    const auto slot = static_cast<std::uint32_t>(fresh ? entries_.size() : free_.back());
+    if (fresh) entries_.emplace_back();
+    try {
+      entries_[slot].value.emplace(std::move(value));
+    } catch (...) {
+      if (fresh) entries_.pop_back();
+      throw;
+    }
+    if (!fresh) free_.pop_back();
     Entry& e = entries_[slot];
-    e.value.emplace(std::move(value));
     e.heap_index = heap_.size();
     heap_.push_back(slot);
     set_deadline(slot, deadline);
@@ -73,7 +84,7 @@ class DelayQueue {
     reset_at(key, time::now() + timeout);
   }
   /// Takes out the value of `key` before it expires. Throws std::invalid_argument for a stale
-  /// key.
+  /// key; a throw of T's move leaves the value in.
   T remove(const Key& key) { return take(checked(key, "remove")); }
   /// Whether `key` names a value still in the queue.
   bool contains(const Key& key) const noexcept {
@@ -115,6 +126,13 @@ class DelayQueue {
     std::uint32_t generation = 1;  // bumped when the slot is freed; 0 skipped (Key{})
   };
 
+  // Slots are numbered 0 .. kMaxSlots - 1, so a slot and the count fit a Key's 32 bits.
+  static constexpr std::size_t kMaxSlots = 0xFFFF'FFFF;
+
+  // Room for `n` elements in `v`, doubling (a reserve to n per insert would copy each time).
+  static void reserve_room(std::vector<std::uint32_t>& v, std::size_t n) {
+    if (v.capacity() < n) v.reserve(std::max(n, 2 * v.capacity()));
+  }
   std::uint32_t checked(const Key& key, const char* what) const {
     if (!contains(key)) {
       throw std::invalid_argument(std::string("spool::DelayQueue::") + what +
@@ -157,16 +175,18 @@ class DelayQueue {
     // which keeps its waker. (A later head needs nothing: poll_next moves it then.)
     if (sleep_ && heap_[0] == slot && deadline < sleep_->deadline()) sleep_->reset(deadline);
   }
+  // The value moves out first: if T's move throws, nothing changed. free_ has room for
+  // every slot (insert_at reserved it), so nothing after throws.
   T take(std::uint32_t slot) {
     Entry& e = entries_[slot];
-    const std::size_t i = e.heap_index;
-    swap_at(i, heap_.size() - 1);
-    heap_.pop_back();
-    if (i < heap_.size()) sift(i);
     T value = std::move(*e.value);
     e.value.reset();
     if (++e.generation == 0) e.generation = 1;
     free_.push_back(slot);
+    const std::size_t i = e.heap_index;
+    swap_at(i, heap_.size() - 1);
+    heap_.pop_back();
+    if (i < heap_.size()) sift(i);
     return value;
   }
 

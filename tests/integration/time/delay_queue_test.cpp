@@ -1,7 +1,8 @@
 // spool::DelayQueue on the paused clock: 10^5 values inserted, reset and removed at random
 // (seeded), before and while draining, each coming out once, at its last deadline, earliest
 // first; an insert earlier than the awaited deadline wakes the waiter on time; equal
-// deadlines in the order set; the empty queue's nullopt; stale keys and Key{} refused.
+// deadlines in the order set; the empty queue's nullopt; stale keys and Key{} refused; a
+// value whose move throws leaves the queue as it was, in insert and in remove.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -167,6 +168,50 @@ TEST(DelayQueue, ADefaultKeyNamesNoValue) {
     EXPECT_EQ(q.size(), 1u);
     co_return;
   }());
+}
+
+// A value whose move throws while `fail` is set.
+struct Brittle {
+  static inline bool fail = false;
+  int id;
+  explicit Brittle(int i) : id(i) {}
+  Brittle(Brittle&& other) : id(other.id) {
+    if (fail) throw std::runtime_error("Brittle moved");
+  }
+  Brittle& operator=(Brittle&&) = delete;
+};
+
+// No slot is lost: the next insert takes the slot the failed one would have (a fresh slot,
+// then a freed one), and the queue holds what it held.
+TEST(DelayQueue, AnInsertWhoseValueThrowsLeavesTheQueueAsItWas) {
+  DelayQueue<Brittle> q;
+  const Instant d{};
+  Brittle::fail = true;
+  EXPECT_THROW(q.insert_at(Brittle(0), d), std::runtime_error);
+  Brittle::fail = false;
+  EXPECT_TRUE(q.empty());
+  const auto k0 = q.insert_at(Brittle(0), d);
+  EXPECT_EQ(k0.slot, 0u);  // not 1: the failed insert kept no slot
+  const auto k1 = q.insert_at(Brittle(1), d);
+  EXPECT_EQ(q.remove(k0).id, 0);
+  Brittle::fail = true;
+  EXPECT_THROW(q.insert_at(Brittle(2), d), std::runtime_error);
+  Brittle::fail = false;
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(q.insert_at(Brittle(2), d).slot, k0.slot);  // the freed slot is still free
+  EXPECT_EQ(q.remove(k1).id, 1);
+}
+
+TEST(DelayQueue, ARemoveWhoseValueThrowsLeavesTheValueIn) {
+  DelayQueue<Brittle> q;
+  const auto k = q.insert_at(Brittle(7), Instant{});
+  Brittle::fail = true;
+  EXPECT_THROW(q.remove(k), std::runtime_error);
+  Brittle::fail = false;
+  EXPECT_TRUE(q.contains(k));
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(q.remove(k).id, 7);
+  EXPECT_TRUE(q.empty());
 }
 
 }  // namespace
