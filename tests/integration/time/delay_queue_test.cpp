@@ -1,8 +1,8 @@
-// spool::DelayQueue on the paused clock: 10^5 values inserted, reset and removed at random
-// (seeded), before and while draining, each coming out once, at its last deadline, earliest
-// first; an insert earlier than the awaited deadline wakes the waiter on time; equal
-// deadlines in the order set; the empty queue's nullopt; stale keys and Key{} refused; a
-// value whose move throws leaves the queue as it was, in insert and in remove.
+// spool::DelayQueue on the paused clock: 10^5 values inserted, reset, removed and more
+// inserted at random (seeded, into reused slots), before and while draining, each coming out once,
+// at its last deadline, earliest first; an insert earlier than the awaited deadline wakes the
+// waiter on time; equal deadlines in the order set; the empty queue's nullopt; stale keys and Key{}
+// refused; a value whose move throws leaves the queue as it was, in insert and in remove.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,26 +50,44 @@ Task<void> drain(DelayQueue<int>& q, std::map<int, Instant>& model, std::size_t 
   }
 }
 
-// `ops` random resets (half) and removes (a third) of the keys, and stale-key checks.
-void shuffle(DelayQueue<int>& q, const std::vector<DelayQueue<int>::Key>& keys,
+// `ops` random resets (half), removes (a third) and inserts of new values (a sixth, which
+// reuse the slots removes and expiries freed), and stale-key checks: a key whose value is
+// gone is refused even once its slot holds another value.
+void shuffle(DelayQueue<int>& q, std::vector<DelayQueue<int>::Key>& keys,
              std::map<int, Instant>& model, std::mt19937& rng, int ops) {
   const Instant now = spool::time::now();
   for (int i = 0; i < ops; ++i) {
     const int v = static_cast<int>(rng() % keys.size());
     const auto key = keys[static_cast<std::size_t>(v)];
     const unsigned what = rng() % 6;
-    if (!q.contains(key)) {
+    const Instant d = now + std::chrono::microseconds(rng() % 10'000'000);
+    if (what == 5) {
+      const int fresh = static_cast<int>(keys.size());
+      keys.push_back(q.insert_at(fresh, d));
+      model[fresh] = d;
+    } else if (!q.contains(key)) {
       EXPECT_EQ(model.count(v), 0u);
       EXPECT_THROW(q.remove(key), std::invalid_argument);
     } else if (what < 3) {
-      const Instant d = now + std::chrono::microseconds(rng() % 10'000'000);
       q.reset_at(key, d);
       model[v] = d;
-    } else if (what < 5) {
+    } else {
       EXPECT_EQ(q.remove(key), v);
       model.erase(v);
     }
   }
+}
+
+// Keys that name no value though their slot holds one (its generation moved on).
+std::size_t stale_keys_in_reused_slots(const DelayQueue<int>& q,
+                                       const std::vector<DelayQueue<int>::Key>& keys) {
+  std::set<std::uint32_t> live_slots;
+  for (const auto& k : keys) {
+    if (q.contains(k)) live_slots.insert(k.slot);
+  }
+  std::size_t n = 0;
+  for (const auto& k : keys) n += !q.contains(k) && live_slots.count(k.slot) > 0;
+  return n;
 }
 
 TEST(DelayQueue, TenToTheFiveValuesResetAndRemovedAtRandomComeOutOnceInOrder) {
@@ -87,8 +106,11 @@ TEST(DelayQueue, TenToTheFiveValuesResetAndRemovedAtRandomComeOutOnceInOrder) {
     shuffle(q, keys, model, rng, 100'000);
     EXPECT_EQ(q.size(), model.size());
     co_await drain(q, model, model.size() / 2);
+    const std::size_t stale_before = stale_keys_in_reused_slots(q, keys);
     shuffle(q, keys, model, rng, 100'000);  // while half of it waits
     EXPECT_EQ(q.size(), model.size());
+    // The inserts reused freed slots, so stale keys now share slots with live values.
+    EXPECT_GT(stale_keys_in_reused_slots(q, keys), stale_before);
     co_await drain(q, model, 0);
     EXPECT_TRUE(model.empty());
     EXPECT_TRUE(q.empty());
