@@ -20,6 +20,9 @@ namespace spool::codec {
 
 /// What a framed reader reads from: `r.read(std::span<char>)` is a Future of the count read,
 /// 0 at the end of the stream (TcpStream, UnixStream, a read half, a pipe, a BufReader).
+/// Cancel-safety rule: a read future dropped while pending must have read nothing (a framed
+/// reader drops it on a move). fs::File breaks it (its read goes on in the blocking pool):
+/// do not frame one.
 template <class R>
 concept AsyncByteRead = requires(R& r, std::span<char> buf) {
   { r.read(buf) } -> Future;
@@ -27,7 +30,9 @@ concept AsyncByteRead = requires(R& r, std::span<char> buf) {
 };
 
 /// What a framed writer writes to: `w.write(std::span<const char>)` is a Future of the count
-/// written (TcpStream, UnixStream, a write half, a pipe).
+/// written (TcpStream, UnixStream, a write half, a pipe). Cancel-safety rule: a write future
+/// dropped while pending must have written nothing (`feed` drops a pending flush's write).
+/// fs::File breaks it (its write goes on in the blocking pool): do not frame one.
 template <class W>
 concept AsyncByteWrite = requires(W& w, std::span<const char> buf) {
   { w.write(buf) } -> Future;
