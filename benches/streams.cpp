@@ -28,9 +28,11 @@ spool::Task<std::uint64_t> w18_sum() {
   co_return sum;
 }
 
-// The floor's producer: calls `consume(ctx, v)` for each value, out of line so that the loop
-// stays a loop of calls.
+// The floor's producer: calls `consume(ctx, v)` for each value. The empty asm hides which
+// function `consume` is: out of line alone, g++ cloned this for the one callback, inlined it
+// and summed the values in closed form (the floor measured 0 ns).
 [[gnu::noinline]] void w18_for_each_value(void* ctx, void (*consume)(void*, std::uint64_t)) {
+  asm("" : "+r"(consume));
   for (std::uint64_t i = 0; i < kValues; ++i) consume(ctx, i);
 }
 
