@@ -72,6 +72,8 @@ TEST(TaskLocal, WhenAllBranchesSeeIt) {
 
 TEST(TaskLocal, ScopeChildrenSeeTheValuesWhereTheScopeIsAwaited) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  // Counts the children that saw "s": each adds from its worker (seq_cst fetch_add); read
+  // (seq_cst load) after block_on returned, which the scope's wait for every child orders.
   std::atomic<int> right{0};
   rt.block_on(request_id.scope("s", spool::scope([&](spool::Scope& s) -> Task<void> {
                                  for (int i = 0; i < 8; ++i) {
