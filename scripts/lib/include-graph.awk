@@ -95,6 +95,8 @@ function check_from(start,    own, i, v, lv) {
     lv = layer_of(v)
     if (lv != "public" && rank[lv] > rank[own]) {
       breach(start " -> " chain(v) " (" lv "/ is above " own "/)")
+    } else if (v ~ /^include\/spool\/tls/ && own != "tls") {
+      breach(start " -> " chain(v) " (only tls/ may use spool/tls: the core library never needs OpenSSL)")
     } else if ((v in api) && rank[own] < rank["runtime"]) {
       breach(start " -> " chain(v) " (only runtime/ and the layers above it may use the public Runtime API)")
     }

@@ -1,0 +1,140 @@
+// spool::tls::detail::Connection<S>: one TLS connection's state, shared by its stream and
+// halves: the Engine, the transport S, and the transport read and write in flight.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "spool/core/context.hpp"
+#include "spool/core/future.hpp"
+#include "spool/core/waker.hpp"
+#include "spool/detail/spin_lock.hpp"
+#include "spool/tls/engine.hpp"
+
+namespace spool::tls {
+
+/// A byte stream TLS can run over: read(span of bytes) and write(span of const bytes) give
+/// futures of the byte count, as TcpStream, UnixStream and spool::io::Duplex (two pipe ends)
+/// do. A read ready with 0 is the end of the stream.
+template <class S>
+concept ByteStream = requires(S& s, std::span<std::byte> in, std::span<const std::byte> out) {
+  requires Future<decltype(s.read(in))>;
+  requires Future<decltype(s.write(out))>;
+  requires std::convertible_to<future_output_t<decltype(s.read(in))>, std::size_t>;
+  requires std::convertible_to<future_output_t<decltype(s.write(out))>, std::size_t>;
+};
+
+namespace detail {
+
+/// Which side of a connection waits.
+enum class Side { kReader, kWriter };
+
+/// The wakers of the two sides of a connection. The transport write is shared (a read can
+/// produce ciphertext too: an alert, a key update), so whoever polls it registers this
+/// fan-out, which wakes both sides: a spurious wake costs one poll, a lost one a hang.
+class SideWakers {
+ public:
+  /// Records `w` as `side`'s waker (cheap when it is the one recorded).
+  void set(Side side, const Waker& w) {
+    std::lock_guard guard(lock_);
+    (side == Side::kReader ? reader_ : writer_) = w;
+  }
+  /// Wakes both sides.
+  void wake() {
+    Waker reader, writer;
+    {
+      std::lock_guard guard(lock_);
+      reader = reader_;
+      writer = writer_;
+    }
+    reader.wake_by_ref();
+    writer.wake_by_ref();
+  }
+
+ private:
+  spool::detail::SpinLock lock_;  // guards both wakers (held for a copy, never across a wake)
+  Waker reader_;
+  Waker writer_;
+};
+
+/// One connection: what the handshake, the stream and both halves share. Every member is
+/// used under `mu` once the stream exists (its halves may run on two threads at once).
+template <ByteStream S>
+class Connection {
+ public:
+  /// A connection of `ctx`'s role over `transport` (see Engine for `server_name`).
+  Connection(const TlsContext& ctx, const std::string& server_name, S transport)
+      : engine(ctx, server_name),
+        transport(std::move(transport)),
+        wakers_(std::make_shared<SideWakers>()),
+        fan_out_(Waker::from(wakers_)) {}
+
+  /// Sends the engine's output until none is left: true; false when the transport cannot
+  /// take more now (`side`'s waker is woken when it can). Transport errors propagate.
+  bool poll_flush(Context& cx, Side side) {
+    for (;;) {
+      if (!writing_) {
+        const std::span<const std::byte> out = engine.output();
+        if (out.empty()) return true;
+        writing_.emplace(transport.write(out));
+      }
+      wakers_->set(side, cx.waker());  // before the poll: a wake may follow at once
+      Context fan_cx(fan_out_, cx);
+      Poll<std::size_t> sent = poll_then_reset(writing_, fan_cx);
+      if (sent.is_pending()) return false;
+      engine.output_sent(sent.value());
+    }
+  }
+
+  /// Reads the transport into the engine: true once bytes (or the end) arrived; false while
+  /// none can (`cx`'s waker is woken when some can). Only one side reads the transport at a
+  /// time (the handshake, then the reader), so it waits with its own waker.
+  bool poll_fill(Context& cx) {
+    if (!reading_) reading_.emplace(transport.read(engine.input_space()));
+    Poll<std::size_t> got = poll_then_reset(reading_, cx);
+    if (got.is_pending()) return false;
+    engine.input_received(got.value());
+    return true;
+  }
+
+  /// The Engine (under `mu`).
+  Engine engine;
+  /// The transport (under `mu` while the stream exists).
+  S transport;
+  /// Held by each poll of the stream or a half (never across a suspension).
+  std::mutex mu;
+
+ private:
+  using ReadOp = decltype(std::declval<S&>().read(std::declval<std::span<std::byte>>()));
+  using WriteOp = decltype(std::declval<S&>().write(std::declval<std::span<const std::byte>>()));
+
+  // Polls `op` (constructed in place: a polled future never moves); ready or throwing, it
+  // is destroyed, so the next operation starts a new one.
+  template <class Op>
+  static Poll<std::size_t> poll_then_reset(std::optional<Op>& op, Context& cx) {
+    try {
+      auto p = op->poll(cx);
+      if (p.is_pending()) return pending;
+      op.reset();
+      return Poll<std::size_t>::ready(static_cast<std::size_t>(p.value()));
+    } catch (...) {
+      op.reset();
+      throw;
+    }
+  }
+
+  std::optional<ReadOp> reading_;   // the transport read in flight, into engine.input_space()
+  std::optional<WriteOp> writing_;  // the transport write in flight, of engine.output()
+  std::shared_ptr<SideWakers> wakers_;
+  Waker fan_out_;  // wakes wakers_ (the waker the transport write waits with)
+};
+
+}  // namespace detail
+
+}  // namespace spool::tls

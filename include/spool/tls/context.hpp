@@ -1,0 +1,104 @@
+// spool::tls::TlsContext and its builder: certificates, keys, trusted CAs, verification,
+// ALPN and protocol versions, shared by every connection made from it.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX (spool's headers do not include OpenSSL's)
+
+namespace spool::tls {
+
+namespace detail {
+struct ContextExtras;  // what the SSL_CTX's callbacks read (src/tls/context.cpp)
+}  // namespace detail
+
+/// Which side of the handshake a context is for.
+enum class Role { kClient, kServer };
+
+/// A TLS protocol version (for min_version / max_version).
+enum class Version { kTls12, kTls13 };
+
+/// How the peer's certificate is checked.
+enum class Verify {
+  /// Client: the server's certificate must chain to a trusted CA and name the host given to
+  /// connect (the default). Server: a client certificate is asked for and, if sent, verified.
+  kPeer,
+  /// No check at all (a client then trusts any server: for tests only).
+  kNone,
+  /// Server: as kPeer, and a client that sends no certificate fails the handshake.
+  kRequireClientCert,
+};
+
+/// An immutable, shareable TLS configuration (an SSL_CTX): copy it freely; connections made
+/// from it keep it alive. Thread-safe. Made by TlsContextBuilder.
+class TlsContext {
+ public:
+  /// Client or server.
+  Role role() const noexcept { return role_; }
+  /// The OpenSSL SSL_CTX, for settings spool does not wrap (change it before the first
+  /// connection only: OpenSSL reads it from every thread after that).
+  ssl_ctx_st* native_handle() const noexcept { return ctx_.get(); }
+
+ private:
+  friend class TlsContextBuilder;
+  TlsContext(std::shared_ptr<ssl_ctx_st> ctx, Role role) noexcept
+      : ctx_(std::move(ctx)), role_(role) {}
+  std::shared_ptr<ssl_ctx_st> ctx_;
+  Role role_;
+};
+
+/// Builds a TlsContext. Each setter applies at once and throws TlsError (TlsErrc::kConfig)
+/// naming the file or setting and OpenSSL's reason when it is refused; build() checks the
+/// whole (a server needs a certificate and its key, which must match). Defaults: TLS 1.2 at
+/// least, Verify::kPeer, the system's CA store for a client (until a CA is given),
+/// renegotiation refused.
+class TlsContextBuilder {
+ public:
+  /// A builder for `role`'s context.
+  explicit TlsContextBuilder(Role role);
+
+  /// The certificate chain (leaf first) from a PEM file.
+  TlsContextBuilder& certificate_chain_file(const std::filesystem::path& pem_file);
+  /// The certificate chain (leaf first) from PEM text.
+  TlsContextBuilder& certificate_chain_pem(std::string_view pem);
+  /// The private key of the certificate from a PEM file (unencrypted).
+  TlsContextBuilder& private_key_file(const std::filesystem::path& pem_file);
+  /// The private key of the certificate from PEM text (unencrypted).
+  TlsContextBuilder& private_key_pem(std::string_view pem);
+  /// Trusts the CA certificates of a PEM file (replaces the system default).
+  TlsContextBuilder& ca_file(const std::filesystem::path& pem_file);
+  /// Trusts the CA certificates of PEM text (replaces the system default).
+  TlsContextBuilder& ca_pem(std::string_view pem);
+  /// Trusts the system's CA store too (Debian: /etc/ssl/certs).
+  TlsContextBuilder& system_ca();
+  /// How the peer is verified (see Verify).
+  TlsContextBuilder& verify(Verify mode);
+  /// The ALPN protocols, most preferred first ("h2", "http/1.1"): a client offers them, a
+  /// server picks the first of its list the client offers (none in common: no ALPN).
+  TlsContextBuilder& alpn(std::vector<std::string> protocols);
+  /// The lowest protocol version accepted.
+  TlsContextBuilder& min_version(Version v);
+  /// The highest protocol version offered.
+  TlsContextBuilder& max_version(Version v);
+  /// The TLS 1.3 cipher suites, in OpenSSL's syntax ("TLS_AES_128_GCM_SHA256").
+  TlsContextBuilder& ciphersuites(const std::string& suites);
+  /// The context. The builder is spent: any later call throws std::logic_error.
+  TlsContext build();
+
+ private:
+  ssl_ctx_st* live() const;  // the context being built; throws after build()
+  void load_ca_pem(std::string_view pem, const std::string& from);
+  std::shared_ptr<detail::ContextExtras> extras_;
+  std::shared_ptr<ssl_ctx_st> ctx_;  // its deleter keeps extras_ alive as long as it lives
+  Role role_;
+  Verify verify_ = Verify::kPeer;
+  bool has_ca_ = false;
+  bool has_cert_ = false;
+  bool has_key_ = false;
+};
+
+}  // namespace spool::tls

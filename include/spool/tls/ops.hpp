@@ -1,0 +1,183 @@
+// The futures of a TLS stream's operations (read, read_exact, write, write_all, shutdown),
+// and the mixins that give the stream and its halves those members.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <mutex>
+#include <ranges>
+#include <string>
+#include <system_error>
+
+#include "spool/coop.hpp"
+#include "spool/net/io_error.hpp"
+#include "spool/net/stream_ops.hpp"
+#include "spool/tls/connection.hpp"
+
+namespace spool::tls {
+
+/// The future of read / read_exact on a TLS stream: ready with the count of plaintext bytes
+/// (read: what one record gives, 0 once the peer's close_notify came; read_exact: the whole
+/// buffer, or net::UnexpectedEof). The end of the transport without close_notify throws
+/// TlsError(TlsErrc::kUnexpectedEof), as rustls and OpenSSL 3 report it. Movable until first
+/// polled; the buffer and the stream must outlive it.
+template <ByteStream S>
+class TlsReadFuture {
+ public:
+  /// Reads into [data, data + len) from `c`; `exact`: read_exact.
+  TlsReadFuture(detail::Connection<S>& c, std::byte* data, std::size_t len, bool exact) noexcept
+      : c_(&c), data_(data), len_(len), exact_(exact) {}
+  /// Ready with the count (see the class comment).
+  Poll<std::size_t> poll(Context& cx) {
+    if (!spool::detail::coop_poll_proceed(cx)) return pending;
+    std::lock_guard guard(c_->mu);
+    for (;;) {
+      // What reading made OpenSSL send (an alert, a key update's answer) goes out on the
+      // way; the read does not wait for it.
+      if (c_->engine.has_output()) (void)c_->poll_flush(cx, detail::Side::kReader);
+      const std::optional<std::size_t> n = c_->engine.read(data_ + done_, len_ - done_);
+      if (!n) {
+        if (!c_->poll_fill(cx)) return pending;
+        continue;
+      }
+      if (!exact_) return *n;
+      done_ += *n;
+      if (done_ == len_) return len_;
+      if (*n == 0) {
+        throw net::UnexpectedEof(
+            "spool::tls::TlsStream::read_exact: the peer closed (close_notify) after " +
+            std::to_string(done_) + " of the " + std::to_string(len_) + " bytes wanted");
+      }
+    }
+  }
+
+ private:
+  detail::Connection<S>* c_;
+  std::byte* data_;
+  std::size_t len_;
+  std::size_t done_ = 0;
+  bool exact_;
+};
+
+/// The future of write / write_all on a TLS stream: ready with the count of plaintext bytes
+/// whose records the transport took (write: up to one record, 16 KiB; write_all: all).
+/// Dropped before it is ready, bytes it encrypted may still be sent by the stream's next
+/// write or shutdown. Movable until first polled; the buffer and the stream must outlive it.
+template <ByteStream S>
+class TlsWriteFuture {
+ public:
+  /// Writes [data, data + len) to `c`; `all`: write_all.
+  TlsWriteFuture(detail::Connection<S>& c, const std::byte* data, std::size_t len,
+                 bool all) noexcept
+      : c_(&c), data_(data), len_(len), all_(all) {}
+  /// Ready with the count (see the class comment).
+  Poll<std::size_t> poll(Context& cx) {
+    if (!spool::detail::coop_poll_proceed(cx)) return pending;
+    std::lock_guard guard(c_->mu);
+    for (;;) {
+      if (!encrypted_) {
+        // Earlier records first, so the ciphertext waiting never exceeds one write's.
+        if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
+        done_ += c_->engine.write(data_ + done_, len_ - done_);
+        encrypted_ = true;
+      }
+      if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
+      encrypted_ = false;
+      if (!all_ || done_ == len_) return done_;
+    }
+  }
+
+ private:
+  detail::Connection<S>* c_;
+  const std::byte* data_;
+  std::size_t len_;
+  std::size_t done_ = 0;
+  bool all_;
+  bool encrypted_ = false;  // done_ counts a record not yet handed to the transport
+};
+
+/// The future of shutdown on a TLS stream: sends close_notify, then shuts down the
+/// transport's writing side when it has shutdown(SHUT_WR) (TcpStream, UnixStream, Duplex),
+/// as tokio-openssl does. It does not wait for the peer's close_notify: read until 0 for
+/// that. Reads may go on after it; writes throw TlsErrc::kClosed.
+template <ByteStream S>
+class TlsShutdownFuture {
+ public:
+  /// Shuts `c` down.
+  explicit TlsShutdownFuture(detail::Connection<S>& c) noexcept : c_(&c) {}
+  /// Ready once close_notify is sent.
+  Poll<void> poll(Context& cx) {
+    std::lock_guard guard(c_->mu);
+    if (!queued_) {
+      c_->engine.close_notify();
+      queued_ = true;
+    }
+    if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
+    if constexpr (requires(S & s) { s.shutdown(SHUT_WR); }) {
+      try {
+        c_->transport.shutdown(SHUT_WR);
+      } catch (const std::system_error& e) {
+        if (e.code().value() != ENOTCONN) throw;  // a peer already gone needs no FIN
+      }
+    }
+    return Poll<void>::ready();
+  }
+
+ private:
+  detail::Connection<S>* c_;
+  bool queued_ = false;
+};
+
+/// The read members of a TLS stream or read half `D` (`D::connection()` gives the state).
+template <class D, class S>
+class TlsReadOps {
+ public:
+  /// Reads what one record gives into `buf` (waiting until one comes): the count, 0 once the
+  /// peer's close_notify came. The end of the transport without it throws
+  /// TlsErrc::kUnexpectedEof.
+  template <net::MutableByteBuffer B>
+  TlsReadFuture<S> read(B&& buf) {
+    return {conn(), bytes(buf), std::ranges::size(buf), false};
+  }
+  /// Fills `buf` entirely; throws net::UnexpectedEof after the peer's close_notify.
+  template <net::MutableByteBuffer B>
+  TlsReadFuture<S> read_exact(B&& buf) {
+    return {conn(), bytes(buf), std::ranges::size(buf), true};
+  }
+
+ private:
+  detail::Connection<S>& conn() { return static_cast<D*>(this)->connection(); }
+  template <class B>
+  static std::byte* bytes(B& buf) {
+    return reinterpret_cast<std::byte*>(std::ranges::data(buf));
+  }
+};
+
+/// The write members of a TLS stream or write half `D` (`D::connection()` gives the state).
+template <class D, class S>
+class TlsWriteOps {
+ public:
+  /// Writes up to one record (16 KiB) of `buf`: the count.
+  template <net::ByteBuffer B>
+  TlsWriteFuture<S> write(const B& buf) {
+    return {conn(), bytes(buf), std::ranges::size(buf), false};
+  }
+  /// Writes all of `buf`.
+  template <net::ByteBuffer B>
+  TlsWriteFuture<S> write_all(const B& buf) {
+    return {conn(), bytes(buf), std::ranges::size(buf), true};
+  }
+  /// Sends close_notify and shuts down the transport's writing side (TlsShutdownFuture).
+  TlsShutdownFuture<S> shutdown() { return TlsShutdownFuture<S>(conn()); }
+
+ private:
+  detail::Connection<S>& conn() { return static_cast<D*>(this)->connection(); }
+  template <class B>
+  static const std::byte* bytes(const B& buf) {
+    return reinterpret_cast<const std::byte*>(std::ranges::data(buf));
+  }
+};
+
+}  // namespace spool::tls
