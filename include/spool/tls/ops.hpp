@@ -34,10 +34,10 @@ class TlsReadFuture {
     if (!spool::detail::coop_poll_proceed(cx)) return pending;
     std::lock_guard guard(c_->mu);
     for (;;) {
+      const std::optional<std::size_t> n = c_->engine.read(data_ + done_, len_ - done_);
       // What reading made OpenSSL send (an alert, a key update's answer) goes out on the
       // way; the read does not wait for it.
       if (c_->engine.has_output()) (void)c_->poll_flush(cx, detail::Side::kReader);
-      const std::optional<std::size_t> n = c_->engine.read(data_ + done_, len_ - done_);
       if (!n) {
         if (!c_->poll_fill(cx)) return pending;
         continue;
