@@ -139,6 +139,8 @@ std::vector<Workload> process_workloads();
 std::vector<Workload> stream_workloads();
 std::vector<Workload> priority_workloads();
 std::vector<Workload> shares_workloads();
+// W17 (tls.cpp): built only with spool::tls (SPOOL_BENCH_HAVE_TLS); none otherwise.
+std::vector<Workload> tls_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S
 // (default 300) seconds; past that it prints which workload hung and the task dump of the

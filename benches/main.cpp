@@ -31,8 +31,9 @@ std::vector<Workload> all_workloads() {
        {spool_bench::spawn_workloads, spool_bench::scheduling_workloads,
         spool_bench::timer_workloads, spool_bench::fork_join_workloads, spool_bench::sync_workloads,
         spool_bench::net_workloads, spool_bench::framed_lines_workloads,
-        spool_bench::file_workloads, spool_bench::process_workloads, spool_bench::stream_workloads,
-        spool_bench::priority_workloads, spool_bench::shares_workloads}) {
+        spool_bench::file_workloads, spool_bench::process_workloads, spool_bench::tls_workloads,
+        spool_bench::stream_workloads, spool_bench::priority_workloads,
+        spool_bench::shares_workloads}) {
     for (const Workload& w : group()) all.push_back(w);
   }
   return all;

@@ -60,7 +60,7 @@ Made make(const char* cn, const Made* issuer, long from_days, long to_days, bool
   X509* issuer_cert = issuer ? issuer->cert : m.cert;
   add_ext(m.cert, issuer_cert, NID_basic_constraints, ca ? "critical,CA:TRUE" : "CA:FALSE");
   add_ext(m.cert, issuer_cert, NID_key_usage,
-          ca ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature");
+          ca ? "critical,digitalSignature,keyCertSign,cRLSign" : "critical,digitalSignature");
   if (usage != nullptr) add_ext(m.cert, issuer_cert, NID_ext_key_usage, usage);
   if (san != nullptr) add_ext(m.cert, issuer_cert, NID_subject_alt_name, san);
   check(X509_sign(m.cert, issuer ? issuer->key : m.key, EVP_sha256()) > 0, "signing");
@@ -97,6 +97,13 @@ Pki make_pki() {
 }
 
 }  // namespace
+
+Identity self_signed_localhost() {
+  const Made m = make("localhost", nullptr, -1, 30, true, "DNS:localhost", nullptr);
+  Identity id = pem(m);
+  free_made(m);
+  return id;
+}
 
 const Pki& pki() {
   static const Pki instance = make_pki();

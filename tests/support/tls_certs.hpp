@@ -1,6 +1,6 @@
 // Test certificates made at run time with OpenSSL's API (nothing committed, nothing that
 // expires in the repository): a CA, certificates it signs (for localhost, expired, a
-// client's), and a second CA that nobody trusts.
+// client's), and a second CA that nobody trusts. spool-bench's W17 uses it too.
 #pragma once
 
 #include <string>
@@ -25,5 +25,9 @@ struct Pki {
 
 /// The process's test PKI.
 const Pki& pki();
+
+/// A new self-signed certificate (a CA too) for localhost (SAN DNS:localhost), valid from a
+/// day ago for 30 days: W17's (spool-bench's tls_echo).
+Identity self_signed_localhost();
 
 }  // namespace spool_tls_test
