@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -179,6 +181,20 @@ void watchdog_stop() {
   w.runtime.reset();
   ++w.generation;
   w.cv.notify_all();
+}
+
+void on_each_backend(const Config& cfg, const char* name,
+                     void (*run)(Config cfg, const char* name)) {
+  Config on = cfg;
+  on.io_backend = spool::IoBackend::kEpoll;
+  run(on, name);
+  const std::string uring_name = std::string(name) + "@io_uring";
+  on.io_backend = spool::IoBackend::kIoUring;
+  try {
+    run(on, uring_name.c_str());
+  } catch (const std::system_error& e) {
+    std::fprintf(stderr, "spool-bench: %s skipped: %s\n", uring_name.c_str(), e.what());
+  }
 }
 
 }  // namespace spool_bench

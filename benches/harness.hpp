@@ -35,7 +35,7 @@ struct Config {
   // spool only, for comparisons of its own settings (the peers have no such knobs):
   std::size_t timer_wheels = 0;                          // Builder::timer_wheels
   std::chrono::nanoseconds timer_resolution{1'000'000};  // Builder::timer_resolution
-  // Builder::io_backend (unset: the runtime's default); set by W10 for each backend.
+  // Builder::io_backend (unset: the runtime's default); set by on_each_backend (W10, W17).
   std::optional<spool::IoBackend> io_backend;
 };
 
@@ -59,6 +59,11 @@ void check(bool ok, const std::string& what);
 // For a check inside a spawned task, where an exception would be lost with the task:
 // prints `what` and ends the process with exit status 1.
 void check_in_task(bool ok, const char* what);
+
+// Runs `run` on epoll under the name `name` (tcp_echo), then on io_uring under
+// `name`@io_uring, which is skipped (saying why on stderr) where io_uring is refused.
+void on_each_backend(const Config& cfg, const char* name,
+                     void (*run)(Config cfg, const char* name));
 
 // One warm-up call, then measured calls until both cfg.min_reps and the time budget are
 // satisfied (or cfg.max_reps is reached); exactly the tokio peer's `measure`. `once`

@@ -71,8 +71,7 @@ spool::Task<Clock::duration> w10_round(spool::net::SocketAddr addr) {
   co_return Clock::now() - t0;
 }
 
-void w10_tcp_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
-  cfg.io_backend = backend;
+void w10_tcp_echo_on(Config cfg, const char* name) {
   spool::Runtime rt = make_runtime(cfg);
   auto listener = rt.block_on([]() -> spool::Task<spool::net::TcpListener> {
     co_return spool::net::TcpListener::bind("127.0.0.1:0");
@@ -83,14 +82,7 @@ void w10_tcp_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
   report_ns_per_op(name, samples, kClients * kRoundTrips);
 }
 
-void w10_tcp_echo(const Config& cfg) {
-  w10_tcp_echo_on(cfg, spool::IoBackend::kEpoll, "tcp_echo");
-  try {
-    w10_tcp_echo_on(cfg, spool::IoBackend::kIoUring, "tcp_echo@io_uring");
-  } catch (const std::system_error& e) {
-    std::fprintf(stderr, "spool-bench: tcp_echo@io_uring skipped: %s\n", e.what());
-  }
-}
+void w10_tcp_echo(const Config& cfg) { on_each_backend(cfg, "tcp_echo", w10_tcp_echo_on); }
 
 }  // namespace
 

@@ -107,7 +107,7 @@ spool::Task<Clock::duration> w17_round(spool::tls::TlsConnector connector,
   co_return Clock::now() - t0;
 }
 
-void w17_tls_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
+void w17_tls_echo_on(Config cfg, const char* name) {
   const spool_tls_test::Identity id = spool_tls_test::self_signed_localhost();
   spool::tls::TlsContextBuilder server(spool::tls::Role::kServer);
   server.certificate_chain_pem(id.cert).private_key_pem(id.key);
@@ -121,7 +121,6 @@ void w17_tls_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
   spool::tls::TlsAcceptor acceptor(server.build());
   spool::tls::TlsConnector connector(client.build());
 
-  cfg.io_backend = backend;
   spool::Runtime rt = make_runtime(cfg);
   auto listener = rt.block_on([]() -> spool::Task<spool::net::TcpListener> {
     co_return spool::net::TcpListener::bind("127.0.0.1:0");
@@ -132,14 +131,7 @@ void w17_tls_echo_on(Config cfg, spool::IoBackend backend, const char* name) {
   report_ns_per_op(name, samples, kClients * kRoundTrips);
 }
 
-void w17_tls_echo(const Config& cfg) {
-  w17_tls_echo_on(cfg, spool::IoBackend::kEpoll, "tls_echo");
-  try {
-    w17_tls_echo_on(cfg, spool::IoBackend::kIoUring, "tls_echo@io_uring");
-  } catch (const std::system_error& e) {
-    std::fprintf(stderr, "spool-bench: tls_echo@io_uring skipped: %s\n", e.what());
-  }
-}
+void w17_tls_echo(const Config& cfg) { on_each_backend(cfg, "tls_echo", w17_tls_echo_on); }
 
 }  // namespace
 
