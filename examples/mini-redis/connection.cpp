@@ -29,7 +29,7 @@ bool allowed_when_subscribed(std::string_view name) {
 
 }  // namespace
 
-Connection::Connection(spool::net::TcpStream stream, ServerState& state)
+Connection::Connection(ClientStream stream, ServerState& state)
     : state_(state),
       in_(std::move(stream),
           RespCodec(state.config.limits, state.config.max_query, state.query_budget)) {}

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "client_stream.hpp"
 #include "pubsub.hpp"
 #include "resp.hpp"
 #include "resp_codec.hpp"
@@ -22,8 +23,8 @@ namespace mini_redis {
 /// past the idle timeout, or the server shuts down (after the commands already read).
 class Connection {
  public:
-  /// A connection over `stream`, sharing `state` (which must outlive it).
-  Connection(spool::net::TcpStream stream, ServerState& state);
+  /// A connection over `stream` (TCP or TLS), sharing `state` (which must outlive it).
+  Connection(ClientStream stream, ServerState& state);
   /// Unsubscribes from every channel.
   ~Connection();
   Connection(const Connection&) = delete;
@@ -32,6 +33,8 @@ class Connection {
   /// Serves the connection (see the class comment). Throws std::system_error when the socket
   /// fails (a peer that resets it).
   spool::Task<void> run();
+  /// Ends the stream: over TLS, sends close_notify.
+  spool::Task<void> shutdown() { return in_.get().shutdown(); }
 
  private:
   // What run_buffered leaves to do: read more; write out_, then close; write out_, then
@@ -54,8 +57,8 @@ class Connection {
   void release_large_buffers();
 
   ServerState& state_;
-  // The socket, read as commands (written through in_.get()).
-  spool::codec::FramedRead<spool::net::TcpStream, RespCodec> in_;
+  // The client's stream (TCP or TLS), read as commands (written through in_.get()).
+  spool::codec::FramedRead<ClientStream, RespCodec> in_;
   std::string out_;                      // replies not yet written
   std::vector<SharedReply> shared_out_;  // large messages, written between out_'s bytes
   std::unique_ptr<Mailbox> mailbox_;     // made by the first SUBSCRIBE

@@ -29,6 +29,8 @@ constexpr const char* kUsage = R"(usage: mini-redis [flags]
   --shards N            keyspace shards (default 64)
   --busy-poll USECS     how long an idle worker polls for I/O before it sleeps (default 50;
                         0: it sleeps at once)
+  --tls-cert FILE       serve TLS with this certificate chain (PEM; with --tls-key)
+  --tls-key FILE        the certificate's private key (PEM, unencrypted)
 SIGINT or SIGTERM stop it: it stops accepting, lets each connection finish the commands it
 has read, and exits 0 once every connection has closed.
 )";
@@ -86,6 +88,10 @@ Options parse_flags(int argc, char** argv) {
       o.workers = number(flag, value, 1024);
     } else if (flag == "--busy-poll") {
       o.busy_poll = std::chrono::microseconds(number(flag, value, 1'000'000));
+    } else if (flag == "--tls-cert") {
+      o.server.tls_cert_file = value;
+    } else if (flag == "--tls-key") {
+      o.server.tls_key_file = value;
     } else if (flag == "--shards") {
       o.server.shards = number(flag, value, 1u << 20);
     } else {

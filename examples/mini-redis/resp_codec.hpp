@@ -1,5 +1,5 @@
 // RespCodec: mini-redis's RESP parser as a spool codec (docs/codec.md), through which each
-// connection reads its commands: a spool::codec::FramedRead<TcpStream, RespCodec>.
+// connection reads its commands: a spool::codec::FramedRead<ClientStream, RespCodec>.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,8 @@
 #include "server.hpp"
 
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -16,17 +18,65 @@ namespace {
 // How often keys that expired and were not touched again are erased.
 constexpr auto kPurgeEvery = std::chrono::milliseconds(100);
 
+// `fut`, bounded by the idle timeout (when there is one): a TLS client that stalls its
+// handshake or stops reading holds its slot no longer than an idle one. nullopt: elapsed.
+template <class F>
+spool::Task<std::optional<spool::future_output_t<F>>> within_idle_timeout(const ServerState& state,
+                                                                          F fut) {
+  if (state.config.idle_timeout.count() == 0) co_return co_await std::move(fut);
+  auto r = co_await spool::timeout(state.config.idle_timeout, std::move(fut));
+  if (!r) co_return std::nullopt;
+  co_return std::move(r).value();
+}
+
+// The client's stream: the TCP connection, or TLS over it once its handshake is done
+// (nullopt: the handshake did not finish within the idle timeout).
+spool::Task<std::optional<ClientStream>> client_stream(spool::net::TcpStream tcp,
+                                                       const ServerState& state) {
+#ifdef MINI_REDIS_HAVE_TLS
+  if (state.tls) {
+    auto tls = co_await within_idle_timeout(state, state.tls->accept(std::move(tcp)));
+    if (!tls) co_return std::nullopt;
+    co_return ClientStream(std::move(*tls));
+  }
+#endif
+  co_return ClientStream(std::move(tcp));
+}
+
 // Serves one connection, holding `slot` (a local, not the parameter, so that it goes when
-// the connection ends, not when the task's frame does).
-spool::Task<void> serve(spool::net::TcpStream stream, ServerState& state, ConnectionSlot slot) {
+// the connection ends, not when the task's frame does). Over TLS it ends with close_notify.
+spool::Task<void> serve(spool::net::TcpStream tcp, ServerState& state, ConnectionSlot slot) {
   const ConnectionSlot held = std::move(slot);
   try {
-    Connection connection(std::move(stream), state);
+    auto stream = co_await client_stream(std::move(tcp), state);
+    if (!stream) co_return;
+    Connection connection(std::move(*stream), state);
     co_await connection.run();
+    (void)co_await within_idle_timeout(state, [](Connection& c) -> spool::Task<int> {
+      co_await c.shutdown();
+      co_return 0;
+    }(connection));
   } catch (const std::exception&) {
-    // A peer that reset the connection, a write to a closed socket: that connection ends,
-    // and only that one.
+    // A peer that reset the connection, a write to a closed socket, a failed TLS handshake:
+    // that connection ends, and only that one.
   }
+}
+
+// The TLS acceptor of `config`'s certificate, if it has one.
+void set_up_tls(ServerState& state) {
+  const ServerConfig& c = state.config;
+  if (c.tls_cert_file.empty() && c.tls_key_file.empty()) return;
+  if (c.tls_cert_file.empty() || c.tls_key_file.empty()) {
+    throw std::invalid_argument("--tls-cert and --tls-key go together: give both");
+  }
+#ifdef MINI_REDIS_HAVE_TLS
+  spool::tls::TlsContextBuilder b(spool::tls::Role::kServer);
+  b.certificate_chain_file(c.tls_cert_file).private_key_file(c.tls_key_file);
+  state.tls.emplace(b.build());
+#else
+  throw std::invalid_argument(
+      "this mini-redis was built without spool::tls (OpenSSL 3 was not found): no TLS");
+#endif
 }
 
 // The active half of expiry (Keyspace::purge_expired), until the shutdown.
@@ -46,7 +96,9 @@ spool::net::SocketAddr address_of(const ServerConfig& config) {
 
 Server::Server(const ServerConfig& config)
     : state_(std::make_unique<ServerState>(config)),
-      listener_(spool::net::TcpListener::bind(address_of(config))) {}
+      listener_(spool::net::TcpListener::bind(address_of(config))) {
+  set_up_tls(*state_);
+}
 
 spool::Task<void> Server::run() {
   ServerState& state = *state_;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "keyspace.hpp"
@@ -13,6 +14,9 @@
 #include "pubsub.hpp"
 #include "resp.hpp"
 #include "spool/net.hpp"
+#ifdef MINI_REDIS_HAVE_TLS
+#include "spool/tls.hpp"
+#endif
 #include "spool/sync/cancellation_token.hpp"
 #include "spool/sync/mpsc.hpp"
 #include "spool/sync/semaphore.hpp"
@@ -37,6 +41,9 @@ struct ServerConfig {
   /// memory.
   std::size_t max_query_total = 512 * 1024 * 1024;
   std::size_t shards = 64;  ///< keyspace shards (more: less waiting between workers)
+  /// Serves TLS with this certificate chain and key (PEM files); both empty: plain TCP.
+  std::string tls_cert_file;
+  std::string tls_key_file;  ///< (see tls_cert_file)
 };
 
 /// What the connections share. Lives as long as the Server, which outlives them.
@@ -54,6 +61,10 @@ struct ServerState {
   spool::Semaphore connections;       ///< one permit per connection served
   MemoryBudget query_budget;          ///< of config.max_query_total
   spool::CancellationToken shutdown;  ///< cancelled by Server::shutdown
+#ifdef MINI_REDIS_HAVE_TLS
+  /// The TLS handshakes of every connection, when config has a certificate.
+  std::optional<spool::tls::TlsAcceptor> tls;
+#endif
 };
 
 /// What a connection's task holds while it serves: its permit of the connection limit, and a
@@ -70,7 +81,9 @@ struct ConnectionSlot {
 class Server {
  public:
   /// Binds `config.address`:`config.port`. Throws std::system_error naming the address when
-  /// it cannot (in use, not local), std::invalid_argument for an address that is not numeric.
+  /// it cannot (in use, not local), std::invalid_argument for an address that is not numeric,
+  /// and, with a TLS certificate, spool::tls::TlsError naming a file refused (or
+  /// std::invalid_argument when mini-redis was built without spool::tls).
   explicit Server(const ServerConfig& config);
 
   /// The address it listens on (its port, when the config asked for port 0).
