@@ -11,6 +11,7 @@
 // stdout carries only `RESULT spool <workload> <value> <unit>` lines; all else is stderr.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -62,6 +63,32 @@ void check_in_task(bool ok, const char* what);
 
 // Runs `run` on epoll under the name `name` (tcp_echo), then on io_uring under
 // `name`@io_uring, which is skipped (saying why on stderr) where io_uring is refused.
+// W10's and W17's timed phase: each of `streams` (connected before, untimed) runs in its own
+// task `round_trips` round trips of a 64-byte message filled with its index (write_all,
+// then read_exact; the echo is checked). The wall time until every one has ended.
+template <class Stream>
+spool::Task<Clock::duration> timed_echo_clients(std::vector<Stream> streams,
+                                                std::size_t round_trips) {
+  auto client = [](Stream s, std::uint8_t id, std::size_t n) -> spool::Task<void> {
+    std::array<std::uint8_t, 64> out{};
+    out.fill(id);
+    std::array<std::uint8_t, 64> in{};
+    for (std::size_t i = 0; i < n; ++i) {
+      co_await s.write_all(out);
+      co_await s.read_exact(in);
+    }
+    check_in_task(in == out, "echo: bad echo");
+  };
+  const auto t0 = Clock::now();
+  std::vector<spool::JoinHandle<void>> clients;
+  clients.reserve(streams.size());
+  for (std::size_t c = 0; c < streams.size(); ++c) {
+    clients.push_back(
+        spool::spawn(client(std::move(streams[c]), static_cast<std::uint8_t>(c), round_trips)));
+  }
+  for (auto& h : clients) co_await h;
+  co_return Clock::now() - t0;
+}
 void on_each_backend(const Config& cfg, const char* name,
                      void (*run)(Config cfg, const char* name));
 

@@ -23,7 +23,6 @@ namespace {
 
 constexpr std::size_t kClients = 64;
 constexpr std::size_t kRoundTrips = 2'000;
-constexpr std::size_t kMessage = 64;
 
 spool::Task<void> w10_echo(spool::net::TcpStream s) {
   std::array<std::uint8_t, 1024> buf{};
@@ -42,17 +41,6 @@ spool::Task<void> w10_accept_loop(spool::net::TcpListener listener) {
   }
 }
 
-spool::Task<void> w10_client(spool::net::TcpStream s, std::uint8_t id) {
-  std::array<std::uint8_t, kMessage> out{};
-  out.fill(id);
-  std::array<std::uint8_t, kMessage> in{};
-  for (std::size_t i = 0; i < kRoundTrips; ++i) {
-    co_await s.write_all(out);
-    co_await s.read_exact(in);
-  }
-  check_in_task(in == out, "tcp_echo: bad echo");
-}
-
 spool::Task<Clock::duration> w10_round(spool::net::SocketAddr addr) {
   std::vector<spool::net::TcpStream> streams;
   streams.reserve(kClients);
@@ -60,15 +48,7 @@ spool::Task<Clock::duration> w10_round(spool::net::SocketAddr addr) {
     streams.push_back(co_await spool::net::TcpStream::connect(addr));
     streams.back().set_nodelay(true);
   }
-  const auto t0 = Clock::now();
-  std::vector<spool::JoinHandle<void>> clients;
-  clients.reserve(kClients);
-  for (std::size_t c = 0; c < kClients; ++c) {
-    clients.push_back(
-        spool::spawn(w10_client(std::move(streams[c]), static_cast<std::uint8_t>(c))));
-  }
-  for (auto& h : clients) co_await h;
-  co_return Clock::now() - t0;
+  co_return co_await timed_echo_clients(std::move(streams), kRoundTrips);
 }
 
 void w10_tcp_echo_on(Config cfg, const char* name) {

@@ -32,7 +32,6 @@ using TlsStream = spool::tls::TlsStream<spool::net::TcpStream>;
 
 constexpr std::size_t kClients = 64;
 constexpr std::size_t kRoundTrips = 2'000;
-constexpr std::size_t kMessage = 64;
 constexpr const char* kSuite = "TLS_AES_128_GCM_SHA256";
 
 void check_tls13(TlsStream& s) {
@@ -76,17 +75,6 @@ spool::Task<TlsStream> w17_connect(spool::tls::TlsConnector connector,
   co_return s;
 }
 
-spool::Task<void> w17_client(TlsStream s, std::uint8_t id) {
-  std::array<std::uint8_t, kMessage> out{};
-  out.fill(id);
-  std::array<std::uint8_t, kMessage> in{};
-  for (std::size_t i = 0; i < kRoundTrips; ++i) {
-    co_await s.write_all(out);
-    co_await s.read_exact(in);
-  }
-  check_in_task(in == out, "tls_echo: bad echo");
-}
-
 spool::Task<Clock::duration> w17_round(spool::tls::TlsConnector connector,
                                        spool::net::SocketAddr addr) {
   std::vector<spool::JoinHandle<TlsStream>> connecting;
@@ -96,15 +84,7 @@ spool::Task<Clock::duration> w17_round(spool::tls::TlsConnector connector,
   std::vector<TlsStream> streams;
   streams.reserve(kClients);
   for (auto& h : connecting) streams.push_back(co_await h);
-  const auto t0 = Clock::now();
-  std::vector<spool::JoinHandle<void>> clients;
-  clients.reserve(kClients);
-  for (std::size_t c = 0; c < kClients; ++c) {
-    clients.push_back(
-        spool::spawn(w17_client(std::move(streams[c]), static_cast<std::uint8_t>(c))));
-  }
-  for (auto& h : clients) co_await h;
-  co_return Clock::now() - t0;
+  co_return co_await timed_echo_clients(std::move(streams), kRoundTrips);
 }
 
 void w17_tls_echo_on(Config cfg, const char* name) {
