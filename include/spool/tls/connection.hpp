@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -76,8 +77,10 @@ class Connection {
         fan_out_(Waker::from(wakers_)) {}
 
   /// Sends the engine's output until none is left: true; false when the transport cannot
-  /// take more now (`side`'s waker is woken when it can). Transport errors propagate.
+  /// take more now (`side`'s waker is woken when it can). Transport errors propagate, also
+  /// one that flush_quietly met earlier.
   bool poll_flush(Context& cx, Side side) {
+    if (write_error_) std::rethrow_exception(write_error_);
     for (;;) {
       if (!writing_) {
         const std::span<const std::byte> out = engine.output();
@@ -89,6 +92,18 @@ class Connection {
       Poll<std::size_t> sent = poll_then_reset(writing_, fan_cx);
       if (sent.is_pending()) return false;
       engine.output_sent(sent.value());
+    }
+  }
+
+  /// poll_flush for a side whose own result must stand (a read that already took plaintext
+  /// out of OpenSSL, a failed handshake's alert): a transport error is kept for the next
+  /// poll_flush to throw instead of being thrown here, and nothing is sent after it.
+  void flush_quietly(Context& cx, Side side) noexcept {
+    if (write_error_) return;
+    try {
+      (void)poll_flush(cx, side);
+    } catch (...) {
+      write_error_ = std::current_exception();
     }
   }
 
@@ -131,6 +146,7 @@ class Connection {
 
   std::optional<ReadOp> reading_;   // the transport read in flight, into engine.input_space()
   std::optional<WriteOp> writing_;  // the transport write in flight, of engine.output()
+  std::exception_ptr write_error_;  // the transport write's failure met by flush_quietly
   std::shared_ptr<SideWakers> wakers_;
   Waker fan_out_;  // wakes wakers_ (the waker the transport write waits with)
 };

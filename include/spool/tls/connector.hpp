@@ -40,20 +40,14 @@ class Handshake {
         if (!c.poll_fill(cx)) return pending;
       }
     } catch (const TlsError&) {
-      send_alert(cx);
+      // The alert OpenSSL queued goes out if the transport takes it now (the handshake's
+      // own error is the one to report).
+      c_->flush_quietly(cx, detail::Side::kReader);
       throw;
     }
   }
 
  private:
-  // Hands the alert OpenSSL queued to the transport, if it takes it now (best effort: the
-  // handshake's own error is the one to report).
-  void send_alert(Context& cx) noexcept {
-    try {
-      (void)c_->poll_flush(cx, detail::Side::kReader);
-    } catch (...) {  // NOLINT(bugprone-empty-catch): the peer may be gone already
-    }
-  }
   std::shared_ptr<detail::Connection<S>> c_;
 };
 

@@ -36,8 +36,9 @@ class TlsReadFuture {
     for (;;) {
       const std::optional<std::size_t> n = c_->engine.read(data_ + done_, len_ - done_);
       // What reading made OpenSSL send (an alert, a key update's answer) goes out on the
-      // way; the read does not wait for it.
-      if (c_->engine.has_output()) (void)c_->poll_flush(cx, detail::Side::kReader);
+      // way, without waiting; a transport error is left to the writer, since the plaintext
+      // just read is out of OpenSSL and must reach the caller.
+      if (c_->engine.has_output()) c_->flush_quietly(cx, detail::Side::kReader);
       if (!n) {
         if (!c_->poll_fill(cx)) return pending;
         continue;

@@ -1,0 +1,69 @@
+// A TLS stream with ciphertext waiting to be sent (an answer a read produced, a write dropped
+// half-way, a transport that stopped taking bytes): what reads, writes and dropped futures
+// do then. Over two pipes, whose capacity (64 KiB) makes "the transport is full" exact.
+#include <gtest/gtest.h>
+#include <openssl/ssl.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+#include "spool/io.hpp"
+#include "spool/io/duplex.hpp"
+#include "support/tls.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::tls::TlsAcceptor;
+using spool::tls::TlsConnector;
+using namespace spool_tls_test;
+using Pipes = spool::io::Duplex<spool::PipeReader, spool::PipeWriter>;
+using PipeStream = spool::tls::TlsStream<Pipes>;
+
+// A client and a server joined by two pipes, both handshakes done.
+Task<std::pair<PipeStream, PipeStream>> piped_pair(TlsContextBuilder client_ctx = client_builder(),
+                                                   TlsContextBuilder server_ctx = server_builder()) {
+  TlsConnector connector(client_ctx.build());
+  TlsAcceptor acceptor(server_ctx.build());
+  auto [client_in, server_out] = spool::pipe();
+  auto [server_in, client_out] = spool::pipe();
+  auto server = spool::spawn([](TlsAcceptor a, Pipes p) -> Task<PipeStream> {
+    co_return co_await a.accept(std::move(p));
+  }(acceptor, Pipes(std::move(server_in), std::move(server_out))));
+  PipeStream client =
+      co_await connector.connect("localhost", Pipes(std::move(client_in), std::move(client_out)));
+  co_return std::pair<PipeStream, PipeStream>(std::move(client), co_await server);
+}
+
+// The peer asks to renegotiate (TLS 1.2), sends its last reply and close_notify, then goes
+// away (review finding 1). Our read of that reply refuses the renegotiation, and sending the
+// refusal fails (EPIPE): the read still gets the reply and then the end, and the write error
+// is the next write's, not the read's.
+TEST(TlsPendingOutput, AReadGetsItsRecordWhenSendingItsAnswerFails) {
+  auto rt = spool::Builder::current_thread().build();
+  auto client = client_builder();
+  client.max_version(spool::tls::Version::kTls12);
+  rt.block_on([](TlsContextBuilder c) -> Task<void> {
+    auto [client, server] = co_await piped_pair(std::move(c));
+    SSL* ssl = server.native_handle();  // forced past spool's refusal, to play such a peer
+    SSL_clear_options(ssl, SSL_OP_NO_RENEGOTIATION);
+    EXPECT_EQ(SSL_renegotiate(ssl), 1);
+    (void)SSL_do_handshake(ssl);                                // queues the HelloRequest
+    co_await server.write_all(std::string_view("last reply"));  // sent after it
+    co_await server.shutdown();
+    { PipeStream gone = std::move(server); }  // its ends close: our writes fail with EPIPE
+    std::string got(10, '\0');
+    co_await client.read_exact(got);
+    EXPECT_EQ(got, "last reply");
+    EXPECT_EQ(co_await client.read(got), 0u);  // the close_notify
+    try {
+      co_await client.write_all(std::string_view("more"));
+      ADD_FAILURE() << "a write to a closed pipe succeeded";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code().value(), EPIPE) << e.what();
+    }
+  }(std::move(client)));
+}
+
+}  // namespace
