@@ -89,7 +89,10 @@ spool::Task<void> Connection::run() {
             }
             return spool::pending;
           });
-          if (!co_await written) co_return;
+          if (!co_await written) {
+            write_given_up_ = true;
+            co_return;
+          }
         }
       }
       clear_output();
@@ -147,6 +150,10 @@ spool::Task<void> Connection::run() {
         break;
     }
   }
+}
+
+spool::Task<void> Connection::shutdown() {
+  if (!write_given_up_) co_await in_.get().shutdown();
 }
 
 Connection::After Connection::run_buffered(const Command* first) {

@@ -33,8 +33,9 @@ class Connection {
   /// Serves the connection (see the class comment). Throws std::system_error when the socket
   /// fails (a peer that resets it).
   spool::Task<void> run();
-  /// Ends the stream: over TLS, sends close_notify.
-  spool::Task<void> shutdown() { return in_.get().shutdown(); }
+  /// Ends the stream: over TLS, sends close_notify, unless run() gave up a write the client
+  /// did not take (close_notify would wait behind it).
+  spool::Task<void> shutdown();
 
  private:
   // What run_buffered leaves to do: read more; write out_, then close; write out_, then
@@ -57,6 +58,7 @@ class Connection {
   void release_large_buffers();
 
   ServerState& state_;
+  bool write_given_up_ = false;  // run() ended on a write the client did not take
   // The client's stream (TCP or TLS), read as commands (written through in_.get()).
   spool::codec::FramedRead<ClientStream, RespCodec> in_;
   std::string out_;                      // replies not yet written

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "connection.hpp"
+#include "spool/core/poll_fn.hpp"
 #include "spool/runtime.hpp"
 #include "spool/sync/mpsc.hpp"
 #include "spool/time.hpp"
@@ -18,24 +19,35 @@ namespace {
 // How often keys that expired and were not touched again are erased.
 constexpr auto kPurgeEvery = std::chrono::milliseconds(100);
 
-// `fut`, bounded by the idle timeout (when there is one): a TLS client that stalls its
-// handshake or stops reading holds its slot no longer than an idle one. nullopt: elapsed.
+// `fut`, bounded by the shutdown and the idle timeout (when there is one): a TLS client that
+// stalls its handshake or stops reading holds its slot no longer than an idle one, nor the
+// shutdown at all. `fut` is polled first, so what completes at once (close_notify to a
+// client that reads) still does after the shutdown. nullopt: given up.
 template <class F>
-spool::Task<std::optional<spool::future_output_t<F>>> within_idle_timeout(const ServerState& state,
-                                                                          F fut) {
-  if (state.config.idle_timeout.count() == 0) co_return co_await std::move(fut);
-  auto r = co_await spool::timeout(state.config.idle_timeout, std::move(fut));
-  if (!r) co_return std::nullopt;
-  co_return std::move(r).value();
+spool::Task<std::optional<spool::future_output_t<F>>> until_idle_or_shutdown(
+    const ServerState& state, F fut) {
+  auto stop = state.shutdown.cancelled();
+  std::optional<spool::Sleep> idle;
+  if (state.config.idle_timeout.count() > 0) idle.emplace(spool::sleep(state.config.idle_timeout));
+  std::optional<spool::future_output_t<F>> out;
+  co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<int> {
+    if (auto p = fut.poll(cx); p.is_ready()) {
+      out.emplace(std::move(p).value());
+      return 0;
+    }
+    if (stop.poll(cx).is_ready() || (idle && idle->poll(cx).is_ready())) return 0;
+    return spool::pending;
+  });
+  co_return out;
 }
 
 // The client's stream: the TCP connection, or TLS over it once its handshake is done
-// (nullopt: the handshake did not finish within the idle timeout).
+// (nullopt: the handshake did not finish within the idle timeout or before the shutdown).
 spool::Task<std::optional<ClientStream>> client_stream(spool::net::TcpStream tcp,
                                                        const ServerState& state) {
 #ifdef MINI_REDIS_HAVE_TLS
   if (state.tls) {
-    auto tls = co_await within_idle_timeout(state, state.tls->accept(std::move(tcp)));
+    auto tls = co_await until_idle_or_shutdown(state, state.tls->accept(std::move(tcp)));
     if (!tls) co_return std::nullopt;
     co_return ClientStream(std::move(*tls));
   }
@@ -52,7 +64,7 @@ spool::Task<void> serve(spool::net::TcpStream tcp, ServerState& state, Connectio
     if (!stream) co_return;
     Connection connection(std::move(*stream), state);
     co_await connection.run();
-    (void)co_await within_idle_timeout(state, [](Connection& c) -> spool::Task<int> {
+    (void)co_await until_idle_or_shutdown(state, [](Connection& c) -> spool::Task<int> {
       co_await c.shutdown();
       co_return 0;
     }(connection));

@@ -22,8 +22,9 @@ using Pipes = spool::io::Duplex<spool::PipeReader, spool::PipeWriter>;
 using PipeStream = spool::tls::TlsStream<Pipes>;
 
 // A client and a server joined by two pipes, both handshakes done.
-Task<std::pair<PipeStream, PipeStream>> piped_pair(TlsContextBuilder client_ctx = client_builder(),
-                                                   TlsContextBuilder server_ctx = server_builder()) {
+Task<std::pair<PipeStream, PipeStream>> piped_pair(
+    TlsContextBuilder client_ctx = client_builder(),
+    TlsContextBuilder server_ctx = server_builder()) {
   TlsConnector connector(client_ctx.build());
   TlsAcceptor acceptor(server_ctx.build());
   auto [client_in, server_out] = spool::pipe();
