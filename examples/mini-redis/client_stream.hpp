@@ -53,18 +53,19 @@ class ClientStream {
 
   /// Reads what is available into `buf`: the count, 0 at the end of the stream.
   Read read(std::span<char> buf) {
-    if (auto* tcp = std::get_if<0>(&s_)) return Read(std::in_place_index<0>, tcp->read(buf));
 #ifdef MINI_REDIS_HAVE_TLS
-    return Read(std::in_place_index<1>, std::get<1>(s_).read(buf));
+    if (auto* tls = std::get_if<1>(&s_)) return Read(std::in_place_index<1>, tls->read(buf));
 #endif
+    return Read(std::in_place_index<0>, std::get<0>(s_).read(buf));
   }
   /// Writes all of `bytes`.
   Write write_all(std::string_view bytes) {
-    if (auto* tcp = std::get_if<0>(&s_))
-      return Write(std::in_place_index<0>, tcp->write_all(bytes));
 #ifdef MINI_REDIS_HAVE_TLS
-    return Write(std::in_place_index<1>, std::get<1>(s_).write_all(bytes));
+    if (auto* tls = std::get_if<1>(&s_)) {
+      return Write(std::in_place_index<1>, tls->write_all(bytes));
+    }
 #endif
+    return Write(std::in_place_index<0>, std::get<0>(s_).write_all(bytes));
   }
   /// Over TLS: the stream's close_notify (a TCP connection just closes).
   spool::Task<void> shutdown() {

@@ -44,7 +44,7 @@ spool::Task<std::optional<spool::future_output_t<F>>> until_idle_or_shutdown(
 // The client's stream: the TCP connection, or TLS over it once its handshake is done
 // (nullopt: the handshake did not finish within the idle timeout or before the shutdown).
 spool::Task<std::optional<ClientStream>> client_stream(spool::net::TcpStream tcp,
-                                                       const ServerState& state) {
+                                                       [[maybe_unused]] const ServerState& state) {
 #ifdef MINI_REDIS_HAVE_TLS
   if (state.tls) {
     auto tls = co_await until_idle_or_shutdown(state, state.tls->accept(std::move(tcp)));
