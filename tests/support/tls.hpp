@@ -8,6 +8,8 @@
 #include <system_error>
 #include <utility>
 
+#include "spool/io.hpp"
+#include "spool/io/duplex.hpp"
 #include "spool/net.hpp"
 #include "spool/spool.hpp"
 #include "spool/tls.hpp"
@@ -20,6 +22,8 @@ using spool::net::TcpStream;
 using spool::tls::Role;
 using spool::tls::TlsContextBuilder;
 using Stream = spool::tls::TlsStream<TcpStream>;
+using Pipes = spool::io::Duplex<spool::PipeReader, spool::PipeWriter>;
+using PipeStream = spool::tls::TlsStream<Pipes>;
 
 /// A server context with `id`'s certificate (the server's unless told).
 inline TlsContextBuilder server_builder(const Identity& id = pki().server) {
@@ -48,6 +52,22 @@ inline spool::Task<std::pair<Stream, Stream>> connected_pair(spool::tls::TlsConn
   Stream client = co_await connector.connect(name, std::move(tcp));
   Stream accepted = co_await server;
   co_return std::pair<Stream, Stream>(std::move(client), std::move(accepted));
+}
+
+/// A client and a server joined by two pipes (64 KiB each way), both handshakes done.
+inline spool::Task<std::pair<PipeStream, PipeStream>> piped_pair(
+    TlsContextBuilder client_ctx = client_builder(),
+    TlsContextBuilder server_ctx = server_builder()) {
+  spool::tls::TlsConnector connector(client_ctx.build());
+  spool::tls::TlsAcceptor acceptor(server_ctx.build());
+  auto [client_in, server_out] = spool::pipe();
+  auto [server_in, client_out] = spool::pipe();
+  auto server = spool::spawn([](spool::tls::TlsAcceptor a, Pipes p) -> spool::Task<PipeStream> {
+    co_return co_await a.accept(std::move(p));
+  }(acceptor, Pipes(std::move(server_in), std::move(server_out))));
+  PipeStream client =
+      co_await connector.connect("localhost", Pipes(std::move(client_in), std::move(client_out)));
+  co_return std::pair<PipeStream, PipeStream>(std::move(client), co_await server);
 }
 
 /// What one end of a handshake reported: its error's code and message (none: it succeeded).

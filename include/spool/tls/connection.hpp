@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -118,6 +119,29 @@ class Connection {
     return true;
   }
 
+  /// Records `op` as `side`'s operation in progress, for the length of a poll and for as
+  /// long as it is pending (a side has one waker: a second waiting task would never be
+  /// woken). Throws std::logic_error when another operation holds the side.
+  void claim(Side side, const void* op) {
+    const void*& holder = holders_[side == Side::kReader ? 0 : 1];
+    if (holder != nullptr && holder != op) {
+      throw std::logic_error(
+          side == Side::kReader
+              ? "spool::tls::TlsStream: a read while another read of the stream is pending; "
+                "TLS streams allow one reader and one writer at a time: await (or drop) the "
+                "first read before the next"
+              : "spool::tls::TlsStream: a write or shutdown while another write or shutdown "
+                "of the stream is pending; TLS streams allow one reader and one writer at a "
+                "time: await (or drop) the first before the next");
+    }
+    holder = op;
+  }
+  /// `op` no longer holds `side` (nothing when it does not).
+  void release(Side side, const void* op) noexcept {
+    const void*& holder = holders_[side == Side::kReader ? 0 : 1];
+    if (holder == op) holder = nullptr;
+  }
+
   /// The Engine (under `mu`).
   Engine engine;
   /// The transport (under `mu` while the stream exists).
@@ -147,6 +171,7 @@ class Connection {
   std::optional<ReadOp> reading_;   // the transport read in flight, into engine.input_space()
   std::optional<WriteOp> writing_;  // the transport write in flight, of engine.output()
   std::exception_ptr write_error_;  // the transport write's failure met by flush_quietly
+  const void* holders_[2] = {};     // the reader's and the writer's operation (claim)
   std::shared_ptr<SideWakers> wakers_;
   Waker fan_out_;  // wakes wakers_ (the waker the transport write waits with)
 };

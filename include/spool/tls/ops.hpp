@@ -10,6 +10,7 @@
 #include <ranges>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "spool/coop.hpp"
 #include "spool/net/io_error.hpp"
@@ -17,6 +18,55 @@
 #include "spool/tls/connection.hpp"
 
 namespace spool::tls {
+
+namespace detail {
+
+/// One TLS operation's hold on its side of a connection (Connection::claim): taken by each
+/// poll, kept while the operation is pending, given back when it ends or is dropped.
+template <ByteStream S>
+class SideHold {
+ public:
+  /// A hold of `side` of `c` (its operation's, which does not move once polled).
+  SideHold(Connection<S>& c, Side side) noexcept : c_(&c), side_(side) {}
+  ~SideHold() {
+    if (!held_) return;
+    std::lock_guard guard(c_->mu);
+    c_->release(side_, this);
+  }
+  SideHold(SideHold&& o) noexcept
+      : c_(o.c_), side_(o.side_), held_(std::exchange(o.held_, false)) {}
+  SideHold& operator=(SideHold&&) = delete;
+
+  /// Polls `body` under the connection's lock, holding the side meanwhile and after it while
+  /// it is pending. Throws std::logic_error when another operation holds the side.
+  template <class F>
+  auto poll(F&& body) {
+    std::lock_guard guard(c_->mu);
+    c_->claim(side_, this);
+    held_ = true;
+    try {
+      auto p = body();
+      if (p.is_ready()) release_locked();
+      return p;
+    } catch (...) {
+      release_locked();
+      throw;
+    }
+  }
+  /// The connection.
+  Connection<S>& connection() const noexcept { return *c_; }
+
+ private:
+  void release_locked() noexcept {
+    c_->release(side_, this);
+    held_ = false;
+  }
+  Connection<S>* c_;
+  Side side_;
+  bool held_ = false;
+};
+
+}  // namespace detail
 
 /// The future of read / read_exact on a TLS stream: ready with the count of plaintext bytes
 /// (read: what one record gives, 0 once the peer's close_notify came; read_exact: the whole
@@ -28,19 +78,25 @@ class TlsReadFuture {
  public:
   /// Reads into [data, data + len) from `c`; `exact`: read_exact.
   TlsReadFuture(detail::Connection<S>& c, std::byte* data, std::size_t len, bool exact) noexcept
-      : c_(&c), data_(data), len_(len), exact_(exact) {}
-  /// Ready with the count (see the class comment).
+      : hold_(c, detail::Side::kReader), data_(data), len_(len), exact_(exact) {}
+  /// Ready with the count (see the class comment). Throws std::logic_error while another
+  /// read of the stream is pending.
   Poll<std::size_t> poll(Context& cx) {
     if (!spool::detail::coop_poll_proceed(cx)) return pending;
-    std::lock_guard guard(c_->mu);
+    return hold_.poll([&] { return poll_locked(cx); });
+  }
+
+ private:
+  Poll<std::size_t> poll_locked(Context& cx) {
+    detail::Connection<S>& c = hold_.connection();
     for (;;) {
-      const std::optional<std::size_t> n = c_->engine.read(data_ + done_, len_ - done_);
+      const std::optional<std::size_t> n = c.engine.read(data_ + done_, len_ - done_);
       // What reading made OpenSSL send (an alert, a key update's answer) goes out on the
       // way, without waiting; a transport error is left to the writer, since the plaintext
       // just read is out of OpenSSL and must reach the caller.
-      if (c_->engine.has_output()) c_->flush_quietly(cx, detail::Side::kReader);
+      if (c.engine.has_output()) c.flush_quietly(cx, detail::Side::kReader);
       if (!n) {
-        if (!c_->poll_fill(cx)) return pending;
+        if (!c.poll_fill(cx)) return pending;
         continue;
       }
       if (!exact_) return *n;
@@ -54,8 +110,7 @@ class TlsReadFuture {
     }
   }
 
- private:
-  detail::Connection<S>* c_;
+  detail::SideHold<S> hold_;
   std::byte* data_;
   std::size_t len_;
   std::size_t done_ = 0;
@@ -72,26 +127,31 @@ class TlsWriteFuture {
   /// Writes [data, data + len) to `c`; `all`: write_all.
   TlsWriteFuture(detail::Connection<S>& c, const std::byte* data, std::size_t len,
                  bool all) noexcept
-      : c_(&c), data_(data), len_(len), all_(all) {}
-  /// Ready with the count (see the class comment).
+      : hold_(c, detail::Side::kWriter), data_(data), len_(len), all_(all) {}
+  /// Ready with the count (see the class comment). Throws std::logic_error while another
+  /// write or shutdown of the stream is pending.
   Poll<std::size_t> poll(Context& cx) {
     if (!spool::detail::coop_poll_proceed(cx)) return pending;
-    std::lock_guard guard(c_->mu);
+    return hold_.poll([&] { return poll_locked(cx); });
+  }
+
+ private:
+  Poll<std::size_t> poll_locked(Context& cx) {
+    detail::Connection<S>& c = hold_.connection();
     for (;;) {
       if (!encrypted_) {
         // Earlier records first, so the ciphertext waiting never exceeds one write's.
-        if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
-        done_ += c_->engine.write(data_ + done_, len_ - done_);
+        if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;
+        done_ += c.engine.write(data_ + done_, len_ - done_);
         encrypted_ = true;
       }
-      if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
+      if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;
       encrypted_ = false;
       if (!all_ || done_ == len_) return done_;
     }
   }
 
- private:
-  detail::Connection<S>* c_;
+  detail::SideHold<S> hold_;
   const std::byte* data_;
   std::size_t len_;
   std::size_t done_ = 0;
@@ -107,18 +167,25 @@ template <ByteStream S>
 class TlsShutdownFuture {
  public:
   /// Shuts `c` down.
-  explicit TlsShutdownFuture(detail::Connection<S>& c) noexcept : c_(&c) {}
-  /// Ready once close_notify is sent.
+  explicit TlsShutdownFuture(detail::Connection<S>& c) noexcept : hold_(c, detail::Side::kWriter) {}
+  /// Ready once close_notify is sent. Throws std::logic_error while a write of the stream is
+  /// pending.
   Poll<void> poll(Context& cx) {
-    std::lock_guard guard(c_->mu);
+    if (!spool::detail::coop_poll_proceed(cx)) return pending;
+    return hold_.poll([&] { return poll_locked(cx); });
+  }
+
+ private:
+  Poll<void> poll_locked(Context& cx) {
+    detail::Connection<S>& c = hold_.connection();
     if (!queued_) {
-      c_->engine.close_notify();
+      c.engine.close_notify();
       queued_ = true;
     }
-    if (!c_->poll_flush(cx, detail::Side::kWriter)) return pending;
+    if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;
     if constexpr (requires(S & s) { s.shutdown(SHUT_WR); }) {
       try {
-        c_->transport.shutdown(SHUT_WR);
+        c.transport.shutdown(SHUT_WR);
       } catch (const std::system_error& e) {
         if (e.code().value() != ENOTCONN) throw;  // a peer already gone needs no FIN
       }
@@ -126,8 +193,7 @@ class TlsShutdownFuture {
     return Poll<void>::ready();
   }
 
- private:
-  detail::Connection<S>* c_;
+  detail::SideHold<S> hold_;
   bool queued_ = false;
 };
 

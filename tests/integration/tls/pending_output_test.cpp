@@ -8,8 +8,6 @@
 #include <string>
 #include <system_error>
 
-#include "spool/io.hpp"
-#include "spool/io/duplex.hpp"
 #include "support/tls.hpp"
 
 namespace {
@@ -18,24 +16,6 @@ using spool::Task;
 using spool::tls::TlsAcceptor;
 using spool::tls::TlsConnector;
 using namespace spool_tls_test;
-using Pipes = spool::io::Duplex<spool::PipeReader, spool::PipeWriter>;
-using PipeStream = spool::tls::TlsStream<Pipes>;
-
-// A client and a server joined by two pipes, both handshakes done.
-Task<std::pair<PipeStream, PipeStream>> piped_pair(
-    TlsContextBuilder client_ctx = client_builder(),
-    TlsContextBuilder server_ctx = server_builder()) {
-  TlsConnector connector(client_ctx.build());
-  TlsAcceptor acceptor(server_ctx.build());
-  auto [client_in, server_out] = spool::pipe();
-  auto [server_in, client_out] = spool::pipe();
-  auto server = spool::spawn([](TlsAcceptor a, Pipes p) -> Task<PipeStream> {
-    co_return co_await a.accept(std::move(p));
-  }(acceptor, Pipes(std::move(server_in), std::move(server_out))));
-  PipeStream client =
-      co_await connector.connect("localhost", Pipes(std::move(client_in), std::move(client_out)));
-  co_return std::pair<PipeStream, PipeStream>(std::move(client), co_await server);
-}
 
 // The peer asks to renegotiate (TLS 1.2), sends its last reply and close_notify, then goes
 // away (review finding 1). Our read of that reply refuses the renegotiation, and sending the
