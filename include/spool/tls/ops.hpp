@@ -117,10 +117,14 @@ class TlsReadFuture {
   bool exact_;
 };
 
-/// The future of write / write_all on a TLS stream: ready with the count of plaintext bytes
-/// whose records the transport took (write: up to one record, 16 KiB; write_all: all).
-/// Dropped before it is ready, bytes it encrypted may still be sent by the stream's next
-/// write or shutdown. Movable until first polled; the buffer and the stream must outlive it.
+/// The future of write / write_all / flush on a TLS stream. write: ready with the count of
+/// plaintext bytes encrypted (up to one record, 16 KiB) once their record is encrypted,
+/// which the transport may not have taken yet (the next read, write, flush or shutdown sends
+/// it), as tokio-rustls does: dropped before it is ready, it encrypted nothing, so a write
+/// retried after a timeout never sends its bytes twice. write_all: ready with the whole
+/// count once the transport took every record (dropped half-way, some records may have
+/// gone). Either waits for the records of earlier writes first, so at most one record waits.
+/// Movable until first polled; the buffer and the stream must outlive it.
 template <ByteStream S>
 class TlsWriteFuture {
  public:
@@ -139,15 +143,13 @@ class TlsWriteFuture {
   Poll<std::size_t> poll_locked(Context& cx) {
     detail::Connection<S>& c = hold_.connection();
     for (;;) {
-      if (!encrypted_) {
-        // Earlier records first, so the ciphertext waiting never exceeds one write's.
-        if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;
-        done_ += c.engine.write(data_ + done_, len_ - done_);
-        encrypted_ = true;
+      if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;  // earlier records first
+      if (all_ && done_ == len_) return done_;
+      done_ += c.engine.write(data_ + done_, len_ - done_);
+      if (!all_) {
+        (void)c.poll_flush(cx, detail::Side::kWriter);  // on its way, not waited for
+        return done_;
       }
-      if (!c.poll_flush(cx, detail::Side::kWriter)) return pending;
-      encrypted_ = false;
-      if (!all_ || done_ == len_) return done_;
     }
   }
 
@@ -156,7 +158,6 @@ class TlsWriteFuture {
   std::size_t len_;
   std::size_t done_ = 0;
   bool all_;
-  bool encrypted_ = false;  // done_ counts a record not yet handed to the transport
 };
 
 /// The future of shutdown on a TLS stream: sends close_notify, then shuts down the
@@ -226,16 +227,18 @@ class TlsReadOps {
 template <class D, class S>
 class TlsWriteOps {
  public:
-  /// Writes up to one record (16 KiB) of `buf`: the count.
+  /// Encrypts up to one record (16 KiB) of `buf`: the count (see TlsWriteFuture).
   template <net::ByteBuffer B>
   TlsWriteFuture<S> write(const B& buf) {
     return {conn(), bytes(buf), std::ranges::size(buf), false};
   }
-  /// Writes all of `buf`.
+  /// Writes all of `buf`, until the transport took it.
   template <net::ByteBuffer B>
   TlsWriteFuture<S> write_all(const B& buf) {
     return {conn(), bytes(buf), std::ranges::size(buf), true};
   }
+  /// Waits until the transport took every record written (a write may return before).
+  TlsWriteFuture<S> flush() { return {conn(), nullptr, 0, true}; }
   /// Sends close_notify and shuts down the transport's writing side (TlsShutdownFuture).
   TlsShutdownFuture<S> shutdown() { return TlsShutdownFuture<S>(conn()); }
 

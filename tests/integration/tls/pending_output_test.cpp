@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <vector>
 
+#include "spool/core/poll_fn.hpp"
 #include "support/tls.hpp"
 
 namespace {
@@ -45,6 +47,42 @@ TEST(TlsPendingOutput, AReadGetsItsRecordWhenSendingItsAnswerFails) {
       EXPECT_EQ(e.code().value(), EPIPE) << e.what();
     }
   }(std::move(client)));
+}
+
+// A write reports its count once its record is encrypted, before the transport takes it
+// (review finding 5, tokio-rustls's behaviour): polled once each against a pipe the server
+// does not read, writes succeed until one must wait for earlier records, and that one,
+// dropped, encrypted nothing. The server gets exactly the bytes the writes reported, once
+// flush() and shutdown() sent them.
+TEST(TlsPendingOutput, AWriteCountsItsRecordOnceEncryptedAndADroppedOneSendsNothing) {
+  auto rt = spool::Builder::current_thread().build();
+  rt.block_on([]() -> Task<void> {
+    auto [client, server] = co_await piped_pair();
+    const std::vector<char> piece(10'000, 'w');
+    std::size_t reported = 0;
+    for (bool waited = false; !waited;) {
+      auto write = client.write(piece);
+      co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<int> {
+        auto p = write.poll(cx);
+        if (p.is_ready()) {
+          reported += p.value();
+        } else {
+          waited = true;
+        }
+        return 0;
+      });
+    }  // the waiting write is dropped here
+    EXPECT_GT(reported, 64u * 1024) << "the pipe took less than it holds";
+    auto received = spool::spawn([](PipeStream& s) -> Task<std::size_t> {
+      std::vector<char> buf(64 * 1024);
+      std::size_t total = 0;
+      for (std::size_t n; (n = co_await s.read(buf)) != 0;) total += n;
+      co_return total;
+    }(server));
+    co_await client.flush();
+    co_await client.shutdown();
+    EXPECT_EQ(co_await received, reported);
+  }());
 }
 
 }  // namespace
