@@ -55,7 +55,9 @@ struct PemBio {
 }  // namespace
 
 TlsContextBuilder::TlsContextBuilder(Role role)
-    : extras_(std::make_shared<detail::ContextExtras>()), role_(role) {
+    : extras_(std::make_shared<detail::ContextExtras>()),
+      role_(role),
+      verify_(role == Role::kClient ? Verify::kPeer : Verify::kNone) {
   SSL_CTX* raw = SSL_CTX_new(role == Role::kClient ? TLS_client_method() : TLS_server_method());
   if (raw == nullptr) detail::throw_config_error("SSL_CTX_new failed");
   ctx_ = std::shared_ptr<SSL_CTX>(raw, [extras = extras_](SSL_CTX* c) { SSL_CTX_free(c); });
@@ -112,7 +114,10 @@ TlsContextBuilder& TlsContextBuilder::private_key_pem(std::string_view pem) {
 }
 
 TlsContextBuilder& TlsContextBuilder::ca_file(const std::filesystem::path& f) {
-  if (SSL_CTX_load_verify_locations(live(), f.c_str(), nullptr) != 1) {
+  // A server also names them in its certificate request (a client picks its certificate).
+  if (SSL_CTX_load_verify_locations(live(), f.c_str(), nullptr) != 1 ||
+      (role_ == Role::kServer &&
+       SSL_add_file_cert_subjects_to_stack(SSL_CTX_get_client_CA_list(live()), f.c_str()) != 1)) {
     detail::throw_config_error("cannot load the CA certificates from '" + f.string() + "'");
   }
   has_ca_ = true;
@@ -124,7 +129,8 @@ TlsContextBuilder& TlsContextBuilder::ca_pem(std::string_view pem) {
   X509_STORE* store = SSL_CTX_get_cert_store(live());
   int added = 0;
   while (X509* ca = PEM_read_bio_X509(in.bio, nullptr, nullptr, nullptr)) {
-    const bool ok = X509_STORE_add_cert(store, ca) == 1;
+    const bool ok = X509_STORE_add_cert(store, ca) == 1 &&
+                    (role_ == Role::kClient || SSL_CTX_add_client_CA(live(), ca) == 1);
     X509_free(ca);  // the store keeps its own reference
     if (!ok) detail::throw_config_error("cannot add a CA certificate from the PEM text given");
     ++added;
@@ -221,6 +227,12 @@ TlsContext TlsContextBuilder::build() {
     throw TlsError(TlsErrc::kConfig,
                    "spool::tls::TlsContextBuilder::build: a server context needs a certificate "
                    "and its private key (certificate_chain_file / private_key_file)");
+  }
+  if (role_ == Role::kServer && verify_ != Verify::kNone && !has_ca_) {
+    throw TlsError(TlsErrc::kConfig,
+                   "spool::tls::TlsContextBuilder::build: a server that verifies client "
+                   "certificates (Verify::kPeer, kRequireClientCert) needs the CAs it trusts "
+                   "for them: give ca_file / ca_pem / system_ca, or verify(Verify::kNone)");
   }
   if (has_cert_ && SSL_CTX_check_private_key(live()) != 1) {
     detail::throw_config_error("build: the private key does not match the certificate");

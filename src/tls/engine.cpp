@@ -52,6 +52,8 @@ Engine::Engine(const TlsContext& ctx, const std::string& server_name)
         "server's certificate against it (give the host name, or an IP address)");
   }
   const bool ip = is_ip_literal(server_name);
+  // Only a whole leftmost label is a wildcard (RFC 6125 6.4.3): w*.example.org names nothing.
+  SSL_set_hostflags(ssl_, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
   // SNI carries host names only (RFC 6066), never an address.
   const bool ok =
       (ip || server_name.empty() || SSL_set_tlsext_host_name(ssl_, server_name.c_str()) == 1) &&

@@ -91,8 +91,12 @@ Pki make_pki() {
   Made expired = make("localhost", &ca, -2, -1, false, localhost, "serverAuth");
   Made client = make("test-client", &ca, -1, 30, false, nullptr, "clientAuth");
   Made unknown = make("localhost", &other, -1, 30, false, localhost, "serverAuth");
-  Pki p{pem(ca), pem(server), pem(expired), pem(client), pem(other), pem(unknown)};
-  for (const Made* m : {&ca, &other, &server, &expired, &client, &unknown}) free_made(*m);
+  Made wildcards =
+      make("wildcards", &ca, -1, 30, false, "DNS:w*.example.test,DNS:*.wild.test", "serverAuth");
+  Pki p{pem(ca), pem(server), pem(expired), pem(client), pem(other), pem(unknown), pem(wildcards)};
+  for (const Made* m : {&ca, &other, &server, &expired, &client, &unknown, &wildcards}) {
+    free_made(*m);
+  }
   return p;
 }
 

@@ -21,6 +21,7 @@ struct Pki {
   Identity client;          ///< CN test-client, signed by ca (clientAuth)
   Identity other_ca;        ///< a CA no context trusts (self-signed)
   Identity unknown_server;  ///< as server, signed by other_ca
+  Identity wildcards;       ///< SAN DNS:w*.example.test (partial) and DNS:*.wild.test, by ca
 };
 
 /// The process's test PKI.

@@ -25,9 +25,11 @@ enum class Version { kTls12, kTls13 };
 /// How the peer's certificate is checked.
 enum class Verify {
   /// Client: the server's certificate must chain to a trusted CA and name the host given to
-  /// connect (the default). Server: a client certificate is asked for and, if sent, verified.
+  /// connect (a client's default). Server: a client certificate is asked for and, if sent,
+  /// verified (give the server the CAs it trusts: ca_file, ca_pem).
   kPeer,
-  /// No check at all (a client then trusts any server: for tests only).
+  /// No check: a server's default (it asks for no client certificate); a client then trusts
+  /// any server (for tests only).
   kNone,
   /// Server: as kPeer, and a client that sends no certificate fails the handshake.
   kRequireClientCert,
@@ -53,13 +55,16 @@ class TlsContext {
 
 /// Builds a TlsContext. Each setter applies at once and throws TlsError (TlsErrc::kConfig)
 /// naming the file or setting and OpenSSL's reason when it is refused; build() checks the
-/// whole (a server needs a certificate and its key, which must match). Defaults: TLS 1.2 at
-/// least, Verify::kPeer, the system's CA store for a client (until a CA is given),
-/// renegotiation refused.
+/// whole (a server needs a certificate and its key, which must match, and the CAs of the
+/// client certificates it verifies). Defaults: TLS 1.2 at least, Verify::kPeer for a client
+/// (with the system's CA store until a CA is given), Verify::kNone for a server,
+/// renegotiation refused. Move-only (a copy would share the SSL_CTX being built).
 class TlsContextBuilder {
  public:
   /// A builder for `role`'s context.
   explicit TlsContextBuilder(Role role);
+  TlsContextBuilder(TlsContextBuilder&&) noexcept = default;
+  TlsContextBuilder& operator=(TlsContextBuilder&&) noexcept = default;
 
   /// The certificate chain (leaf first) from a PEM file.
   TlsContextBuilder& certificate_chain_file(const std::filesystem::path& pem_file);
@@ -69,9 +74,10 @@ class TlsContextBuilder {
   TlsContextBuilder& private_key_file(const std::filesystem::path& pem_file);
   /// The private key of the certificate from PEM text (unencrypted).
   TlsContextBuilder& private_key_pem(std::string_view pem);
-  /// Trusts the CA certificates of a PEM file (replaces the system default).
+  /// Trusts the CA certificates of a PEM file (replaces the system default); a server names
+  /// them in its request for a client certificate.
   TlsContextBuilder& ca_file(const std::filesystem::path& pem_file);
-  /// Trusts the CA certificates of PEM text (replaces the system default).
+  /// Trusts the CA certificates of PEM text (as ca_file).
   TlsContextBuilder& ca_pem(std::string_view pem);
   /// Trusts the system's CA store too (Debian: /etc/ssl/certs).
   TlsContextBuilder& system_ca();
@@ -95,7 +101,7 @@ class TlsContextBuilder {
   std::shared_ptr<detail::ContextExtras> extras_;
   std::shared_ptr<ssl_ctx_st> ctx_;  // its deleter keeps extras_ alive as long as it lives
   Role role_;
-  Verify verify_ = Verify::kPeer;
+  Verify verify_;
   bool has_ca_ = false;
   bool has_cert_ = false;
   bool has_key_ = false;

@@ -3,9 +3,12 @@
 // CA, a required client certificate missing, a protocol version mismatch. (Both I/O
 // backends: ctest runs tls_tests again under SPOOL_IO_BACKEND=io_uring.)
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
 #include <string>
+#include <vector>
 
 #include "support/rt_flavor.hpp"
 #include "support/tls.hpp"
@@ -13,6 +16,14 @@
 namespace {
 
 using spool::Task;
+
+// The CN of `name`.
+std::string common_name(const X509_NAME* name) {
+  char cn[256] = {};
+  X509_NAME_get_text_by_NID(name, NID_commonName, cn, sizeof cn);
+  return cn;
+}
+
 using spool::tls::TlsAcceptor;
 using spool::tls::TlsConnector;
 using spool::tls::TlsErrc;
@@ -109,11 +120,45 @@ TEST_P(TlsHandshake, RequiredClientCertificateGivenIsAccepted) {
   server.ca_pem(pki().ca.cert).verify(Verify::kRequireClientCert);
   TlsConnector connector(client.build());
   TlsAcceptor acceptor(server.build());
-  rt.block_on([](TlsConnector c, TlsAcceptor a) -> Task<void> {
+  // What the client was asked for, and what the server received and made of it.
+  struct Seen {
+    std::vector<std::string> asked_cas;
+    std::string peer;
+    long verify_result = -1;
+  };
+  const Seen seen = rt.block_on([](TlsConnector c, TlsAcceptor a) -> Task<Seen> {
     auto [client, server] = co_await connected_pair(c, a);
     co_await client.write_all(std::string_view("x"));
     char byte = 0;
     EXPECT_EQ(co_await server.read(std::span(&byte, 1)), 1u);
+    Seen s;
+    const STACK_OF(X509_NAME)* asked = SSL_get_client_CA_list(client.native_handle());
+    for (int i = 0; asked != nullptr && i < sk_X509_NAME_num(asked); ++i) {
+      s.asked_cas.push_back(common_name(sk_X509_NAME_value(asked, i)));
+    }
+    if (const X509* cert = SSL_get0_peer_certificate(server.native_handle())) {
+      s.peer = common_name(X509_get_subject_name(cert));
+    }
+    s.verify_result = SSL_get_verify_result(server.native_handle());
+    co_return s;
+  }(connector, acceptor));
+  EXPECT_EQ(seen.asked_cas, std::vector<std::string>{"spool test CA"});
+  EXPECT_EQ(seen.peer, "test-client");
+  EXPECT_EQ(seen.verify_result, X509_V_OK);
+}
+
+// A partial wildcard (w*.example.test) names no host: only a whole leftmost label matches.
+TEST_P(TlsHandshake, APartialWildcardMatchesNoHostAWholeOneDoes) {
+  auto rt = build();
+  auto [client, server] = rt.block_on(
+      failed_handshake(client_builder(), server_builder(pki().wildcards), "www.example.test"));
+  EXPECT_EQ(client.code, TlsErrc::kVerifyFailed) << client.what;
+  EXPECT_EQ(client.verify_result, X509_V_ERR_HOSTNAME_MISMATCH);
+  TlsConnector connector(client_builder().build());
+  TlsAcceptor acceptor(server_builder(pki().wildcards).build());
+  rt.block_on([](TlsConnector c, TlsAcceptor a) -> Task<void> {
+    auto [client, server] = co_await connected_pair(c, a, "any.wild.test");
+    EXPECT_EQ(server.server_name(), "any.wild.test");
   }(connector, acceptor));
 }
 

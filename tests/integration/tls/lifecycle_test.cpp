@@ -152,6 +152,10 @@ TEST(TlsLifecycle, BadInputIsRefusedWithAClearError) {
   config_error([] { TlsContextBuilder(Role::kClient).ca_pem("no certificate here"); },
                "no CA certificate");
   config_error([] { TlsContextBuilder(Role::kServer).build(); }, "needs a certificate");
+  config_error([] { server_builder().verify(spool::tls::Verify::kRequireClientCert).build(); },
+               "needs the CAs it trusts");
+  config_error([] { server_builder().verify(spool::tls::Verify::kPeer).build(); },
+               "needs the CAs it trusts");
   config_error(
       [] {
         TlsContextBuilder(Role::kServer)
