@@ -1,8 +1,9 @@
 // Built by scripts/check-install against an installed spool: exits 0 when the installed
-// headers and library work.
+// headers and libraries (spool::spool, spool::tls) work.
 #include <cstdio>
 
 #include "spool/spool.hpp"
+#include "spool/tls.hpp"
 
 namespace {
 
@@ -19,5 +20,10 @@ int main() {
     return 1;
   }
   std::puts("consumer: spool::block_on(doubled()) == 84");
+  // spool::tls links (with OpenSSL): a client context and its connector.
+  spool::tls::TlsContextBuilder client(spool::tls::Role::kClient);
+  client.verify(spool::tls::Verify::kNone);
+  const spool::tls::TlsConnector connector(client.build());
+  std::puts("consumer: a spool::tls::TlsConnector made");
   return 0;
 }
