@@ -61,8 +61,6 @@ void check(bool ok, const std::string& what);
 // prints `what` and ends the process with exit status 1.
 void check_in_task(bool ok, const char* what);
 
-// Runs `run` on epoll under the name `name` (tcp_echo), then on io_uring under
-// `name`@io_uring, which is skipped (saying why on stderr) where io_uring is refused.
 // W10's and W17's timed phase: each of `streams` (connected before, untimed) runs in its own
 // task `round_trips` round trips of a 64-byte message filled with its index (write_all,
 // then read_exact; the echo is checked). The wall time until every one has ended.
@@ -89,6 +87,8 @@ spool::Task<Clock::duration> timed_echo_clients(std::vector<Stream> streams,
   for (auto& h : clients) co_await h;
   co_return Clock::now() - t0;
 }
+// Runs `run` on epoll under the name `name` (tcp_echo), then on io_uring under
+// `name`@io_uring, which is skipped (saying why on stderr) where io_uring is refused.
 void on_each_backend(const Config& cfg, const char* name,
                      void (*run)(Config cfg, const char* name));
 
@@ -171,7 +171,7 @@ std::vector<Workload> process_workloads();
 std::vector<Workload> stream_workloads();
 std::vector<Workload> priority_workloads();
 std::vector<Workload> shares_workloads();
-// W17 (tls.cpp): built only with spool::tls (SPOOL_BENCH_HAVE_TLS); none otherwise.
+// W17 (tls.cpp), built only with spool::tls; none otherwise (no_tls.cpp).
 std::vector<Workload> tls_workloads();
 
 // Hang detection: while a workload runs, a watchdog thread waits BENCH_WATCHDOG_S

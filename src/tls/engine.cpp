@@ -28,7 +28,13 @@ bool is_ip_literal(const std::string& name) {
 }  // namespace
 
 Engine::Engine(const TlsContext& ctx, const std::string& server_name)
-    : ssl_(SSL_new(ctx.native_handle())), client_(ctx.role() == Role::kClient) {
+    : ssl_(ctx.native_handle() == nullptr ? nullptr : SSL_new(ctx.native_handle())),
+      client_(ctx.role() == Role::kClient) {
+  if (ctx.native_handle() == nullptr) {
+    throw std::logic_error(
+        "spool::tls: a connection from a moved-from TlsConnector, TlsAcceptor or TlsContext; "
+        "use the object it was moved to");
+  }
   if (ssl_ == nullptr) throw std::bad_alloc();
   network_in_ = BIO_new(BIO_s_mem());
   network_out_ = BIO_new(BIO_s_mem());

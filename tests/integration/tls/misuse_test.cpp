@@ -101,4 +101,16 @@ TEST(TlsMisuse, AMovedFromStreamOrHalfIsRefused) {
   }());
 }
 
+TEST(TlsMisuse, AMovedFromConnectorIsRefused) {
+  spool::tls::TlsConnector connector(client_builder().build());
+  const spool::tls::TlsConnector moved = std::move(connector);
+  auto [r, w] = spool::pipe();
+  try {
+    (void)connector.connect("localhost", Pipes(std::move(r), std::move(w)));
+    ADD_FAILURE() << "a moved-from connector connected";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("moved-from TlsConnector"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
