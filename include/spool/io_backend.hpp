@@ -1,6 +1,8 @@
 // spool::IoBackend: which kernel interface a runtime's I/O driver waits on (Builder::io_backend).
 #pragma once
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 /// The kernel interface of a runtime's I/O driver. Both serve the same sockets with the same

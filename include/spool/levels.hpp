@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 namespace detail {

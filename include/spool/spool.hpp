@@ -45,3 +45,4 @@
 #include "spool/task_local.hpp"
 #include "spool/task_tracker.hpp"
 #include "spool/time.hpp"
+#include "spool/version.hpp"

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 /// Tag for a pending poll result: `return spool::pending;` from any `poll`.

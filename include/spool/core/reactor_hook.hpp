@@ -4,6 +4,8 @@
 #include <chrono>
 #include <optional>
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 /// A reactor that an executor thread can park in. A leaf future whose wake-ups come from a

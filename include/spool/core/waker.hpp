@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 struct RawWaker;

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "spool/config.hpp"
+
 #ifdef SPOOL_MODEL_CHECK
 #include <memory>
 

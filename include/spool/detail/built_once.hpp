@@ -5,6 +5,7 @@
 #include <new>
 #include <type_traits>
 
+#include "spool/config.hpp"
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {

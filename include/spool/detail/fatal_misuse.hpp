@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 /// Prints "spool: <what>" to stderr and aborts the process. For misuse detected in a

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "spool/config.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/fork_item.hpp"
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 class ForkDeque;

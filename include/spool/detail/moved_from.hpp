@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 /// Throws std::logic_error for `what` (e.g. "spool::watch::Sender::send") called on a

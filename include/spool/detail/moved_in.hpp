@@ -3,6 +3,8 @@
 
 #include <type_traits>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 // True when no one of `Fs` (deduced from forwarding references) is an lvalue: a combinator

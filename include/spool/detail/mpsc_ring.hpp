@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "spool/config.hpp"
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "spool/config.hpp"
 #include "spool/io_backend.hpp"
 
 namespace spool::detail {

@@ -5,6 +5,8 @@
 
 #include <atomic>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 /// Meets the Lockable requirements (std::lock_guard works). Uncontended, it costs one

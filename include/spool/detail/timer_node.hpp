@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 /// One timer's place in a hierarchical timer wheel (src/driver/time/wheel.hpp). It lives

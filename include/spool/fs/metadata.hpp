@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "spool/config.hpp"
+
 namespace spool::fs {
 
 /// A file's permission bits (the low 12 bits of its mode: rwx for owner, group and others,

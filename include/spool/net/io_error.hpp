@@ -4,6 +4,8 @@
 #include <string>
 #include <system_error>
 
+#include "spool/config.hpp"
+
 namespace spool::net {
 
 /// Thrown by read_exact when the peer closed its side before the buffer was full. A

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "spool/config.hpp"
+
 namespace spool::net {
 
 /// An IPv4 or IPv6 socket address (an IP and a port), as the socket calls take it. Parsed

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 template <class T>
 class BroadcastChan;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 /// The outcome of a send that never waits: either sent, reaching receivers() receivers, or
