@@ -1,24 +1,27 @@
-# install() rules and the exported CMake package: after `cmake --install`, a separate
-# project can use find_package(spool CONFIG REQUIRED) and link spool::spool (and, with
-# COMPONENTS tls, spool::tls).
+# install() rules, the exported CMake package and the pkg-config file: after `cmake --install`,
+# a separate project can use find_package(spool CONFIG REQUIRED) and link spool::spool (the
+# shared library when the install has one) or spool::spool_static (and, with COMPONENTS tls,
+# spool::tls), or ask `pkg-config --cflags --libs spool`. Two components, the Debian packages'
+# split (cmake/SpoolPackage.cmake): `runtime` is libspool.so.N, `dev` everything else.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS spool EXPORT spoolTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/spool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# spool_static is libspool.a, or another name of it (an INTERFACE target) without SPOOL_SHARED.
+install(TARGETS spool spool_static EXPORT spoolTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+install(DIRECTORY include/spool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(EXPORT spoolTargets NAMESPACE spool::
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
 # spool::tls, when built: the component "tls" (cmake/spool-tls.cmake finds OpenSSL for it).
 if(TARGET spool_tls)
   set_target_properties(spool_tls PROPERTIES EXPORT_NAME tls)
   install(TARGETS spool_tls EXPORT spoolTlsTargets
-          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
   install(EXPORT spoolTlsTargets NAMESPACE spool::
-          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool)
-  install(FILES cmake/spool-tls.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool)
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
+  install(FILES cmake/spool-tls.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
 endif()
 
 configure_package_config_file(cmake/spoolConfig.cmake.in
@@ -27,4 +30,16 @@ configure_package_config_file(cmake/spoolConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/spoolConfig.cmake ${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
+
+# spool.pc: -lspool finds libspool.so where there is one, libspool.a otherwise; liburing is
+# needed only to link the static library (`pkg-config --static`).
+set(spool_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+file(RELATIVE_PATH SPOOL_PC_PREFIX_FROM_PCFILEDIR "/root/${spool_pc_dir}" "/root")
+string(REGEX REPLACE "/$" "" SPOOL_PC_PREFIX_FROM_PCFILEDIR "${SPOOL_PC_PREFIX_FROM_PCFILEDIR}")
+set(SPOOL_PC_LIBS_PRIVATE "")
+if(SPOOL_HAVE_LIBURING)
+  set(SPOOL_PC_LIBS_PRIVATE "-luring")
+endif()
+configure_file(cmake/spool.pc.in ${PROJECT_BINARY_DIR}/spool.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/spool.pc DESTINATION ${spool_pc_dir} COMPONENT dev)

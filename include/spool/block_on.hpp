@@ -12,7 +12,7 @@ namespace spool {
 
 /// Thrown when a call would start an event loop inside another one on the same thread
 /// (block_on inside a future that block_on or a runtime worker is polling).
-class NestedEventLoop : public std::logic_error {
+class SPOOL_API NestedEventLoop : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
@@ -23,7 +23,7 @@ class RootWaker;
 
 // The non-template half of block_on: marks the thread as running an executor (refusing a
 // nested one), owns the parker and the reactor slot, and builds the Context.
-class BlockOnExecutor {
+class SPOOL_API BlockOnExecutor {
  public:
   BlockOnExecutor();
   ~BlockOnExecutor();

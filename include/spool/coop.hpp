@@ -11,15 +11,15 @@ namespace detail {
 // the task was cancelled, wakes cx's waker and returns false: the caller returns pending so
 // the task yields to the rest (or is cancelled). Outside a runtime task (plain block_on) the
 // budget is unlimited.
-bool coop_poll_proceed(Context& cx) noexcept;
+SPOOL_API bool coop_poll_proceed(Context& cx) noexcept;
 // True if the task polled on this thread should end its poll: the scheduler asked it to
 // yield (a task of a higher priority level waits and no idle worker can take it;
 // docs/levels.md), it was cancelled (JoinHandle::abort, or its runtime shutting down), or it
 // was woken during this poll (a future around the loop has something to say).
-bool yield_requested() noexcept;
+SPOOL_API bool yield_requested() noexcept;
 // Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
 // yield_now); elsewhere at once.
-void defer_wake(const Waker& waker);
+SPOOL_API void defer_wake(const Waker& waker);
 }  // namespace detail
 
 /// A future that is pending once, then ready: the task goes behind every other runnable

@@ -45,7 +45,7 @@ struct JoinHandleAccess {
 /// exception()). what() names the task and, when it threw, gives the root cause's what():
 /// that of the innermost std::exception, through any layers of std::nested_exception (an
 /// awaited task's JoinError is one).
-class JoinError : public std::runtime_error, public std::nested_exception {
+class SPOOL_API JoinError : public std::runtime_error, public std::nested_exception {
  public:
   /// Builds the error for the task `id`; captures the exception being handled, if any.
   JoinError(bool cancelled, std::uint64_t id)
@@ -127,7 +127,9 @@ class [[nodiscard]] JoinHandle {
   /// The task's result type.
   using value_type = T;
 
+  /// Takes over other's task; other is left empty (owning no task).
   JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)) {}
+  /// Drops (detaches) the task this handle had, then takes over other's, as the constructor.
   JoinHandle& operator=(JoinHandle&& other) noexcept {
     if (this != &other) {
       reset();

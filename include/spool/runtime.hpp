@@ -60,38 +60,40 @@ using Deadline = std::chrono::steady_clock::time_point;
 // Spawns a Task frame taken over by take_for_spawn onto the spawning task's channel (and
 // deadline) if a task of `rt` spawns it, else onto the default channel; returns its header
 // (JoinHandle).
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame);
+SPOOL_API TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                                 std::coroutine_handle<> frame);
 // The same onto `channel` (checked by check_channel) with `deadline` (null: none).
-TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
-                          std::coroutine_handle<> frame, ChannelId channel,
-                          const Deadline* deadline);
+SPOOL_API TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
+                                    std::coroutine_handle<> frame, ChannelId channel,
+                                    const Deadline* deadline);
 // Checks that `channel` is one of rt's channels, and that it is earliest-deadline-first if
 // `with_deadline`; throws std::invalid_argument if not.
-void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline);
+SPOOL_API void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline);
 // The channel of `rt` called `name`; throws std::invalid_argument if there is none.
-ChannelId runtime_channel(RuntimeShared& rt, std::string_view name);
-TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                                std::coroutine_handle<> frame);
+SPOOL_API ChannelId runtime_channel(RuntimeShared& rt, std::string_view name);
+SPOOL_API TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                                          std::coroutine_handle<> frame);
 // The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
-std::shared_ptr<RuntimeShared> current_runtime();
+SPOOL_API std::shared_ptr<RuntimeShared> current_runtime();
 // The same without taking a reference: valid while the calling thread stays in it.
-RuntimeShared* current_runtime_ptr() noexcept;
-[[noreturn]] void throw_no_current_runtime();
-void block_in_place_impl(const std::function<void()>& fn);
-std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
+SPOOL_API RuntimeShared* current_runtime_ptr() noexcept;
+[[noreturn]] SPOOL_API void throw_no_current_runtime();
+SPOOL_API void block_in_place_impl(const std::function<void()>& fn);
+SPOOL_API std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
 // Shuts `rt` down. On one of its own threads: throws std::logic_error, or — called from
 // ~Runtime — finishes the shutdown on a background thread.
-ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,
-                                bool from_destructor);
+SPOOL_API ShutdownReport shutdown_runtime(RuntimeShared& rt,
+                                          std::optional<std::chrono::nanoseconds> timeout,
+                                          bool from_destructor);
 // CloseGuard's side of the runtime's drain count.
-void add_close_guard(RuntimeShared& rt) noexcept;
-void release_close_guard(RuntimeShared& rt) noexcept;
-RuntimeMetrics runtime_metrics(RuntimeShared& rt);
-std::string runtime_dump(RuntimeShared& rt);
+SPOOL_API void add_close_guard(RuntimeShared& rt) noexcept;
+SPOOL_API void release_close_guard(RuntimeShared& rt) noexcept;
+SPOOL_API RuntimeMetrics runtime_metrics(RuntimeShared& rt);
+SPOOL_API std::string runtime_dump(RuntimeShared& rt);
 
 // Runtime::block_on's thread-side state: enters the runtime (Handle::current works) and,
 // for a current-thread runtime, drives its tasks while the root future waits.
-class RuntimeBlockOn {
+class SPOOL_API RuntimeBlockOn {
  public:
   explicit RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt);
   ~RuntimeBlockOn();
@@ -172,7 +174,7 @@ Task<T> start_at(Instant when, Task<T> inner) {
   co_return co_await std::move(inner);
 }
 // Now on rt's clock (paused, if it is).
-Instant runtime_now(RuntimeShared& rt);
+SPOOL_API Instant runtime_now(RuntimeShared& rt);
 // What Handle::spawn_at and spool::spawn_at share: the channel is checked before `fut` is
 // taken over.
 template <Future F>
@@ -364,7 +366,9 @@ class Runtime {
   ~Runtime() {
     if (rt_) detail::shutdown_runtime(*rt_, std::nullopt, true);
   }
+  /// Takes over other's runtime; other is left empty (its methods throw).
   Runtime(Runtime&&) noexcept = default;
+  /// Shuts this runtime down (as the destructor), then takes over other's.
   Runtime& operator=(Runtime&& other) noexcept {
     if (this != &other) {
       if (rt_) detail::shutdown_runtime(*rt_, std::nullopt, true);

@@ -34,7 +34,7 @@ namespace detail {
 // scope. exit() — or the destructor, for a child cancelled before or while it ran —
 // destroys the child's Task first and only then counts the child out of the scope, so the
 // scope never lets its awaiter go on while a child's frame (and what it borrows) exists.
-class ScopeChild {
+class SPOOL_API ScopeChild {
  public:
   ScopeChild(Scope& scope, std::size_t slot, Task<void> task, const TaskLocalNode* locals) noexcept
       : scope_(&scope), slot_(slot), task_(std::move(task)), locals_(locals) {}
@@ -62,7 +62,7 @@ class ScopeChild {
 
 // The runtime task of a scoped child: runs the child's Task, then exits it with the
 // exception it threw, if any.
-Task<void> run_scope_child(ScopeChild child);
+SPOOL_API Task<void> run_scope_child(ScopeChild child);
 
 }  // namespace detail
 
@@ -74,7 +74,7 @@ Task<void> run_scope_child(ScopeChild child);
 /// the body's own locals, which are gone once the body returns). Thread-safe: children may
 /// spawn more children into the same scope from any thread. Neither copyable nor movable;
 /// valid while the scope's future exists (see spool::scope).
-class Scope {
+class SPOOL_API Scope {
  public:
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;

@@ -20,11 +20,11 @@ struct SignalListener;
 /// in the self-pipe, not yet counted, may be). Works under any executor:
 /// the process-wide driver reads the handler's self-pipe (its background thread when no
 /// executor drives it).
-class Signal {
+class SPOOL_API Signal {
  public:
   /// The future of recv: ready once the signal was delivered after the previous recv
   /// completed (or after the Signal was made).
-  class RecvFuture {
+  class SPOOL_API RecvFuture {
    public:
     /// Ready once a new delivery was seen.
     Poll<void> poll(Context& cx);
@@ -56,6 +56,6 @@ class Signal {
 /// std::invalid_argument for a signal that cannot be caught or that reports a fault
 /// (SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL) or is out of range, and
 /// std::system_error when the handler or its pipe cannot be set up.
-Signal signal(int signum);
+SPOOL_API Signal signal(int signum);
 
 }  // namespace spool

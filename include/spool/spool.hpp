@@ -46,3 +46,27 @@
 #include "spool/task_tracker.hpp"
 #include "spool/time.hpp"
 #include "spool/version.hpp"
+
+/// \namespace spool
+/// spool's public API: futures and wakers, Task, the runtime, timers, sync primitives,
+/// combinators, streams. Names in spool::detail are internals (docs/compatibility.md).
+/// \namespace spool::net
+/// Sockets (TCP, UDP, Unix), addresses, name lookup, buffered readers and writers (docs/io.md).
+/// \namespace spool::io
+/// The process's standard streams (docs/process.md).
+/// \namespace spool::fs
+/// Files and directories, after tokio::fs (docs/fs.md).
+/// \namespace spool::process
+/// Child processes: Command, Child, ExitStatus (docs/process.md).
+/// \namespace spool::time
+/// The runtime's clock, and the paused clock of tests (docs/time.md).
+/// \namespace spool::stream
+/// Stream adapters and BroadcastStream (docs/streams.md).
+/// \namespace spool::oneshot
+/// The one-value channel (docs/sync.md).
+/// \namespace spool::mpsc
+/// The multi-producer, single-consumer channel (docs/sync.md).
+/// \namespace spool::broadcast
+/// The channel whose every receiver gets every value (docs/sync.md).
+/// \namespace spool::watch
+/// The channel that keeps only the latest value (docs/sync.md).

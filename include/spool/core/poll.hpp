@@ -13,6 +13,7 @@ namespace spool {
 
 /// Tag for a pending poll result: `return spool::pending;` from any `poll`.
 struct PendingTag {
+  /// Explicit, so that `return {};` does not mean pending (spool::pending is the one value).
   explicit constexpr PendingTag(int) {}
 };
 /// The pending value, convertible to every `Poll<T>`.
@@ -160,6 +161,7 @@ class Poll<void> {
 /// True for every specialisation of Poll.
 template <class P>
 inline constexpr bool is_poll_v = false;
+/// The specialisation that makes is_poll_v true for Poll<T>.
 template <class T>
 inline constexpr bool is_poll_v<Poll<T>> = true;
 

@@ -28,7 +28,7 @@ namespace spool {
 /// means "this executor sees to it that the reactor is driven while the future waits",
 /// not "this very thread parks in it". Such a shared hook's unpark may wake every thread
 /// parked or waiting in it (a spurious return for all but one), never none.
-class ReactorHook {
+class SPOOL_API ReactorHook {
  public:
   /// Blocks the calling thread until an event, an unpark, or `timeout`.
   virtual void park(std::optional<std::chrono::nanoseconds> timeout) = 0;

@@ -115,8 +115,8 @@ struct FramePrefix {
 
 // Frame memory, recycled through per-thread free lists by size class (src/task/
 // frame_pool.cpp). allocate_frame sets `size_class`, which deallocate_frame needs back.
-void* allocate_frame(std::size_t bytes, std::uint16_t& size_class);
-void deallocate_frame(void* memory, std::uint16_t size_class) noexcept;
+SPOOL_API void* allocate_frame(std::size_t bytes, std::uint16_t& size_class);
+SPOOL_API void deallocate_frame(void* memory, std::uint16_t size_class) noexcept;
 
 // What every Task promise has, whatever T is.
 class TaskPromiseBase {
@@ -380,13 +380,16 @@ class TaskAwaiter {
 template <class T>
 class [[nodiscard]] Task {
  public:
+  /// The coroutine's promise type, for the compiler (not for users).
   using promise_type = detail::TaskPromise<T>;
   /// The type the Task produces.
   using value_type = T;
 
   /// An empty Task (polling it throws).
   Task() noexcept = default;
+  /// Takes over other's coroutine; other is left empty.
   Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys this Task's coroutine (if any), then takes over other's.
   Task& operator=(Task&& other) noexcept {
     if (this != &other) {
       destroy();

@@ -21,15 +21,21 @@ struct RawWaker;
 ///  - drop(data): releases this handle's reference without waking.
 /// None of them may poll or resume a task inline: waking only schedules (no re-entrancy).
 struct WakerVTable {
+  /// Returns a new RawWaker for the same task.
   RawWaker (*clone)(const void* data);
+  /// Wakes the task and releases the handle.
   void (*wake)(const void* data);
+  /// Wakes the task; the handle stays valid.
   void (*wake_by_ref)(const void* data);
+  /// Releases the handle without waking.
   void (*drop)(const void* data);
 };
 
 /// A data pointer plus the vtable that knows what it means.
 struct RawWaker {
+  /// What the vtable's functions receive: usually the task it wakes.
   const void* data;
+  /// The operations on `data`; never null.
   const WakerVTable* vtable;
 };
 

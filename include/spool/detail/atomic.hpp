@@ -66,11 +66,11 @@ inline void spin_pause() noexcept { sched_yield(); }
 /// Registers the process for asymmetric_fence_heavy(), once per process (later calls give
 /// the first one's answer); false when the system offers no such barrier (not Linux, or a
 /// kernel or sandbox without membarrier's private expedited command).
-bool enable_asymmetric_fences() noexcept;
+SPOOL_API bool enable_asymmetric_fences() noexcept;
 /// The rare side of the pair: a system call that interrupts the process's running threads.
 /// False when the system refused it (no memory for the kernel's CPU mask): then no thread
 /// was fenced, and the caller may rely on no ordering (a thief takes nothing).
-[[nodiscard]] bool asymmetric_fence_heavy() noexcept;
+[[nodiscard]] SPOOL_API bool asymmetric_fence_heavy() noexcept;
 /// The frequent side of the pair: stops the compiler, not the processor, from reordering.
 inline void asymmetric_fence_light() noexcept {
   std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -37,7 +37,7 @@ struct BroadcastWaiter : WaiterNode {
 /// is the position it reads next: next == tail_ when it has read everything, and next <
 /// oldest_locked() when messages it had not read were overwritten (it lagged).
 /// Everything is guarded by lock_, except senders_ (see there).
-class BroadcastCore {
+class SPOOL_API BroadcastCore {
  public:
   /// A channel whose ring has `capacity` (≥ 1) slots.
   explicit BroadcastCore(std::size_t capacity) noexcept : capacity_(capacity) {}

@@ -23,7 +23,7 @@ class TaskHeader;
 // wakers are woken, and old ones dropped, after the unlock). The unlock after a child's
 // exit is counted is that child's last touch of its parent: a parent that then sees every
 // child out may free it.
-class ChildSet {
+class SPOOL_API ChildSet {
  public:
   // What the parent sees of its children.
   struct Seen {

@@ -166,7 +166,7 @@ class ForkDeque : public WorkStealingDeque<256> {
 inline constinit thread_local ForkDeque* this_thread_forks = nullptr;
 
 // A push into an empty deque: wakes a parked worker to steal (src/scheduler/multi_thread/).
-void notify_fork_thieves() noexcept;
+SPOOL_API void notify_fork_thieves() noexcept;
 
 // Offers `item` for stealing on `deque`, which fork_site gave this thread; false when full.
 inline bool fork_push(ForkDeque& deque, ForkItem& item) noexcept {

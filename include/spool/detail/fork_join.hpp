@@ -36,7 +36,7 @@ namespace spool {
 namespace detail {
 
 // fork_site's cases other than a worker of a runtime without levels (src/runtime/fork.cpp).
-void fork_site_elsewhere(ForkSite& site) noexcept;
+SPOOL_API void fork_site_elsewhere(ForkSite& site) noexcept;
 // Writes every field of `site`, the current thread's: a multi-thread worker holding its
 // core gives its deque; a thread of a multi-thread runtime without a core (block_on,
 // blocking pool) gives spawn_others; anything else gives nothing (the children run
@@ -56,8 +56,8 @@ inline void fork_site(ForkSite& site) noexcept {
   site.spawn_others = false;
 }
 // Spawns a stolen child's task on `rt`, as a spawn from `parent` (may be null) would.
-TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                            std::coroutine_handle<> frame, const TaskHeader* parent);
+SPOOL_API TaskHeader* spawn_fork_task(RuntimeShared& rt, TaskPromiseBase& promise,
+                                      std::coroutine_handle<> frame, const TaskHeader* parent);
 
 // Where a child of a join is.
 enum class ForkState : std::uint8_t {
@@ -106,7 +106,7 @@ struct RemoteRecord {
 // lock guards the rest), and the list of their tasks, to cancel them. Built when a child is
 // first stolen or something fails (ForkShared): the rare path. Implemented in
 // src/runtime/fork.cpp.
-class ForkRemote {
+class SPOOL_API ForkRemote {
  public:
   ForkRemote() = default;
   ForkRemote(const ForkRemote&) = delete;

@@ -25,7 +25,7 @@ class ScheduledIo;
 
 /// The name of a socket address for error messages: "127.0.0.1:80", "[::1]:80", a Unix
 /// path ("unnamed" for none), or "?" for another family.
-std::string address_name(const sockaddr_storage& ss, socklen_t len);
+SPOOL_API std::string address_name(const sockaddr_storage& ss, socklen_t len);
 
 /// How an IoSource takes its descriptor.
 struct IoAdopt {
@@ -37,7 +37,7 @@ struct IoAdopt {
 /// A non-blocking fd and its registration (src/driver/io/): every spool socket, pipe and
 /// AsyncFd holds one. Closing (destruction) unregisters the fd, then closes it. Any number
 /// of tasks may wait on it at once, each through the IoWaiter of its operation's future.
-class IoSource {
+class SPOOL_API IoSource {
  public:
   /// Which readiness an operation waits for.
   enum class Direction { kRead, kWrite };

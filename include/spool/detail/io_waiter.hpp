@@ -20,7 +20,7 @@ class ScheduledIo;
 /// A moved future starts afresh (a new IoWaiter): the moved-from one keeps its place until
 /// it is destroyed, so the moved future may be polled again at once. Not thread-safe: the
 /// future's poller and the socket's driver use it as ScheduledIo describes.
-class IoWaiter : public WaiterNode {
+class SPOOL_API IoWaiter : public WaiterNode {
  public:
   /// Not waiting.
   IoWaiter() = default;

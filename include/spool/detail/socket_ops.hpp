@@ -19,7 +19,7 @@ namespace spool::detail {
 /// A stream connect in progress: the socket is made and connect() called at the first
 /// poll; ready with the connected socket. Throws std::system_error whose message is `what`
 /// (which names the address) for any failure.
-class Connecting {
+class SPOOL_API Connecting {
  public:
   /// Connects a new SOCK_STREAM socket of `addr`'s family to `addr` (`len` bytes).
   Connecting(std::shared_ptr<Driver> driver, const sockaddr_storage& addr, socklen_t len,
@@ -71,7 +71,7 @@ struct Accepted {
 /// 1 s) and tries again: the listener stays readable, so waiting for readiness would hang
 /// and retrying at once would spin. ECONNABORTED is skipped. Other errors throw
 /// std::system_error naming `what`. Must not move once polled (the back-off timer).
-class Accepting {
+class SPOOL_API Accepting {
  public:
   /// Accepts on `listener`; `what` names the operation in errors.
   Accepting(IoSource& listener, const char* what) noexcept : listener_(&listener), what_(what) {}

@@ -24,7 +24,7 @@ class File;
 /// `co_await options.open(path)`. A combination that means nothing is refused by open with
 /// std::invalid_argument: no access at all (neither read, write nor append), create /
 /// create_new / truncate without write or append access, or truncate with append.
-class OpenOptions {
+class SPOOL_API OpenOptions {
  public:
   /// Read access.
   OpenOptions& read(bool on) noexcept { return set(read_, on); }
@@ -77,12 +77,14 @@ enum class SeekFrom { kStart, kCurrent, kEnd };
 /// its running calls lets it go. Calls on one File may run at once (the kernel orders
 /// them), but reads and writes at the file position then interleave as they land: use
 /// read_at / write_at for concurrent access.
-class File {
+class SPOOL_API File {
  public:
   /// No file: every call throws std::logic_error.
   File() noexcept;
   ~File();
+  /// Takes over the other's file; the other is left with no file.
   File(File&&) noexcept;
+  /// Closes this file (as the destructor), then takes over the other's.
   File& operator=(File&&) noexcept;
   File(const File&) = delete;
   File& operator=(const File&) = delete;

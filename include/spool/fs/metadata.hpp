@@ -34,16 +34,16 @@ class Metadata {
  public:
   /// The fields stat gave (spool fills them; a test may too).
   struct Fields {
-    std::filesystem::file_type type = std::filesystem::file_type::unknown;
-    std::uint32_t mode = 0;  // st_mode's permission bits
-    std::uint64_t len = 0;
-    std::uint64_t ino = 0;
-    std::uint64_t dev = 0;
-    std::uint64_t nlink = 0;
-    std::uint32_t uid = 0;
-    std::uint32_t gid = 0;
-    std::chrono::system_clock::time_point modified{};
-    std::chrono::system_clock::time_point accessed{};
+    std::filesystem::file_type type = std::filesystem::file_type::unknown;  ///< st_mode's type
+    std::uint32_t mode = 0;                            ///< st_mode's permission bits
+    std::uint64_t len = 0;                             ///< st_size
+    std::uint64_t ino = 0;                             ///< st_ino
+    std::uint64_t dev = 0;                             ///< st_dev
+    std::uint64_t nlink = 0;                           ///< st_nlink
+    std::uint32_t uid = 0;                             ///< st_uid
+    std::uint32_t gid = 0;                             ///< st_gid
+    std::chrono::system_clock::time_point modified{};  ///< st_mtim
+    std::chrono::system_clock::time_point accessed{};  ///< st_atim
   };
   /// Metadata made of `fields`.
   explicit Metadata(const Fields& fields) noexcept : f_(fields) {}

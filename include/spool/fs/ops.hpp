@@ -20,41 +20,41 @@ namespace spool::fs {
 // leaves its call running to its end on the pool. Each Task holds copies of its arguments.
 
 /// The whole content of the file `path` (one blocking call: open, read to the end, close).
-Task<std::vector<std::byte>> read(std::filesystem::path path);
+SPOOL_API Task<std::vector<std::byte>> read(std::filesystem::path path);
 /// The whole content of the file `path` as a string of its bytes (no encoding is checked).
-Task<std::string> read_to_string(std::filesystem::path path);
+SPOOL_API Task<std::string> read_to_string(std::filesystem::path path);
 /// Makes `path` hold exactly `contents` (created 0666 before the umask, or truncated).
 /// The bytes are copied when write is called: `contents` need not outlive the call.
-Task<void> write(std::filesystem::path path, std::span<const std::byte> contents);
+SPOOL_API Task<void> write(std::filesystem::path path, std::span<const std::byte> contents);
 /// write() of a string's bytes.
-Task<void> write(std::filesystem::path path, std::string_view contents);
+SPOOL_API Task<void> write(std::filesystem::path path, std::string_view contents);
 /// Copies the file `from` to `to` (created or truncated, with from's permission bits),
 /// with copy_file_range where the kernel can: the number of bytes copied.
-Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to);
+SPOOL_API Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to);
 /// Renames `from` to `to`, replacing `to` if it exists (rename(2)).
-Task<void> rename(std::filesystem::path from, std::filesystem::path to);
+SPOOL_API Task<void> rename(std::filesystem::path from, std::filesystem::path to);
 /// Removes the file (or symlink) `path`.
-Task<void> remove_file(std::filesystem::path path);
+SPOOL_API Task<void> remove_file(std::filesystem::path path);
 /// Creates the directory `path` (0777 before the umask); EEXIST if it exists.
-Task<void> create_dir(std::filesystem::path path);
+SPOOL_API Task<void> create_dir(std::filesystem::path path);
 /// Creates `path` and every missing parent; an existing directory is no error.
-Task<void> create_dir_all(std::filesystem::path path);
+SPOOL_API Task<void> create_dir_all(std::filesystem::path path);
 /// Removes the empty directory `path`.
-Task<void> remove_dir(std::filesystem::path path);
+SPOOL_API Task<void> remove_dir(std::filesystem::path path);
 /// Removes the directory `path` and everything under it (symlinks are removed, never
 /// followed); ENOENT if `path` does not exist, ENOTDIR if it is no directory.
-Task<void> remove_dir_all(std::filesystem::path path);
+SPOOL_API Task<void> remove_dir_all(std::filesystem::path path);
 /// What stat says of `path` (symlinks followed).
-Task<Metadata> metadata(std::filesystem::path path);
+SPOOL_API Task<Metadata> metadata(std::filesystem::path path);
 /// What lstat says of `path` (a symlink itself).
-Task<Metadata> symlink_metadata(std::filesystem::path path);
+SPOOL_API Task<Metadata> symlink_metadata(std::filesystem::path path);
 /// The absolute path of `path` with every symlink, "." and ".." resolved (realpath(3)).
-Task<std::filesystem::path> canonicalize(std::filesystem::path path);
+SPOOL_API Task<std::filesystem::path> canonicalize(std::filesystem::path path);
 /// Makes `link` a new name of the file `original` (link(2)).
-Task<void> hard_link(std::filesystem::path original, std::filesystem::path link);
+SPOOL_API Task<void> hard_link(std::filesystem::path original, std::filesystem::path link);
 /// Makes `link` a symbolic link whose target is `original` (symlink(2)).
-Task<void> symlink(std::filesystem::path original, std::filesystem::path link);
+SPOOL_API Task<void> symlink(std::filesystem::path original, std::filesystem::path link);
 /// Sets the permission bits of `path` (chmod(2)).
-Task<void> set_permissions(std::filesystem::path path, Permissions perms);
+SPOOL_API Task<void> set_permissions(std::filesystem::path path, Permissions perms);
 
 }  // namespace spool::fs

@@ -17,7 +17,7 @@ struct FsDir;
 namespace spool::fs {
 
 /// One entry of a directory, as ReadDir::next_entry gives it ("." and ".." never are).
-class DirEntry {
+class SPOOL_API DirEntry {
  public:
   /// The directory's path joined with the entry's name.
   std::filesystem::path path() const noexcept { return path_; }
@@ -46,11 +46,13 @@ class DirEntry {
 /// directory closes when the ReadDir and the batch it is fetching are gone. next_entry calls
 /// may overlap (each entry is given once), and one dropped while its batch is fetched loses
 /// nothing: the batch lands in the ReadDir for the next call.
-class ReadDir {
+class SPOOL_API ReadDir {
  public:
   /// Entries fetched per blocking call.
   static constexpr std::size_t kBatch = 256;
+  /// Takes over the other's listing; the other is left with none.
   ReadDir(ReadDir&&) noexcept;
+  /// Closes this listing, then takes over the other's.
   ReadDir& operator=(ReadDir&&) noexcept;
   ReadDir(const ReadDir&) = delete;
   ReadDir& operator=(const ReadDir&) = delete;
@@ -67,6 +69,6 @@ class ReadDir {
 };
 
 /// Opens the directory `path` for reading its entries.
-Task<ReadDir> read_dir(std::filesystem::path path);
+SPOOL_API Task<ReadDir> read_dir(std::filesystem::path path);
 
 }  // namespace spool::fs

@@ -23,7 +23,7 @@ enum class Interest {
 
 namespace detail {
 // Throws std::system_error(err) naming `what` and `fd`.
-[[noreturn]] void throw_fd_error(int err, const char* what, int fd);
+[[noreturn]] SPOOL_API void throw_fd_error(int err, const char* what, int fd);
 // The Direction of `interest`.
 constexpr IoSource::Direction direction_of(Interest interest) noexcept {
   return interest == Interest::kReadable ? IoSource::Direction::kRead : IoSource::Direction::kWrite;
@@ -78,7 +78,7 @@ class AsyncFdReadyGuard {
 /// The future of AsyncFd::readable / writable: ready with a guard once the driver has seen
 /// the descriptor ready (at once if nothing cleared the readiness since the last event). It
 /// may be moved until first polled; dropping it gives up its place in the wait.
-class AsyncFdReadyFuture {
+class SPOOL_API AsyncFdReadyFuture {
  public:
   /// Waits for `interest` on `source`.
   AsyncFdReadyFuture(detail::IoSource& source, Interest interest) noexcept
@@ -133,7 +133,7 @@ class AsyncFdIoFuture {
 ///       std::uint64_t ticks;
 ///       if (guard.try_io([&](int fd) { return ::read(fd, &ticks, 8); })) break;
 ///     }  // (or: co_await timer.async_io(spool::Interest::kReadable, read_ticks))
-class AsyncFd {
+class SPOOL_API AsyncFd {
  public:
   /// Takes `fd` and registers it. Throws std::invalid_argument (saying what is wrong) when
   /// `fd` is negative or not open, is in blocking mode (a syscall on it would block the

@@ -18,7 +18,7 @@ class PipeWriter;
 /// so BufReader and net::copy take it too. Reading gives 0 once every write end is closed
 /// and the pipe is empty. Closed when destroyed. Errors are std::system_error naming the
 /// operation.
-class PipeReader : public net::AsyncRead<PipeReader> {
+class SPOOL_API PipeReader : public net::AsyncRead<PipeReader> {
  public:
   /// Takes `fd`, the read end of a pipe or a FIFO opened for reading, made elsewhere: it is
   /// made non-blocking and close-on-exec (which other holders of the same open pipe see
@@ -47,7 +47,7 @@ class PipeReader : public net::AsyncRead<PipeReader> {
 /// SIGPIPE (spool's threads keep it blocked, another thread blocks it for the write's
 /// duration: docs/io.md). Closing it (its destruction, or close()) is the readers' end of
 /// the stream.
-class PipeWriter : public net::AsyncWrite<PipeWriter> {
+class SPOOL_API PipeWriter : public net::AsyncWrite<PipeWriter> {
  public:
   /// Takes `fd`, the write end of a pipe or a FIFO opened for writing (see
   /// PipeReader::from_fd).
@@ -73,6 +73,6 @@ class PipeWriter : public net::AsyncWrite<PipeWriter> {
 /// writer come out of the reader in order; the kernel buffers 64 KiB by default, and a write
 /// waits (pending) while the buffer is full. Throws std::system_error when the process is
 /// out of descriptors.
-std::pair<PipeReader, PipeWriter> pipe();
+SPOOL_API std::pair<PipeReader, PipeWriter> pipe();
 
 }  // namespace spool

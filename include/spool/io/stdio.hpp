@@ -24,7 +24,7 @@ namespace spool::detail {
 /// written with blocking calls on the blocking pool (a thread of its own outside every
 /// runtime), as tokio does for all three; where another process left the descriptor
 /// non-blocking, such a call waits in poll after an EAGAIN and tries again.
-class StdioStream {
+class SPOOL_API StdioStream {
  public:
   /// Opens descriptor `fd` for reading (`write` false) or writing; `what` names it in errors.
   /// Throws std::system_error when `fd` is not open. Copies share the opened stream.
@@ -95,7 +95,7 @@ class Stdin {
 
 /// The process's standard output (descriptor 1) or error (2) as an async stream; make it
 /// with spool::io::stdout() or stderr(). Nothing is buffered: each write is one or more
-/// write syscalls, so bytes written here and through <cstdio> or std::cout (which buffer)
+/// write syscalls, so bytes written here and through `<cstdio>` or std::cout (which buffer)
 /// may come out in another order than they were written. A write to a pipe whose reader
 /// is gone throws std::system_error EPIPE, never SIGPIPE. Where the descriptor is not
 /// pollable (a regular file, a socket), each write copies its bytes and runs on the
@@ -129,10 +129,10 @@ class StdWriter {
 
 /// The standard input. Each call opens it anew (see spool::detail::StdioStream); throws
 /// std::system_error when descriptor 0 is not open.
-Stdin stdin();
+SPOOL_API Stdin stdin();
 /// The standard output (descriptor 1); see stdin().
-StdWriter stdout();
+SPOOL_API StdWriter stdout();
 /// The standard error (descriptor 2); see stdin().
-StdWriter stderr();
+SPOOL_API StdWriter stderr();
 
 }  // namespace spool::io

@@ -14,16 +14,16 @@
 namespace spool::detail {
 /// One recvfrom into [data, data + len) when `source` is readable: the datagram's size,
 /// its sender in `from` / `from_len`. Throws std::system_error naming `what`.
-Poll<std::size_t> poll_recv_from(Context& cx, IoSource& source, IoWaiter& waiter, std::byte* data,
-                                 std::size_t len, sockaddr_storage& from, socklen_t& from_len,
-                                 const char* what);
+SPOOL_API Poll<std::size_t> poll_recv_from(Context& cx, IoSource& source, IoWaiter& waiter,
+                                           std::byte* data, std::size_t len, sockaddr_storage& from,
+                                           socklen_t& from_len, const char* what);
 }  // namespace spool::detail
 
 namespace spool::net {
 
 /// The future of a datagram socket's send_to and send: ready with the bytes sent (the whole
 /// datagram). The buffer must outlive it.
-class SendDatagramFuture {
+class SPOOL_API SendDatagramFuture {
  public:
   /// Sends [data, data + len) to `to` (`to_len` bytes; nullptr: the connected peer).
   SendDatagramFuture(detail::IoSource& source, const std::byte* data, std::size_t len,

@@ -10,7 +10,7 @@ namespace spool::net {
 
 /// Thrown by read_exact when the peer closed its side before the buffer was full. A
 /// std::system_error like every spool socket error, with the code std::errc::io_error.
-class UnexpectedEof : public std::system_error {
+class SPOOL_API UnexpectedEof : public std::system_error {
  public:
   /// `what` names the operation (and, from a stream's read_exact, the socket's addresses;
   /// BufReader's, which wraps any reader, knows none).

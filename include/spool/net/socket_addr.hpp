@@ -15,7 +15,7 @@ namespace spool::net {
 /// An IPv4 or IPv6 socket address (an IP and a port), as the socket calls take it. Parsed
 /// from numeric text only ("127.0.0.1:6379", "[::1]:80"): a host name needs
 /// spool::net::lookup_host, which never blocks a worker.
-class SocketAddr {
+class SPOOL_API SocketAddr {
  public:
   /// 0.0.0.0:0.
   SocketAddr() noexcept;
@@ -44,7 +44,7 @@ class SocketAddr {
   socklen_t size() const noexcept;
 
   /// Same family, IP and port.
-  friend bool operator==(const SocketAddr& a, const SocketAddr& b) noexcept;
+  friend SPOOL_API bool operator==(const SocketAddr& a, const SocketAddr& b) noexcept;
 
  private:
   // Sets the IP from numeric text and the port; false when `ip` is not numeric.

@@ -42,7 +42,7 @@ concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_rang
 /// read_exact fills the whole buffer, across as many recvs as it takes, and throws
 /// UnexpectedEof if the stream ends first. Errors are std::system_error. It may be moved
 /// freely; the buffer must outlive it.
-class ReadFuture {
+class SPOOL_API ReadFuture {
  public:
   /// What the read waits for.
   enum class Mode {
@@ -72,7 +72,7 @@ class ReadFuture {
 /// what one successful send accepts; write_all sends the whole buffer. A write to a socket
 /// whose peer is gone throws std::system_error (EPIPE or ECONNRESET), never SIGPIPE. It
 /// may be moved freely; the buffer must outlive it.
-class WriteFuture {
+class SPOOL_API WriteFuture {
  public:
   /// Writes [data, data + len) to `source` (see TcpStream::write).
   WriteFuture(detail::IoSource& source, const std::byte* data, std::size_t len, bool all,
@@ -94,7 +94,7 @@ class WriteFuture {
 /// The future of write_vectored: one sendmsg of up to IOV_MAX buffers, in order; ready with
 /// the number of bytes it accepted (possibly fewer than the total). The buffers must outlive
 /// it.
-class WriteVectoredFuture {
+class SPOOL_API WriteVectoredFuture {
  public:
   /// Writes the buffers of `bufs` to `source`.
   WriteVectoredFuture(detail::IoSource& source, std::span<const iovec> bufs,

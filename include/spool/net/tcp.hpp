@@ -29,7 +29,7 @@ class TcpSocket;
 /// std::system_error with the errno and a message naming the operation and the addresses.
 /// Writes never raise SIGPIPE. Destroying the stream closes the socket (a pending
 /// operation must not outlive it).
-class TcpStream : public StreamSocket<TcpStream> {
+class SPOOL_API TcpStream : public StreamSocket<TcpStream> {
  public:
   /// The peer address type an accept gives.
   using Peer = SocketAddr;
@@ -102,7 +102,7 @@ class TcpStream : public StreamSocket<TcpStream> {
 };
 
 /// A listening TCP socket.
-class TcpListener {
+class SPOOL_API TcpListener {
  public:
   /// Binds `addr` (SO_REUSEADDR set; port 0 picks a free port) and listens with a backlog of
   /// 1024. The socket belongs to the current runtime's driver (the process-wide one outside

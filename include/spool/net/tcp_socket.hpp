@@ -18,7 +18,7 @@ namespace spool::net {
 /// moved-from (connected or listening) TcpSocket throws std::logic_error. Move-only; the
 /// destructor closes a socket that was neither connected nor listening. Not (yet) there of
 /// tokio's: keepalive, linger, TOS, bind_device, take_error.
-class TcpSocket {
+class SPOOL_API TcpSocket {
  public:
   /// A new IPv4 socket (non-blocking, close-on-exec).
   static TcpSocket new_v4();

@@ -24,7 +24,7 @@ using RecvDatagramFuture = RecvFromFuture<SocketAddr>;
 /// ready, and those that find nothing wait again). Errors are
 /// std::system_error naming the operation and the addresses (a connected socket whose peer has no
 /// listener reports ECONNREFUSED on a later call).
-class UdpSocket {
+class SPOOL_API UdpSocket {
  public:
   /// Binds `addr` (port 0 picks a free port). The socket belongs to the current runtime's
   /// driver. Throws std::system_error naming the address.

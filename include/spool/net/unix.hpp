@@ -17,7 +17,7 @@ namespace spool::net {
 /// A connected Unix-domain stream socket: the read and write operations of TcpStream
 /// (stream_ops.hpp), shutdown, and halves. Errors are std::system_error naming the
 /// operation and the path.
-class UnixStream : public StreamSocket<UnixStream> {
+class SPOOL_API UnixStream : public StreamSocket<UnixStream> {
  public:
   /// The peer address type an accept gives: the peer's path ("" when it is unnamed, as a
   /// connecting socket usually is).
@@ -54,7 +54,7 @@ class UnixStream : public StreamSocket<UnixStream> {
 /// A listening Unix-domain stream socket bound to a path. It does not remove the path when
 /// it closes (as a TCP port, a path is the program's to manage): bind fails with
 /// EADDRINUSE while a file is there.
-class UnixListener {
+class SPOOL_API UnixListener {
  public:
   /// Binds `path` and listens (backlog 1024). Throws std::system_error naming the path
   /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.

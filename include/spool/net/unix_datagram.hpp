@@ -22,7 +22,7 @@ namespace spool::net {
 /// sender of what it receives; recv_from gives "" for an unbound sender. Any number of
 /// tasks may send and receive on one socket at once. Errors are std::system_error naming
 /// the operation and the path. Like UnixListener, it does not remove its path when it closes.
-class UnixDatagram {
+class SPOOL_API UnixDatagram {
  public:
   /// A socket bound to `path`. Throws std::system_error naming the path (EADDRINUSE while a
   /// file is there, EACCES, ENOENT...), std::invalid_argument for a path too long.

@@ -22,7 +22,7 @@ class ExitWatch;  // the fallback without pidfd (src/process/exit_watch.hpp)
 namespace spool::process {
 
 /// How a child ended: it exited with a code, or a signal killed it.
-class ExitStatus {
+class SPOOL_API ExitStatus {
  public:
   /// From a wait status as waitpid gives it.
   explicit ExitStatus(int raw) noexcept : raw_(raw) {}
@@ -58,7 +58,7 @@ class Child;
 /// The future of Child::wait: ready with the exit status once the child has exited (and
 /// is reaped). It may be dropped and made again (wait is cancel-safe); it must not move once
 /// polled, and the Child must outlive it.
-class ChildWaitFuture {
+class SPOOL_API ChildWaitFuture {
  public:
   /// Waits for `child`.
   explicit ChildWaitFuture(Child& child) noexcept : child_(&child) {}
@@ -81,7 +81,7 @@ class ChildWaitFuture {
 /// killed with SIGKILL if Command::kill_on_drop was set. A child may outlive the runtime it
 /// was spawned in: its wait then goes through the driver of the executor that awaits it.
 /// One task uses a Child at a time.
-class Child {
+class SPOOL_API Child {
  public:
   /// The write end of the child's stdin when it was piped: `co_await
   /// child.stdin->write_all(data)`; reset it (or move it away and drop it) to close it,

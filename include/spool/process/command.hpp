@@ -47,7 +47,7 @@ class Stdio {
 /// opens is close-on-exec, so the child gets only its stdio; descriptors the application
 /// opened without close-on-exec are inherited, as with any fork and exec. The child starts
 /// with no signal blocked; signals the parent ignores stay ignored (POSIX).
-class Command {
+class SPOOL_API Command {
  public:
   /// Runs `program`: a path, or a name looked up in PATH (the child's, if env() sets one,
   /// else the parent's) as execvp does. It is also the child's argv[0].

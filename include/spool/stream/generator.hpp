@@ -243,6 +243,7 @@ class [[nodiscard]] Generator {
                 "std::reference_wrapper to give references)");
 
  public:
+  /// The coroutine's promise type, for the compiler (not for users).
   using promise_type = detail::GeneratorPromise<T>;
   /// The type of the values it yields.
   using value_type = T;

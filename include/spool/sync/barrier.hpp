@@ -32,7 +32,7 @@ class BarrierWaitResult {
 /// not take the arrival back (the generation still completes when the others arrive); before
 /// its first poll it never arrived. Movable until first polled; moving it while it waits
 /// throws std::logic_error. It must not outlive its Barrier.
-class BarrierWait {
+class SPOOL_API BarrierWait {
  public:
   /// Moves a future that does not wait (the source is left empty: polling it throws
   /// std::logic_error, so it cannot arrive twice); throws std::logic_error for one that

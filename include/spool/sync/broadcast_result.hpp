@@ -26,7 +26,7 @@ enum class RecvStatus : std::uint8_t {
 
 /// Thrown by RecvResult::value() when the receive gave no message; status() and missed()
 /// say why (the message says it in words).
-class RecvError : public std::runtime_error {
+class SPOOL_API RecvError : public std::runtime_error {
  public:
   /// The error for an outcome other than kValue (`missed`: the lag, for kLagged).
   RecvError(RecvStatus status, std::uint64_t missed);

@@ -25,7 +25,7 @@ struct CancelState;
 /// (destroying it) loses nothing. Movable until first polled; moving it while it waits
 /// throws std::logic_error. A poll that waits spends one unit of the task's cooperative
 /// budget.
-class WaitForCancellation {
+class SPOOL_API WaitForCancellation {
  public:
   /// Moves a future that does not wait (the source is left empty: polling it throws
   /// std::logic_error); throws std::logic_error for one that waits, leaving both intact.
@@ -97,7 +97,7 @@ class RunUntilCancelled {
 /// (run_until_cancelled). child_token() makes a token that is cancelled with this one (and
 /// can be cancelled alone). Cancellation is final. Thread-safe; works under any executor.
 /// A moved-from token throws std::logic_error when used.
-class CancellationToken {
+class SPOOL_API CancellationToken {
  public:
   /// A new token, not cancelled, with no parent.
   CancellationToken();

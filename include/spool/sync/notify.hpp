@@ -38,7 +38,7 @@ struct NotifyWaiter : WaiterNode {
 /// already picked it, that notification passes on to the next waiter (or is stored as the
 /// permit). Movable until it is first polled; moving it while it waits throws
 /// std::logic_error. Spends one unit of the task's cooperative budget per poll.
-class Notified {
+class SPOOL_API Notified {
  public:
   /// Ready once notified; pending while it waits (it keeps the latest waker).
   Poll<void> poll(Context& cx);
@@ -68,7 +68,7 @@ class Notified {
 /// stores one permit (at most one) that the next Notified consumes at once; notify_waiters()
 /// wakes every Notified waiting now and stores no permit. Thread-safe; works under any
 /// executor. Not movable; it must outlive its Notified futures.
-class Notify {
+class SPOOL_API Notify {
  public:
   /// A Notify with no stored permit and no waiter.
   Notify() = default;

@@ -16,7 +16,7 @@ namespace spool::oneshot {
 
 /// Thrown by the Receiver when no value will come: the Sender was dropped without sending,
 /// or the Receiver closed the channel before a value was sent (the message says which).
-class RecvError : public std::runtime_error {
+class SPOOL_API RecvError : public std::runtime_error {
  public:
   /// The sender was dropped without sending.
   RecvError()

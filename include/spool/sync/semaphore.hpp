@@ -18,7 +18,7 @@
 namespace spool {
 
 /// Thrown by an acquire (its future, or try_acquire) on a closed Semaphore.
-class AcquireError : public std::runtime_error {
+class SPOOL_API AcquireError : public std::runtime_error {
  public:
   /// The error with its message.
   AcquireError() : std::runtime_error("spool::Semaphore: acquire on a closed semaphore") {}
@@ -93,7 +93,7 @@ struct AcquireWaiter : WaiterNode {
 /// Cancellation (destroying it): while waiting, the permits already assigned to it pass to
 /// the next waiters (or back to the semaphore); once it was granted but not yet polled, all
 /// `n` do. Nothing is lost. Spends one unit of the task's cooperative budget per poll.
-class SemaphoreAcquire {
+class SPOOL_API SemaphoreAcquire {
  public:
   /// Ready with the permit; pending while it waits (it keeps the latest waker).
   Poll<SemaphorePermit> poll(Context& cx);
@@ -141,7 +141,7 @@ class SemaphoreAcquire {
 /// (tokio's batch_semaphore). An uncontended acquire or release is one CAS. Thread-safe;
 /// works under any executor. Not movable (waiters point at it); it must outlive its permits
 /// and acquire futures.
-class Semaphore {
+class SPOOL_API Semaphore {
  public:
   /// The most permits a semaphore can hold, and the most one acquire may ask for.
   static constexpr std::size_t max_permits = SIZE_MAX >> 3;

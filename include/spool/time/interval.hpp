@@ -24,7 +24,7 @@ enum class MissedTickBehavior {
 /// the next tick and gives its scheduled instant. A tick is missed when it is taken after
 /// the instant the following one was due; the MissedTickBehavior then decides the next.
 /// Built by spool::interval / spool::interval_at; must not move once ticked.
-class Interval {
+class SPOOL_API Interval {
  public:
   /// The future of one tick (it refers to the Interval, which must outlive it).
   class Tick {
@@ -69,8 +69,8 @@ class Interval {
 };
 
 /// Ticks at once, then every `period`. Throws std::invalid_argument for a period ≤ 0.
-Interval interval(std::chrono::nanoseconds period);
+SPOOL_API Interval interval(std::chrono::nanoseconds period);
 /// Ticks at `start`, then every `period`. Throws std::invalid_argument for a period ≤ 0.
-Interval interval_at(Instant start, std::chrono::nanoseconds period);
+SPOOL_API Interval interval_at(Instant start, std::chrono::nanoseconds period);
 
 }  // namespace spool

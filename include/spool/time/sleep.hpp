@@ -21,7 +21,7 @@ class IoSource;
 using Instant = std::chrono::steady_clock::time_point;
 
 /// Thrown by a timer polled after the runtime it belongs to shut down.
-class TimerShutdown : public std::runtime_error {
+class SPOOL_API TimerShutdown : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -35,7 +35,7 @@ class TimerShutdown : public std::runtime_error {
 /// of the driver fires it (a multi-thread runtime's workers always drive theirs). Once
 /// armed it must not move (the driver links it in place): moving it then throws
 /// std::logic_error.
-class Sleep {
+class SPOOL_API Sleep {
  public:
   /// Ready once the deadline has passed. Throws TimerShutdown when the timer's runtime
   /// shut down before that.
@@ -79,8 +79,8 @@ class Sleep {
 
 /// A Sleep that completes `duration` from now (now as spool::time::now() tells it; a
 /// negative duration completes at once).
-Sleep sleep(std::chrono::nanoseconds duration);
+SPOOL_API Sleep sleep(std::chrono::nanoseconds duration);
 /// A Sleep that completes at `deadline` (at once, at its first poll, if it has passed).
-Sleep sleep_until(Instant deadline);
+SPOOL_API Sleep sleep_until(Instant deadline);
 
 }  // namespace spool
