@@ -366,7 +366,7 @@ class Runtime {
   ~Runtime() {
     if (rt_) detail::shutdown_runtime(*rt_, std::nullopt, true);
   }
-  /// Takes over other's runtime; other is left empty (its methods throw).
+  /// Takes over other's runtime; other is left empty (moved-from: do not use it).
   Runtime(Runtime&&) noexcept = default;
   /// Shuts this runtime down (as the destructor), then takes over other's.
   Runtime& operator=(Runtime&& other) noexcept {
