@@ -7,6 +7,7 @@
 
 #include "context/budget.hpp"
 #include "context/deferred.hpp"
+#include "spool/detail/join.hpp"  // the JoinHandle operations defined here, exported (SPOOL_API)
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
