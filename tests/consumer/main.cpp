@@ -1,5 +1,8 @@
-// Built by scripts/check-install against an installed spool: exits 0 when the installed
-// headers and libraries (spool::spool, spool::tls) work.
+// Built by scripts/check-install and scripts/check-package against an installed spool: exits 0
+// when the installed headers and libraries (spool::spool, spool::tls) work. It runs a Task
+// under block_on and spawned Tasks on a Runtime (JoinHandle, spool::spawn, a Sleep), so that
+// a name the shared library fails to export breaks its link.
+#include <chrono>
 #include <cstdio>
 
 #include "spool/spool.hpp"
@@ -11,15 +14,24 @@ spool::Task<int> answer() { co_return 42; }
 
 spool::Task<int> doubled() { co_return 2 * co_await answer(); }
 
+spool::Task<int> spawned_sum() {
+  spool::JoinHandle<int> a = spool::spawn(doubled());
+  spool::JoinHandle<int> b = spool::spawn(answer());
+  co_await spool::sleep(std::chrono::milliseconds(1));
+  co_return co_await a + co_await b;
+}
+
 }  // namespace
 
 int main() {
   const int result = spool::block_on(doubled());
-  if (result != 84) {
-    std::fprintf(stderr, "consumer: expected 84, got %d\n", result);
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  const int sum = rt.block_on(spawned_sum());
+  if (result != 84 || sum != 126) {
+    std::fprintf(stderr, "consumer: expected 84 and 126, got %d and %d\n", result, sum);
     return 1;
   }
-  std::puts("consumer: spool::block_on(doubled()) == 84");
+  std::puts("consumer: block_on(doubled()) == 84, spawned sum on a Runtime == 126");
   // spool::tls links (with OpenSSL): a client context and its connector.
   spool::tls::TlsContextBuilder client(spool::tls::Role::kClient);
   client.verify(spool::tls::Verify::kNone);
