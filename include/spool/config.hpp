@@ -9,8 +9,10 @@
     "spool needs C++ exceptions: its API reports errors by throwing. Remove -fno-exceptions for the code that includes spool."
 #endif
 
-/// Marks a class or function that libspool.so exports. The shared build compiles spool with
-/// -fvisibility=hidden (-DSPOOL_SHARED=ON), so only what carries SPOOL_API is linkable from
-/// outside; the static build exports everything and the mark costs nothing. On ELF the same
-/// attribute serves the library's build and its users', so there is no import/export switch.
+/// Marks a class, function or inline variable that libspool.so exports (an inline variable
+/// that both the library and users' inline code touch needs it to be one variable). The shared
+/// build compiles spool with -fvisibility=hidden (-DSPOOL_SHARED=ON), so only what carries
+/// SPOOL_API is linkable from outside; the static build exports everything and the mark costs
+/// nothing. On ELF the same attribute serves the library's build and its users', so there is no
+/// import/export switch.
 #define SPOOL_API __attribute__((visibility("default")))

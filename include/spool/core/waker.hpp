@@ -40,7 +40,9 @@ struct RawWaker {
 };
 
 namespace detail {
-inline constexpr WakerVTable noop_waker_vtable{
+// SPOOL_API: one address in the whole program, libspool.so included, so that will_wake
+// compares equal for two noop wakers made on either side.
+SPOOL_API inline constexpr WakerVTable noop_waker_vtable{
     [](const void*) {
       return RawWaker{nullptr, &noop_waker_vtable};
     },

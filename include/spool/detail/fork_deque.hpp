@@ -163,7 +163,9 @@ class ForkDeque : public WorkStealingDeque<256> {
 // The deque of the worker core this thread holds: set by the multi-thread worker loop for
 // as long as it holds a core; null on other threads, and once block_in_place handed the
 // core over. Only its own thread reads or writes it. (constinit: no TLS wrapper call.)
-inline constinit thread_local ForkDeque* this_thread_forks = nullptr;
+// SPOOL_API: one variable for libspool.so, which sets it, and the inline joins in users'
+// code, which read it; hidden, each would have its own and users' joins would never see it.
+SPOOL_API inline constinit thread_local ForkDeque* this_thread_forks = nullptr;
 
 // A push into an empty deque: wakes a parked worker to steal (src/scheduler/multi_thread/).
 SPOOL_API void notify_fork_thieves() noexcept;

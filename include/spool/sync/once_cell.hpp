@@ -47,8 +47,9 @@ struct InitialisingCell {
   const void* cell;
   const InitialisingCell* outer;
 };
-// The innermost mark of this thread (null when it polls no initialiser).
-inline thread_local const InitialisingCell* initialising_cells = nullptr;
+// The innermost mark of this thread (null when it polls no initialiser). SPOOL_API: one
+// variable whichever library's inline code reads it.
+SPOOL_API inline thread_local const InitialisingCell* initialising_cells = nullptr;
 
 // True while this thread polls `cell`'s initialiser: a get_or_init of `cell` here would wait
 // for the initialiser that awaits it.
