@@ -22,6 +22,9 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libspool-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libspool${SPOOL_ABI_VERSION} (= ${PROJECT_VERSION}), liburing-dev")
+if(TARGET spool_tls)  # libspool_tls.a: find_package(spool COMPONENTS tls) needs OpenSSL 3's
+  set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libssl-dev (>= 3)")  # headers and libraries
+endif()
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "spool, a C++20 async runtime: the shared library")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "spool, a C++20 async runtime: headers, static library, CMake and pkg-config files")

@@ -6,7 +6,9 @@
 #include <cstdio>
 
 #include "spool/spool.hpp"
+#ifdef SPOOL_CONSUMER_TLS
 #include "spool/tls.hpp"
+#endif
 
 namespace {
 
@@ -32,10 +34,12 @@ int main() {
     return 1;
   }
   std::puts("consumer: block_on(doubled()) == 84, spawned sum on a Runtime == 126");
+#ifdef SPOOL_CONSUMER_TLS
   // spool::tls links (with OpenSSL): a client context and its connector.
   spool::tls::TlsContextBuilder client(spool::tls::Role::kClient);
   client.verify(spool::tls::Verify::kNone);
   const spool::tls::TlsConnector connector(client.build());
   std::puts("consumer: a spool::tls::TlsConnector made");
+#endif
   return 0;
 }

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include "spool/config.hpp"
+
 namespace spool::codec {
 
 /// A byte queue that reuses its storage: bytes go in at the back (prepare/commit, or

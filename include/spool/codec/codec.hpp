@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "spool/codec/buffer.hpp"
+#include "spool/config.hpp"
 
 namespace spool::codec {
 

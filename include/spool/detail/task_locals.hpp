@@ -3,6 +3,7 @@
 // (a scope's child, a stolen fork child) is polled inside its parent's chain.
 #pragma once
 
+#include "spool/config.hpp"
 #include "spool/core/context.hpp"
 
 namespace spool::detail {
@@ -20,8 +21,8 @@ struct TaskLocalNode {
 // captured from it. Out of line (src/task/task_locals.cpp) on purpose: an inlined read of a
 // thread_local in a coroutine body may reuse the address computed before a co_await, i.e.
 // the thread the task resumed away from (clang: llvm/llvm-project#47179, fixed in clang 16).
-const TaskLocalNode* current_task_locals() noexcept;
-const TaskLocalNode* exchange_task_locals(const TaskLocalNode* chain) noexcept;
+SPOOL_API const TaskLocalNode* current_task_locals() noexcept;
+SPOOL_API const TaskLocalNode* exchange_task_locals(const TaskLocalNode* chain) noexcept;
 
 // Makes `chain` this thread's task-local chain for its lifetime (one poll), then restores
 // the one before.

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spool/config.hpp"
+
 struct ssl_ctx_st;  // OpenSSL's SSL_CTX (spool's headers do not include OpenSSL's)
 
 namespace spool::tls {
@@ -63,7 +65,9 @@ class TlsContextBuilder {
  public:
   /// A builder for `role`'s context.
   explicit TlsContextBuilder(Role role);
+  /// Takes over the other's settings; the moved-from builder is not to be used.
   TlsContextBuilder(TlsContextBuilder&&) noexcept = default;
+  /// Takes over the other's settings.
   TlsContextBuilder& operator=(TlsContextBuilder&&) noexcept = default;
 
   /// The certificate chain (leaf first) from a PEM file.

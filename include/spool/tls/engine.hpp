@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "spool/config.hpp"
 #include "spool/tls/context.hpp"
 
 struct ssl_st;  // OpenSSL's SSL

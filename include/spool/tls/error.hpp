@@ -4,6 +4,8 @@
 #include <string>
 #include <system_error>
 
+#include "spool/config.hpp"
+
 namespace spool::tls {
 
 /// What went wrong, as the error code's value in tls::category().

@@ -38,7 +38,9 @@ auto& live_connection(const Ptr& c, const char* who) {
 template <ByteStream S, class Ptr>
 class TlsReadHalf : public TlsReadOps<TlsReadHalf<S, Ptr>, S> {
  public:
+  /// Takes over o's connection; o is left moved-from (its operations throw).
   TlsReadHalf(TlsReadHalf&& o) noexcept : c_(std::exchange(o.c_, Ptr{})) {}
+  /// Takes over o's connection, dropping this one's.
   TlsReadHalf& operator=(TlsReadHalf&& o) noexcept {
     c_ = std::exchange(o.c_, Ptr{});
     return *this;
@@ -58,7 +60,9 @@ class TlsReadHalf : public TlsReadOps<TlsReadHalf<S, Ptr>, S> {
 template <ByteStream S, class Ptr>
 class TlsWriteHalf : public TlsWriteOps<TlsWriteHalf<S, Ptr>, S> {
  public:
+  /// Takes over o's connection; o is left moved-from (its operations throw).
   TlsWriteHalf(TlsWriteHalf&& o) noexcept : c_(std::exchange(o.c_, Ptr{})) {}
+  /// Takes over o's connection, dropping this one's.
   TlsWriteHalf& operator=(TlsWriteHalf&& o) noexcept {
     c_ = std::exchange(o.c_, Ptr{});
     return *this;
@@ -95,7 +99,9 @@ class TlsStream : public TlsReadOps<TlsStream<S>, S>, public TlsWriteOps<TlsStre
   /// The owned write half (into_split).
   using OwnedWriteHalf = TlsWriteHalf<S, std::shared_ptr<detail::Connection<S>>>;
 
+  /// Takes over the other's connection; the moved-from stream is not to be used.
   TlsStream(TlsStream&&) noexcept = default;
+  /// Takes over the other's connection, dropping this one's.
   TlsStream& operator=(TlsStream&&) noexcept = default;
 
   /// Borrowed halves, for two tasks that both live no longer than the stream.
