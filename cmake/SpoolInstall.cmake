@@ -1,8 +1,9 @@
 # install() rules, the exported CMake package and the pkg-config file: after `cmake --install`,
 # a separate project can use find_package(spool CONFIG REQUIRED) and link spool::spool (the
 # shared library when the install has one) or spool::spool_static (and, with COMPONENTS tls,
-# spool::tls), or ask `pkg-config --cflags --libs spool`. Two components, the Debian packages'
-# split (cmake/SpoolPackage.cmake): `runtime` is libspool.so.N, `dev` everything else.
+# spool::tls or spool::tls_static), or ask `pkg-config --cflags --libs spool`. Two components,
+# the Debian packages' split (cmake/SpoolPackage.cmake): `runtime` is libspool.so.N, `dev`
+# everything else.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -10,13 +11,20 @@ include(CMakePackageConfigHelpers)
 install(TARGETS spool spool_static EXPORT spoolTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
-install(DIRECTORY include/spool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+# The TLS headers go with spool::tls: without its library they could only fail to link.
+set(spool_header_excludes "")
+if(NOT TARGET spool_tls)
+  set(spool_header_excludes PATTERN tls EXCLUDE PATTERN tls.hpp EXCLUDE)
+endif()
+install(DIRECTORY include/spool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
+        ${spool_header_excludes})
 install(EXPORT spoolTargets NAMESPACE spool::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
 # spool::tls, when built: the component "tls" (cmake/spool-tls.cmake finds OpenSSL for it).
 if(TARGET spool_tls)
   set_target_properties(spool_tls PROPERTIES EXPORT_NAME tls)
-  install(TARGETS spool_tls EXPORT spoolTlsTargets
+  set_target_properties(spool_tls_static PROPERTIES EXPORT_NAME tls_static)
+  install(TARGETS spool_tls spool_tls_static EXPORT spoolTlsTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
   install(EXPORT spoolTlsTargets NAMESPACE spool::
