@@ -40,14 +40,25 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/spoolConfig.cmake ${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
 
-# spool.pc: -lspool finds libspool.so where there is one, libspool.a otherwise; liburing is
-# needed only to link the static library (`pkg-config --static`).
-set(spool_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-file(RELATIVE_PATH SPOOL_PC_PREFIX_FROM_PCFILEDIR "/root/${spool_pc_dir}" "/root")
-string(REGEX REPLACE "/$" "" SPOOL_PC_PREFIX_FROM_PCFILEDIR "${SPOOL_PC_PREFIX_FROM_PCFILEDIR}")
-set(SPOOL_PC_LIBS_PRIVATE "")
-if(SPOOL_HAVE_LIBURING)
-  set(SPOOL_PC_LIBS_PRIVATE "-luring")
+# spool.pc, written at install time (cmake/spool-pc-install.cmake.in). -lspool finds libspool.so
+# where the install has one, and libspool.a otherwise, which needs liburing (liburing-dev ships
+# liburing.pc): a public requirement then, a private one beside the shared library.
+# spool_pc_dir(var prefix dir): <prefix>/dir, or dir when GNUInstallDirs was given it absolute.
+function(spool_pc_dir var prefix dir)
+  if(IS_ABSOLUTE "${dir}")
+    set(${var} "${dir}" PARENT_SCOPE)
+  else()
+    set(${var} "${prefix}/${dir}" PARENT_SCOPE)
+  endif()
+endfunction()
+spool_pc_dir(SPOOL_PC_LIBDIR "\${prefix}" "${CMAKE_INSTALL_LIBDIR}")  # pkg-config's ${prefix}
+spool_pc_dir(SPOOL_PC_INCLUDEDIR "\${prefix}" "${CMAKE_INSTALL_INCLUDEDIR}")
+spool_pc_dir(SPOOL_PC_DESTINATION "\${CMAKE_INSTALL_PREFIX}" "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+set(SPOOL_PC_REQUIRES "")
+if(SPOOL_HAVE_LIBURING AND SPOOL_SHARED)
+  set(SPOOL_PC_REQUIRES "Requires.private: liburing")
+elseif(SPOOL_HAVE_LIBURING)
+  set(SPOOL_PC_REQUIRES "Requires: liburing")
 endif()
-configure_file(cmake/spool.pc.in ${PROJECT_BINARY_DIR}/spool.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/spool.pc DESTINATION ${spool_pc_dir} COMPONENT dev)
+configure_file(cmake/spool-pc-install.cmake.in ${PROJECT_BINARY_DIR}/spool-pc-install.cmake @ONLY)
+install(SCRIPT ${PROJECT_BINARY_DIR}/spool-pc-install.cmake COMPONENT dev)
