@@ -18,6 +18,7 @@
 #include "spool/coop.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/task.hpp"
+#include "spool/detail/current_runtime.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/levels.hpp"
@@ -75,8 +76,6 @@ SPOOL_API TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& pr
                                           std::coroutine_handle<> frame);
 // The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
 SPOOL_API std::shared_ptr<RuntimeShared> current_runtime();
-// The same without taking a reference: valid while the calling thread stays in it.
-SPOOL_API RuntimeShared* current_runtime_ptr() noexcept;
 [[noreturn]] SPOOL_API void throw_no_current_runtime();
 SPOOL_API void block_in_place_impl(const std::function<void()>& fn);
 SPOOL_API std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);

@@ -2,17 +2,14 @@
 #pragma once
 
 #include "context/thread_local_scope.hpp"
-#include "spool/config.hpp"
+#include "spool/detail/current_runtime.hpp"
 
 namespace spool::detail {
 
 class RuntimeShared;
 
-// The runtime whose handle Handle::current() returns on this thread (a worker, a blocking
-// thread, or a thread inside its block_on), or null. Defined in context/current.cpp; the
-// public spawn path reads it through current_runtime_ptr() (spool/runtime.hpp, which
-// exports it too: SPOOL_API here, since current.cpp does not see that declaration).
-SPOOL_API RuntimeShared* current_runtime_ptr() noexcept;
+// current_runtime_ptr() (spool/detail/current_runtime.hpp): the runtime whose handle
+// Handle::current() returns on this thread, or null.
 // The runtime this thread is a worker or blocking-pool thread of, or null: a shutdown
 // started on such a thread cannot wait for the threads, since it would wait for itself.
 RuntimeShared* runtime_of_thread() noexcept;

@@ -5,6 +5,7 @@
 #include <string>
 #include <system_error>
 
+#include "net/address_name.hpp"
 #include "spool/coop.hpp"
 
 namespace spool::detail {

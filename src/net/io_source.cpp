@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "driver/driver.hpp"
+#include "net/address_name.hpp"
 #include "spool/net/socket_addr.hpp"
 #include "spool/time/sleep.hpp"
 

@@ -22,8 +22,8 @@ class TaskHeader;
 // takes for its own record of the children; no user code runs under it (the `to_wake`
 // wakers are woken, and old ones dropped, after the unlock). The unlock after a child's
 // exit is counted is that child's last touch of its parent: a parent that then sees every
-// child out may free it.
-class SPOOL_API ChildSet {
+// child out may free it. libspool.so exports the members public inline code calls (SPOOL_API).
+class ChildSet {
  public:
   // What the parent sees of its children.
   struct Seen {
@@ -70,14 +70,14 @@ class SPOOL_API ChildSet {
   std::exception_ptr take_error_locked() noexcept { return std::exchange(error_, nullptr); }
 
   // Records `error` unless an earlier one was recorded; wakes no one (the parent's own).
-  void record_error(std::exception_ptr error) noexcept;
+  SPOOL_API void record_error(std::exception_ptr error) noexcept;
   // Keeps `waker`; with `wait_all`, from now on the last exit wakes it.
-  Seen watch(const Waker& waker, bool wait_all);
+  SPOOL_API Seen watch(const Waker& waker, bool wait_all);
   // watch(waker, true), expecting `expected` children (a join's stolen ones); the waker is
   // not kept once they all exited.
-  Seen watch_all(std::size_t expected, const Waker& waker);
+  SPOOL_API Seen watch_all(std::size_t expected, const Waker& waker);
   // The first exception recorded, or null.
-  std::exception_ptr first_error() noexcept;
+  SPOOL_API std::exception_ptr first_error() noexcept;
   // Blocks the thread until every expected child exited (`expected`, if given, replaces
   // the count): the parent goes before it finished, and its children may borrow what it
   // is about to free.

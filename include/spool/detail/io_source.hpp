@@ -23,10 +23,6 @@ namespace spool::detail {
 class Driver;
 class ScheduledIo;
 
-/// The name of a socket address for error messages: "127.0.0.1:80", "[::1]:80", a Unix
-/// path ("unnamed" for none), or "?" for another family.
-SPOOL_API std::string address_name(const sockaddr_storage& ss, socklen_t len);
-
 /// How an IoSource takes its descriptor.
 struct IoAdopt {
   bool socket = true;            ///< a socket (recv / send), else a pipe or other fd (read / write)
@@ -37,7 +33,9 @@ struct IoAdopt {
 /// A non-blocking fd and its registration (src/driver/io/): every spool socket, pipe and
 /// AsyncFd holds one. Closing (destruction) unregisters the fd, then closes it. Any number
 /// of tasks may wait on it at once, each through the IoWaiter of its operation's future.
-class SPOOL_API IoSource {
+/// libspool.so exports the members that public inline code calls (SPOOL_API on each), not
+/// the ones only spool's sources call.
+class IoSource {
  public:
   /// Which readiness an operation waits for.
   enum class Direction { kRead, kWrite };
@@ -55,15 +53,15 @@ class SPOOL_API IoSource {
   /// Takes `fd` (non-blocking) and registers it with `driver`'s I/O layer. Throws
   /// std::system_error when it cannot be registered (`what` names the operation in the
   /// message), after closing `fd` unless `how` says otherwise.
-  IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how = {});
+  SPOOL_API IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how = {});
   /// Takes `other`'s descriptor (a pending operation must not be in flight on it).
-  IoSource(IoSource&& other) noexcept;
+  SPOOL_API IoSource(IoSource&& other) noexcept;
   /// Closes this descriptor, then takes `other`'s.
-  IoSource& operator=(IoSource&& other) noexcept;
+  SPOOL_API IoSource& operator=(IoSource&& other) noexcept;
   IoSource(const IoSource&) = delete;
   IoSource& operator=(const IoSource&) = delete;
   /// Closes the descriptor.
-  ~IoSource();
+  SPOOL_API ~IoSource();
 
   /// The descriptor (-1 when there is none).
   int fd() const noexcept { return fd_; }
@@ -79,15 +77,15 @@ class SPOOL_API IoSource {
   /// kernel's buffer drained or filled, so the readiness is cleared then too, saving the
   /// next call's EAGAIN. Throws std::system_error when the runtime of this socket has shut
   /// down.
-  Poll<long> poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
-                     std::size_t len = 0);
+  SPOOL_API Poll<long> poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op, void* arg,
+                               std::size_t len = 0);
   /// Ready once the descriptor is ready for `dir` (`waiter` then leaves its place); pending
   /// as poll_io is. Throws as poll_io does when the runtime has shut down or the driver
   /// stopped watching the fd.
   Poll<Readiness> poll_ready(Context& cx, IoWaiter& waiter, Direction dir);
   /// After a syscall said EAGAIN: forgets the readiness `seen` reported for `dir` (and the
   /// error, which the syscall consumed), unless an event came since.
-  void clear_ready(Readiness seen, Direction dir) noexcept;
+  SPOOL_API void clear_ready(Readiness seen, Direction dir) noexcept;
   /// True for a socket (recv / send), false for a pipe or another fd (read / write).
   bool is_socket() const noexcept { return socket_; }
   /// The socket's addresses for an error message: " (local 127.0.0.1:5000, peer
@@ -139,9 +137,9 @@ class SPOOL_API IoSource {
   /// Counts an accept that backed off (RuntimeMetrics::io_accept_backoffs).
   void count_accept_backoff() const noexcept;
   /// Unregisters and closes the descriptor now (idempotent).
-  void close() noexcept;
+  SPOOL_API void close() noexcept;
   /// Unregisters the descriptor and gives it back, open (-1 when there is none).
-  int release() noexcept;
+  SPOOL_API int release() noexcept;
 
  private:
   // poll_ready, but `waiter` keeps its place when ready (poll_io's retries after EAGAIN).
