@@ -35,8 +35,14 @@ endif()
 configure_package_config_file(cmake/spoolConfig.cmake.in
   ${PROJECT_BINARY_DIR}/spoolConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool)
+# docs/compatibility.md: before 1.0 a MINOR release may break the API, from 1.0 on only a MAJOR.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(spool_compatibility SameMinorVersion)
+else()
+  set(spool_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+  COMPATIBILITY ${spool_compatibility})
 install(FILES ${PROJECT_BINARY_DIR}/spoolConfig.cmake ${PROJECT_BINARY_DIR}/spoolConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
 
