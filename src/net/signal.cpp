@@ -44,7 +44,9 @@ detail::Atomic<int> g_pipe_write{-1};
 // after it drained the pipe, so a delivery is seen by the pump run its byte wakes.
 detail::Atomic<bool> g_pending[kSignals];
 
-extern "C" void on_signal(int signum) {
+// C linkage, as sa_handler's type has; static, as only this file installs it.
+extern "C" {
+static void on_signal(int signum) {
   const int saved = errno;
   g_pending[signum].store(true, std::memory_order_seq_cst);
   const char byte = 1;
@@ -52,6 +54,7 @@ extern "C" void on_signal(int signum) {
   [[maybe_unused]] const ssize_t r =
       ::write(g_pipe_write.load(std::memory_order_seq_cst), &byte, 1);
   errno = saved;
+}
 }
 
 // The registry: the handlers installed, the listeners of each signal, the generations.
