@@ -319,4 +319,43 @@ TEST(Tutorial, Step08ChatsAsStep06) {
 
 TEST(Tutorial, Step08ReplaysHistoryAndServesTheAdminPort) { run(run_the_room_with_an_admin()); }
 
+TEST(Tutorial, Step09ChatsAsStep06) { run(talk_to_chat(TUTORIAL_STEP_09, "127.0.0.1:0")); }
+
+// Checks that the server prints `lines` (each ended by "\n") and then exits with status 0.
+Task<void> expect_exit(Server& server, std::string lines) {
+  std::istringstream in(lines);
+  for (std::string expected; std::getline(in, expected);) {
+    std::optional<std::string> line = co_await server.line();
+    EXPECT_EQ(line.value_or("<the end>"), expected);
+  }
+  EXPECT_EQ(co_await server.line(), std::nullopt);
+  spool::process::ExitStatus status = co_await server.exit();
+  EXPECT_TRUE(status.success()) << status.to_string();
+}
+
+// SIGTERM: each client is told, the connections close, the server exits 0.
+Task<void> terminate_the_chat() {
+  Server server = co_await Server::start(TUTORIAL_STEP_09, "127.0.0.1:0");
+  Client alice = co_await join_chat(server, "alice");
+  Client bob = co_await join_chat(server, "bob");
+  co_await alice.hear("* bob joined");
+  server.kill(SIGTERM);
+  co_await alice.hear("* the server is shutting down, bye");
+  co_await bob.hear("* the server is shutting down, bye");
+  co_await alice.hear_the_end();
+  co_await bob.hear_the_end();
+  co_await expect_exit(server, "shutting down: 2 connections open\nall connections closed\nbye\n");
+}
+
+// Ctrl-C (SIGINT) with nobody connected.
+Task<void> interrupt_the_chat() {
+  Server server = co_await Server::start(TUTORIAL_STEP_09, "127.0.0.1:0");
+  server.kill(SIGINT);
+  co_await expect_exit(server, "shutting down: 0 connections open\nall connections closed\nbye\n");
+}
+
+TEST(Tutorial, Step09TellsEachClientAndExitsOnSigterm) { run(terminate_the_chat()); }
+
+TEST(Tutorial, Step09ExitsOnSigint) { run(interrupt_the_chat()); }
+
 }  // namespace

@@ -1,0 +1,118 @@
+// Step 9: graceful shutdown — Ctrl-C or SIGTERM, a CancellationToken and a TaskTracker.
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "spool/spool.hpp"
+
+using spool::codec::Framed;
+using spool::codec::LinesCodec;
+using spool::net::SocketAddr;
+using spool::net::TcpListener;
+using spool::net::TcpStream;
+
+using Lines = Framed<TcpStream, LinesCodec>;
+// What the connections share: a broadcast channel. Each connection sends through its own
+// copy of the Sender, and reads everyone's messages through its own Receiver.
+using Hub = spool::broadcast::Sender<std::string>;
+
+// Until the client leaves, or stays silent for `idle`: its lines go to everyone,
+// everyone's messages go to it.
+spool::Task<void> converse(Lines& client, Hub& hub, const std::string& name,
+                           std::chrono::seconds idle) {
+  spool::broadcast::Receiver<std::string> inbox = hub.subscribe();
+  hub.send("* " + name + " joined");
+  spool::Instant deadline = spool::time::now() + idle;  // moved on by each line it sends
+  for (;;) {
+    // The select of step 6, given up at the deadline: timeout_at drops it, and with it
+    // both futures inside, which lose nothing.
+    auto event =
+        co_await spool::timeout_at(deadline, spool::select(spool::next(client), inbox.recv()));
+    if (event.elapsed()) {
+      co_await client.send("* you were silent for too long, bye");
+      co_return;
+    }
+    if (event.value().index() == 0) {
+      std::optional<std::string>& line = std::get<0>(event.value());
+      if (!line) co_return;
+      hub.send(name + ": " + *line);
+      deadline = spool::time::now() + idle;
+    } else {
+      spool::broadcast::RecvResult<std::string>& message = std::get<1>(event.value());
+      if (message.lagged()) {
+        co_await client.send("* (missed " + std::to_string(message.missed()) + " messages)");
+      } else {
+        co_await client.send(*message);
+      }
+    }
+  }
+}
+
+// Step 7's conversation: the client's name, then the chat until it leaves or goes silent.
+spool::Task<void> talk(Lines& client, Hub& hub, std::string& name, std::chrono::seconds idle) {
+  co_await client.send("what is your name?");
+  auto answer = co_await spool::timeout(idle, spool::next(client));
+  if (answer.elapsed() || !answer.value()) co_return;
+  name = std::move(*answer.value());
+  co_await converse(client, hub, name, idle);
+}
+
+spool::Task<void> chat(TcpStream stream, Hub hub, std::chrono::seconds idle,
+                       spool::CancellationToken shutdown) {
+  Lines client(std::move(stream), LinesCodec(1024));
+  std::string name;
+  try {
+    // The whole conversation, dropped where it stands if the shutdown comes first.
+    if (!co_await shutdown.run_until_cancelled(talk(client, hub, name, idle))) {
+      co_await client.send("* the server is shutting down, bye");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+  }
+  if (!name.empty()) hub.send("* " + name + " left");
+}
+
+spool::Task<void> serve(SocketAddr address, std::chrono::seconds idle) {
+  TcpListener listener = TcpListener::bind(address);
+  // From here on, Ctrl-C and SIGTERM no longer end the process: they come to these.
+  spool::Signal interrupt = spool::signal(SIGINT);
+  spool::Signal terminate = spool::signal(SIGTERM);
+  std::printf("listening on %s\n", listener.local_addr().to_string().c_str());
+  std::fflush(stdout);
+  Hub hub = spool::broadcast::channel<std::string>(64).first;
+  spool::CancellationToken shutdown;  // cancelled once, seen by every connection
+  spool::TaskTracker connections;     // counts the connections' tasks until they end
+  for (;;) {
+    // The signals first: a flood of connections cannot hold the shutdown back.
+    auto event = co_await spool::select(interrupt.recv(), terminate.recv(), listener.accept());
+    if (event.index() != 2) break;
+    auto [stream, peer] = std::get<2>(std::move(event));
+    connections.spawn(chat(std::move(stream), hub, idle, shutdown)).detach();
+  }
+  std::printf("shutting down: %zu connections open\n", connections.len());
+  shutdown.cancel();    // each conversation ends, saying bye
+  connections.close();  // no connection comes any more: wait() may complete
+  auto closed = co_await spool::timeout(std::chrono::seconds(10), connections.wait());
+  std::printf("%s\n", closed.elapsed() ? "gave up on some connections" : "all connections closed");
+}
+
+int main(int argc, char** argv) {
+  try {
+    SocketAddr address = SocketAddr::parse(argc > 1 ? argv[1] : "127.0.0.1:6142");
+    std::chrono::seconds idle(argc > 2 ? std::stoi(argv[2]) : 300);
+    spool::Runtime rt = spool::Builder::multi_thread().build();
+    rt.block_on(serve(address, idle));
+    // Cancels what is left (a connection stuck writing to a client that does not read) and
+    // joins the threads, waiting 5 s at most for any that are busy.
+    spool::ShutdownReport report = rt.shutdown_timeout(std::chrono::seconds(5));
+    std::printf("bye%s\n", report.clean() ? "" : " (some threads were still busy)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chat: %s\nusage: chat [address:port] [idle-seconds]\n", e.what());
+    return 1;
+  }
+}
