@@ -15,6 +15,17 @@
 
 #include "spool/spool.hpp"
 
+#ifdef TUTORIAL_STEP_10
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "spool/tls.hpp"
+#include "support/tls_certs.hpp"
+#endif
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -124,12 +135,11 @@ class Server {
   std::vector<SocketAddr> addresses_;
 };
 
-// A client of a server that speaks in lines.
-class Client {
+// A client of a server that speaks in lines, over `Stream` (TCP, or TLS over TCP).
+template <class Stream>
+class LineClient {
  public:
-  static Task<Client> connect(const SocketAddr& address) {
-    co_return Client(co_await TcpStream::connect(address));
-  }
+  explicit LineClient(Stream stream) : lines_(std::move(stream), LinesCodec()) {}
 
   Task<void> say(std::string line) { co_await lines_.send(std::move(line)); }
 
@@ -160,15 +170,20 @@ class Client {
     if (line) throw std::runtime_error("the server said '" + *line + "' instead of closing");
   }
 
-  // Closes the client's side (the server reads the end of the stream).
+  // Closes the client's side of a TCP stream (the server reads the end of the stream).
   void close() { lines_.get().shutdown(SHUT_WR); }
 
-  TcpStream& stream() { return lines_.get(); }
+  Stream& stream() { return lines_.get(); }
 
  private:
-  explicit Client(TcpStream stream) : lines_(std::move(stream), LinesCodec()) {}
-  Framed<TcpStream, LinesCodec> lines_;
+  Framed<Stream, LinesCodec> lines_;
 };
+
+using Client = LineClient<TcpStream>;
+
+Task<Client> connect(const SocketAddr& address) {
+  co_return Client(co_await TcpStream::connect(address));
+}
 
 TEST(Tutorial, Step01HelloRunsATaskToItsEnd) {
   run(expect_output(TUTORIAL_STEP_01, {
@@ -203,8 +218,8 @@ TEST(Tutorial, Step03TimeSleepsTicksAndDropsWhatTimedOut) {
 Task<void> talk_to_echo() {
   Server server = co_await Server::start(TUTORIAL_STEP_04, "127.0.0.1:0");
   // a stays connected while b is served: each connection has a task of its own.
-  Client a = co_await Client::connect(server.address());
-  Client b = co_await Client::connect(server.address());
+  Client a = co_await connect(server.address());
+  Client b = co_await connect(server.address());
   co_await a.say("from a");
   co_await b.say("from b");
   co_await b.hear("from b");
@@ -219,7 +234,7 @@ TEST(Tutorial, Step04EchoServesEachConnectionInItsOwnTask) { run(talk_to_echo())
 
 Task<void> talk_to_lines() {
   Server server = co_await Server::start(TUTORIAL_STEP_05, "127.0.0.1:0");
-  Client c = co_await Client::connect(server.address());
+  Client c = co_await connect(server.address());
   // Two lines in one write, and one cut across two writes: framing finds each line.
   co_await c.stream().write_all(std::string_view("upper hello\nreverse abc\nupp"));
   co_await c.hear("HELLO");
@@ -236,10 +251,10 @@ Task<void> talk_to_lines() {
 
 TEST(Tutorial, Step05LinesAnswersEachLineAndSkipsOverlongOnes) { run(talk_to_lines()); }
 
-// Connects to a chat server as `name`, and waits until it joined (from step 8 on, past
+// Joins a chat server as `name` through `c`, and waits until it joined (from step 8 on, past
 // the lines said before, which it replays first).
-Task<Client> join_chat(const Server& server, std::string name) {
-  Client c = co_await Client::connect(server.address());
+template <class Stream>
+Task<LineClient<Stream>> join_chat(LineClient<Stream> c, std::string name) {
   co_await c.hear("what is your name?");
   co_await c.say(name);
   for (;;) {
@@ -250,6 +265,11 @@ Task<Client> join_chat(const Server& server, std::string name) {
                                "' before it joined");
     }
   }
+}
+
+// The same over TCP.
+Task<Client> join_chat(const Server& server, std::string name) {
+  co_return co_await join_chat(co_await connect(server.address()), std::move(name));
 }
 
 // Two clients chat with the chat server `program` started with `args`.
@@ -275,7 +295,7 @@ TEST(Tutorial, Step07ChatsAsStep06) { run(talk_to_chat(TUTORIAL_STEP_07, "127.0.
 Task<void> stay_silent_in_chat() {
   Server server = co_await Server::start(TUTORIAL_STEP_07, "127.0.0.1:0 1");  // idle: 1 s
   // One that never gives its name is dropped...
-  Client nameless = co_await Client::connect(server.address());
+  Client nameless = co_await connect(server.address());
   co_await nameless.hear("what is your name?");
   co_await nameless.hear_the_end();
   // ... and so is one that says nothing once it joined.
@@ -293,7 +313,7 @@ Task<void> run_the_room_with_an_admin() {
   Client alice = co_await join_chat(server, "alice");
   co_await alice.say("anyone here?");
   co_await alice.hear("alice: anyone here?");
-  Client bob = co_await Client::connect(server.address());
+  Client bob = co_await connect(server.address());
   co_await bob.hear("what is your name?");
   co_await bob.say("bob");
   co_await bob.hear("(earlier) * alice joined");
@@ -301,7 +321,7 @@ Task<void> run_the_room_with_an_admin() {
   co_await bob.hear("* bob joined");
   co_await alice.hear("* bob joined");
 
-  Client admin = co_await Client::connect(server.address(1));
+  Client admin = co_await connect(server.address(1));
   co_await admin.say("users");
   co_await admin.hear("2 in the room");
   co_await admin.say("stats");
@@ -333,18 +353,27 @@ Task<void> expect_exit(Server& server, std::string lines) {
   EXPECT_TRUE(status.success()) << status.to_string();
 }
 
-// SIGTERM: each client is told, the connections close, the server exits 0.
-Task<void> terminate_the_chat() {
-  Server server = co_await Server::start(TUTORIAL_STEP_09, "127.0.0.1:0");
-  Client alice = co_await join_chat(server, "alice");
-  Client bob = co_await join_chat(server, "bob");
+// alice and bob, who joined `server` in that order, chat; then SIGTERM: each is told and
+// disconnected, and the server exits 0.
+template <class Stream>
+Task<void> chat_until_sigterm(Server& server, LineClient<Stream>& alice, LineClient<Stream>& bob) {
   co_await alice.hear("* bob joined");
+  co_await bob.say("hi");
+  co_await alice.hear("bob: hi");
+  co_await bob.hear("bob: hi");
   server.kill(SIGTERM);
   co_await alice.hear("* the server is shutting down, bye");
   co_await bob.hear("* the server is shutting down, bye");
   co_await alice.hear_the_end();
   co_await bob.hear_the_end();
   co_await expect_exit(server, "shutting down: 2 connections open\nall connections closed\nbye\n");
+}
+
+Task<void> terminate_the_chat() {
+  Server server = co_await Server::start(TUTORIAL_STEP_09, "127.0.0.1:0");
+  Client alice = co_await join_chat(server, "alice");
+  Client bob = co_await join_chat(server, "bob");
+  co_await chat_until_sigterm(server, alice, bob);
 }
 
 // Ctrl-C (SIGINT) with nobody connected.
@@ -357,5 +386,74 @@ Task<void> interrupt_the_chat() {
 TEST(Tutorial, Step09TellsEachClientAndExitsOnSigterm) { run(terminate_the_chat()); }
 
 TEST(Tutorial, Step09ExitsOnSigint) { run(interrupt_the_chat()); }
+
+#ifdef TUTORIAL_STEP_10
+using TlsClient = LineClient<spool::tls::TlsStream<TcpStream>>;
+
+// The test PKI's certificate for localhost and its key, as the PEM files step 10 reads, in a
+// directory of their own that goes with this object.
+class PemFiles {
+ public:
+  PemFiles() {
+    std::string dir = (std::filesystem::temp_directory_path() / "spool-tutorial-XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) throw std::system_error(errno, std::generic_category());
+    dir_ = dir;
+    std::ofstream(cert()) << spool_tls_test::pki().server.cert;
+    std::ofstream(key()) << spool_tls_test::pki().server.key;
+  }
+  ~PemFiles() { std::filesystem::remove_all(dir_); }
+  PemFiles(const PemFiles&) = delete;
+  PemFiles& operator=(const PemFiles&) = delete;
+
+  std::string cert() const { return (dir_ / "cert.pem").string(); }
+  std::string key() const { return (dir_ / "key.pem").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// A TLS client that trusts the test CA only, and checks that the server is localhost.
+Task<TlsClient> connect_tls(const SocketAddr& address) {
+  spool::tls::TlsContextBuilder trust(spool::tls::Role::kClient);
+  trust.ca_pem(spool_tls_test::pki().ca.cert);
+  spool::tls::TlsConnector connector(trust.build());
+  TcpStream tcp = co_await TcpStream::connect(address);
+  co_return TlsClient(co_await connector.connect("localhost", std::move(tcp)));
+}
+
+// Reads `c` to its end, whatever it says (a TLS alert, then the end, or a reset).
+Task<void> drain(Client& c) {
+  try {
+    while (co_await c.next()) {
+    }
+  } catch (const std::system_error&) {
+  }
+}
+
+// Chat over TLS; SIGTERM ends every connection with the goodbye and close_notify.
+Task<void> chat_over_tls() {
+  PemFiles pem;
+  Server server =
+      co_await Server::start(TUTORIAL_STEP_10, "127.0.0.1:0 " + pem.cert() + " " + pem.key());
+  TlsClient alice = co_await join_chat(co_await connect_tls(server.address()), "alice");
+  TlsClient bob = co_await join_chat(co_await connect_tls(server.address()), "bob");
+  co_await chat_until_sigterm(server, alice, bob);
+}
+
+// A client that does not speak TLS is turned away, and the server goes on.
+Task<void> knock_without_tls() {
+  PemFiles pem;
+  Server server =
+      co_await Server::start(TUTORIAL_STEP_10, "127.0.0.1:0 " + pem.cert() + " " + pem.key());
+  Client plain = co_await connect(server.address());
+  co_await plain.say("hello?");
+  co_await drain(plain);
+  TlsClient alice = co_await join_chat(co_await connect_tls(server.address()), "alice");
+}
+
+TEST(Tutorial, Step10ChatsOverTlsAndShutsDownCleanly) { run(chat_over_tls()); }
+
+TEST(Tutorial, Step10TurnsAwayAClientWithoutTls) { run(knock_without_tls()); }
+#endif
 
 }  // namespace

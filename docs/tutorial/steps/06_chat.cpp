@@ -52,7 +52,7 @@ spool::Task<void> chat(TcpStream stream, Hub hub) {
     name = std::move(*answer);
     co_await converse(client, hub, name);
   } catch (const std::exception& e) {  // a reset, a line too long: this client leaves
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
   if (!name.empty()) hub.send("* " + name + " left");
 }

@@ -62,7 +62,7 @@ spool::Task<void> chat(TcpStream stream, Hub hub, std::chrono::seconds idle) {
     name = std::move(*answer.value());
     co_await converse(client, hub, name, idle);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
   if (!name.empty()) hub.send("* " + name + " left");
 }

@@ -88,7 +88,7 @@ spool::Task<void> chat(TcpStream stream, Room& room, std::chrono::seconds idle) 
     name = std::move(*answer.value());
     co_await converse(client, room, name, idle);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
   if (!name.empty()) co_await post(room, "* " + name + " left");
 }

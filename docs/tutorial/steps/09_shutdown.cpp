@@ -72,7 +72,7 @@ spool::Task<void> chat(TcpStream stream, Hub hub, std::chrono::seconds idle,
       co_await client.send("* the server is shutting down, bye");
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
   if (!name.empty()) hub.send("* " + name + " left");
 }

@@ -1,0 +1,130 @@
+// Step 10: the chat server of step 9 behind TLS (spool::tls, on OpenSSL 3).
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "spool/spool.hpp"
+#include "spool/tls.hpp"
+
+using spool::codec::Framed;
+using spool::codec::LinesCodec;
+using spool::net::SocketAddr;
+using spool::net::TcpListener;
+using spool::net::TcpStream;
+
+using spool::tls::TlsAcceptor;
+
+using Lines = Framed<spool::tls::TlsStream<TcpStream>, LinesCodec>;
+// What the connections share: a broadcast channel. Each connection sends through its own
+// copy of the Sender, and reads everyone's messages through its own Receiver.
+using Hub = spool::broadcast::Sender<std::string>;
+
+// Until the client leaves, or stays silent for `idle`: its lines go to everyone,
+// everyone's messages go to it.
+spool::Task<void> converse(Lines& client, Hub& hub, const std::string& name,
+                           std::chrono::seconds idle) {
+  spool::broadcast::Receiver<std::string> inbox = hub.subscribe();
+  hub.send("* " + name + " joined");
+  spool::Instant deadline = spool::time::now() + idle;  // moved on by each line it sends
+  for (;;) {
+    // The select of step 6, given up at the deadline: timeout_at drops it, and with it
+    // both futures inside, which lose nothing.
+    auto event =
+        co_await spool::timeout_at(deadline, spool::select(spool::next(client), inbox.recv()));
+    if (event.elapsed()) {
+      co_await client.send("* you were silent for too long, bye");
+      co_return;
+    }
+    if (event.value().index() == 0) {
+      std::optional<std::string>& line = std::get<0>(event.value());
+      if (!line) co_return;
+      hub.send(name + ": " + *line);
+      deadline = spool::time::now() + idle;
+    } else {
+      spool::broadcast::RecvResult<std::string>& message = std::get<1>(event.value());
+      if (message.lagged()) {
+        co_await client.send("* (missed " + std::to_string(message.missed()) + " messages)");
+      } else {
+        co_await client.send(*message);
+      }
+    }
+  }
+}
+
+// Step 7's conversation: the client's name, then the chat until it leaves or goes silent.
+spool::Task<void> talk(Lines& client, Hub& hub, std::string& name, std::chrono::seconds idle) {
+  co_await client.send("what is your name?");
+  auto answer = co_await spool::timeout(idle, spool::next(client));
+  if (answer.elapsed() || !answer.value()) co_return;
+  name = std::move(*answer.value());
+  co_await converse(client, hub, name, idle);
+}
+
+spool::Task<void> chat(TcpStream tcp, TlsAcceptor tls, Hub hub, std::chrono::seconds idle,
+                       spool::CancellationToken shutdown) {
+  std::string name;
+  try {
+    // The handshake, bounded like a silent client: one that never finishes it is dropped.
+    auto handshake = co_await spool::timeout(idle, tls.accept(std::move(tcp)));
+    if (handshake.elapsed()) co_return;
+    Lines client(std::move(handshake).value(), LinesCodec(1024));
+    if (!co_await shutdown.run_until_cancelled(talk(client, hub, name, idle))) {
+      co_await client.send("* the server is shutting down, bye");
+    }
+    co_await client.get().shutdown();  // close_notify: the client reads a clean end
+  } catch (const std::exception& e) {  // a failed handshake too
+    std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
+  }
+  if (!name.empty()) hub.send("* " + name + " left");
+}
+
+spool::Task<void> serve(SocketAddr address, TlsAcceptor tls, std::chrono::seconds idle) {
+  TcpListener listener = TcpListener::bind(address);
+  // From here on, Ctrl-C and SIGTERM no longer end the process: they come to these.
+  spool::Signal interrupt = spool::signal(SIGINT);
+  spool::Signal terminate = spool::signal(SIGTERM);
+  std::printf("listening on %s\n", listener.local_addr().to_string().c_str());
+  std::fflush(stdout);
+  Hub hub = spool::broadcast::channel<std::string>(64).first;
+  spool::CancellationToken shutdown;  // cancelled once, seen by every connection
+  spool::TaskTracker connections;     // counts the connections' tasks until they end
+  for (;;) {
+    // The signals first: a flood of connections cannot hold the shutdown back.
+    auto event = co_await spool::select(interrupt.recv(), terminate.recv(), listener.accept());
+    if (event.index() != 2) break;
+    auto [stream, peer] = std::get<2>(std::move(event));
+    connections.spawn(chat(std::move(stream), tls, hub, idle, shutdown)).detach();
+  }
+  std::printf("shutting down: %zu connections open\n", connections.len());
+  shutdown.cancel();    // each conversation ends, saying bye
+  connections.close();  // no connection comes any more: wait() may complete
+  auto closed = co_await spool::timeout(std::chrono::seconds(10), connections.wait());
+  std::printf("%s\n", closed.elapsed() ? "gave up on some connections" : "all connections closed");
+}
+
+int main(int argc, char** argv) {
+  try {
+    SocketAddr address = SocketAddr::parse(argc > 1 ? argv[1] : "127.0.0.1:6142");
+    if (argc < 4) throw std::invalid_argument("the certificate and its key are needed");
+    spool::tls::TlsContextBuilder server(spool::tls::Role::kServer);
+    server.certificate_chain_file(argv[2]).private_key_file(argv[3]);  // PEM files
+    TlsAcceptor tls(server.build());
+    std::chrono::seconds idle(argc > 4 ? std::stoi(argv[4]) : 300);
+    spool::Runtime rt = spool::Builder::multi_thread().build();
+    rt.block_on(serve(address, tls, idle));
+    // Cancels what is left (a connection stuck writing to a client that does not read) and
+    // joins the threads, waiting 5 s at most for any that are busy.
+    spool::ShutdownReport report = rt.shutdown_timeout(std::chrono::seconds(5));
+    std::printf("bye%s\n", report.clean() ? "" : " (some threads were still busy)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chat: %s\nusage: chat address:port cert.pem key.pem [idle-seconds]\n",
+                 e.what());
+    return 1;
+  }
+}
