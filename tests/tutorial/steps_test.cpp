@@ -44,7 +44,7 @@ constexpr auto kPatience = 60s;
 
 // The next line of `lines` (nullopt at its end); throws if none comes within kPatience.
 template <class Lines>
-Task<std::optional<std::string>> next_line(Lines& lines, const std::string& from) {
+Task<std::optional<std::string>> next_line(Lines& lines, std::string from) {
   auto line = co_await spool::timeout(kPatience, spool::next(lines));
   if (line.elapsed()) throw std::runtime_error(from + " said nothing for a minute");
   co_return std::move(line).value();

@@ -74,7 +74,8 @@ spool::Task<void> chat(TcpStream stream, Hub hub, std::chrono::seconds idle,
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
-  if (!name.empty()) hub.send("* " + name + " left");
+  // At a shutdown everyone leaves at once: nobody is left to be told.
+  if (!name.empty() && !shutdown.is_cancelled()) hub.send("* " + name + " left");
 }
 
 spool::Task<void> serve(SocketAddr address, std::chrono::seconds idle) {

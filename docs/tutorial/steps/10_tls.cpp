@@ -81,7 +81,8 @@ spool::Task<void> chat(TcpStream tcp, TlsAcceptor tls, Hub hub, std::chrono::sec
   } catch (const std::exception& e) {  // a failed handshake too
     std::fprintf(stderr, "%s: %s\n", name.empty() ? "a client" : name.c_str(), e.what());
   }
-  if (!name.empty()) hub.send("* " + name + " left");
+  // At a shutdown everyone leaves at once: nobody is left to be told.
+  if (!name.empty() && !shutdown.is_cancelled()) hub.send("* " + name + " left");
 }
 
 spool::Task<void> serve(SocketAddr address, TlsAcceptor tls, std::chrono::seconds idle) {
