@@ -73,9 +73,11 @@ std::vector<std::string> words(const std::string& text) {
 // Runs `body` to its end on a runtime of its own.
 void run(Task<void> body) { spool::Builder::current_thread().build().block_on(std::move(body)); }
 
-// A program that runs to its end: its exit status and what it printed.
-Task<spool::process::Output> run_to_end(const char* program) {
-  auto output = co_await spool::timeout(kPatience, Command(program).output());
+// A program run to its end with `args`: its exit status and what it printed.
+Task<spool::process::Output> run_to_end(const char* program, std::vector<std::string> args = {}) {
+  Command command(program);
+  for (std::string& arg : args) command.arg(std::move(arg));
+  auto output = co_await spool::timeout(kPatience, command.output());
   if (output.elapsed()) throw std::runtime_error(std::string(program) + " ran for a minute");
   co_return std::move(output).value();
 }
@@ -305,6 +307,19 @@ Task<void> stay_silent_in_chat() {
 }
 
 TEST(Tutorial, Step07IdleDropsSilentClients) { run(stay_silent_in_chat()); }
+
+// A bad idle timeout is refused with a message that names it, before anything listens.
+Task<void> give_a_bad_idle_timeout() {
+  std::vector<std::string> args{"127.0.0.1:0", "soon"};  // not braced in the co_await: g++ 12
+  spool::process::Output out = co_await run_to_end(TUTORIAL_STEP_07, std::move(args));
+  EXPECT_EQ(out.status.code(), std::optional<int>(1));
+  EXPECT_EQ(out.stdout, "");
+  EXPECT_EQ(out.stderr,
+            "chat: idle-seconds must be a whole number above 0, not 'soon'\n"
+            "usage: chat [address:port] [idle-seconds]\n");
+}
+
+TEST(Tutorial, Step07RefusesABadIdleTimeout) { run(give_a_bad_idle_timeout()); }
 
 // The history a newcomer gets (from the "history" level) and the admin port (on "admin").
 Task<void> run_the_room_with_an_admin() {

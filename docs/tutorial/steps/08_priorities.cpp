@@ -4,6 +4,7 @@
 #include <deque>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -142,11 +143,26 @@ spool::Task<void> serve(SocketAddr address, SocketAddr admin_address, Room& room
   co_await spool::when_all(std::move(a), std::move(c));  // ends only if one fails
 }
 
+// The idle timeout from the command line: a whole number of seconds, or an error that says so.
+std::chrono::seconds idle_seconds(const char* text) {
+  std::size_t end = 0;
+  long seconds = -1;
+  try {
+    seconds = std::stol(text, &end);
+  } catch (const std::exception&) {
+  }
+  if (seconds <= 0 || text[end] != '\0') {
+    throw std::invalid_argument(std::string("idle-seconds must be a whole number above 0, not '") +
+                                text + "'");
+  }
+  return std::chrono::seconds(seconds);
+}
+
 int main(int argc, char** argv) {
   try {
     SocketAddr address = SocketAddr::parse(argc > 1 ? argv[1] : "127.0.0.1:6142");
     SocketAddr admin_address = SocketAddr::parse(argc > 2 ? argv[2] : "127.0.0.1:6143");
-    std::chrono::seconds idle(argc > 3 ? std::stoi(argv[3]) : 300);
+    std::chrono::seconds idle = argc > 3 ? idle_seconds(argv[3]) : std::chrono::seconds(300);
     Room room;  // made before the runtime, so it outlives every task that uses it
     // Three levels, highest first; a worker always runs the highest level that has work.
     spool::Runtime rt =

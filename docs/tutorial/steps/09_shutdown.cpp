@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -102,10 +103,25 @@ spool::Task<void> serve(SocketAddr address, std::chrono::seconds idle) {
   std::printf("%s\n", closed.elapsed() ? "gave up on some connections" : "all connections closed");
 }
 
+// The idle timeout from the command line: a whole number of seconds, or an error that says so.
+std::chrono::seconds idle_seconds(const char* text) {
+  std::size_t end = 0;
+  long seconds = -1;
+  try {
+    seconds = std::stol(text, &end);
+  } catch (const std::exception&) {
+  }
+  if (seconds <= 0 || text[end] != '\0') {
+    throw std::invalid_argument(std::string("idle-seconds must be a whole number above 0, not '") +
+                                text + "'");
+  }
+  return std::chrono::seconds(seconds);
+}
+
 int main(int argc, char** argv) {
   try {
     SocketAddr address = SocketAddr::parse(argc > 1 ? argv[1] : "127.0.0.1:6142");
-    std::chrono::seconds idle(argc > 2 ? std::stoi(argv[2]) : 300);
+    std::chrono::seconds idle = argc > 2 ? idle_seconds(argv[2]) : std::chrono::seconds(300);
     spool::Runtime rt = spool::Builder::multi_thread().build();
     rt.block_on(serve(address, idle));
     // Cancels what is left (a connection stuck writing to a client that does not read) and

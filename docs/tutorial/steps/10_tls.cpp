@@ -109,6 +109,21 @@ spool::Task<void> serve(SocketAddr address, TlsAcceptor tls, std::chrono::second
   std::printf("%s\n", closed.elapsed() ? "gave up on some connections" : "all connections closed");
 }
 
+// The idle timeout from the command line: a whole number of seconds, or an error that says so.
+std::chrono::seconds idle_seconds(const char* text) {
+  std::size_t end = 0;
+  long seconds = -1;
+  try {
+    seconds = std::stol(text, &end);
+  } catch (const std::exception&) {
+  }
+  if (seconds <= 0 || text[end] != '\0') {
+    throw std::invalid_argument(std::string("idle-seconds must be a whole number above 0, not '") +
+                                text + "'");
+  }
+  return std::chrono::seconds(seconds);
+}
+
 int main(int argc, char** argv) {
   try {
     SocketAddr address = SocketAddr::parse(argc > 1 ? argv[1] : "127.0.0.1:6142");
@@ -116,7 +131,7 @@ int main(int argc, char** argv) {
     spool::tls::TlsContextBuilder server(spool::tls::Role::kServer);
     server.certificate_chain_file(argv[2]).private_key_file(argv[3]);  // PEM files
     TlsAcceptor tls(server.build());
-    std::chrono::seconds idle(argc > 4 ? std::stoi(argv[4]) : 300);
+    std::chrono::seconds idle = argc > 4 ? idle_seconds(argv[4]) : std::chrono::seconds(300);
     spool::Runtime rt = spool::Builder::multi_thread().build();
     rt.block_on(serve(address, tls, idle));
     // Cancels what is left (a connection stuck writing to a client that does not read) and
