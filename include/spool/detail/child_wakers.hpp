@@ -173,7 +173,8 @@ class ChildWakers {
     raw_drop(data);
   }
   static void raw_drop(const void* data) noexcept { release(node_of(data).block); }
-  static constexpr WakerVTable kVTable{&raw_clone, &raw_wake, &raw_wake_by_ref, &raw_drop};
+  SPOOL_API static constexpr WakerVTable kVTable{&raw_clone, &raw_wake, &raw_wake_by_ref,
+                                                 &raw_drop};
 
   Block* block_;               // null only once moved from
   std::vector<Waker> wakers_;  // child i's Waker, each holding a reference on block_

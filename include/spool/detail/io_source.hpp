@@ -146,8 +146,9 @@ class IoSource {
   Poll<Readiness> wait_ready(Context& cx, IoWaiter& waiter, Direction dir);
   // Throws the std::logic_error of an operation on a closed or moved-from socket.
   [[noreturn]] static void throw_closed();
-  void set_option_bytes(int level, int name, const void* v, unsigned len, const char* what) const;
-  void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
+  SPOOL_API void set_option_bytes(int level, int name, const void* v, unsigned len,
+                                  const char* what) const;
+  SPOOL_API void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
 
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;
