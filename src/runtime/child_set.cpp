@@ -6,6 +6,7 @@
 
 #include "runtime/root_waker.hpp"
 #include "spool/detail/join.hpp"
+#include "task/harness.hpp"  // pin_runtime_of
 
 namespace spool::detail {
 

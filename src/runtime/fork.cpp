@@ -21,6 +21,7 @@
 #include "runtime/shared.hpp"
 #include "spool/detail/join.hpp"
 #include "spool/fork.hpp"
+#include "task/harness.hpp"  // join_cancel_now
 
 namespace spool::detail {
 

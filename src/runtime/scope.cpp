@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "spool/detail/join.hpp"
+#include "task/harness.hpp"  // join_cancel_now
 
 namespace spool {
 

@@ -30,6 +30,14 @@ void run_task(TaskHeader* task, ReactorSlot* slot);
 // Cancels a task taken off the owned-task list at shutdown (consumes the list's reference).
 void shutdown_task(TaskHeader* task);
 
+// Cancels the task on the calling thread if no thread is polling it: its frame is destroyed
+// before this returns. A task being polled elsewhere is cancelled by its poller when that
+// poll ends (the caller waits for that itself); a finished task is left as it is.
+void join_cancel_now(TaskHeader* task) noexcept;
+// Keeps `task`'s runtime alive while the result is held (null once it is being destroyed).
+// Safe on one of that runtime's threads, or while a reference to a live task pins it.
+std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
+
 // Drops `n` references, freeing the task after the last.
 void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;
 

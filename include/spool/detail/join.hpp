@@ -21,13 +21,6 @@ SPOOL_API bool join_output_cancelled(const TaskHeader* task) noexcept;
 SPOOL_API TaskPromiseBase& join_promise(TaskHeader* task) noexcept;
 SPOOL_API bool join_is_finished(const TaskHeader* task) noexcept;
 SPOOL_API void join_abort(TaskHeader* task) noexcept;
-// Cancels the task on the calling thread if no thread is polling it: its frame is destroyed
-// before this returns. A task being polled elsewhere is cancelled by its poller when that
-// poll ends (the caller waits for that itself); a finished task is left as it is.
-SPOOL_API void join_cancel_now(TaskHeader* task) noexcept;
-// Keeps `task`'s runtime alive while the result is held (null once it is being destroyed).
-// Safe on one of that runtime's threads, or while a reference to a live task pins it.
-SPOOL_API std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 // Drops the JoinHandle's interest and reference.
 SPOOL_API void join_drop(TaskHeader* task) noexcept;
 // An AbortHandle's reference: keeps the header (not the frame, nor the output) alive, as a
