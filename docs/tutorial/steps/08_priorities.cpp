@@ -40,19 +40,26 @@ struct Entry {
   spool::broadcast::Receiver<std::string> inbox;
 };
 
-// Bulk work (imagine a day of history read from disk): it runs on the lowest level, so a
-// crowd of newcomers cannot slow down the live chat. Under the lock: no message is missed
-// or seen twice.
+// Under the lock: no message is missed or seen twice. Short, and on the chat level: every
+// post waits for this lock.
 spool::Task<Entry> enter(Room& room) {
   auto recent = co_await room.recent.lock();
   co_return Entry{{recent->begin(), recent->end()}, room.hub.subscribe()};
 }
 
+// Bulk work (imagine a day of history read from disk): it runs on the lowest level, so a
+// crowd of newcomers cannot slow down the live chat. It holds no lock the chat needs.
+spool::Task<std::vector<std::string>> replay(std::vector<std::string> earlier) {
+  for (std::string& line : earlier) line.insert(0, "(earlier) ");
+  co_return earlier;
+}
+
 spool::Task<void> converse(Lines& client, Room& room, const std::string& name,
                            std::chrono::seconds idle) {
   spool::Handle rt = spool::Handle::current();
-  Entry entry = co_await rt.spawn_on(rt.channel("history"), enter(room));
-  for (const std::string& line : entry.earlier) client.feed("(earlier) " + line);  // no I/O yet
+  Entry entry = co_await enter(room);
+  auto earlier = co_await rt.spawn_on(rt.channel("history"), replay(std::move(entry.earlier)));
+  for (std::string& line : earlier) client.feed(std::move(line));  // no I/O yet
   co_await client.flush();  // all of them in as few writes as the socket takes
   co_await post(room, "* " + name + " joined");
   spool::Instant deadline = spool::time::now() + idle;
