@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
             .build();
     rt.block_on(serve(address, admin_address, room, idle));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "chat: %s\nusage: chat [address:port] [admin-address:port] [idle]\n",
+    std::fprintf(stderr,
+                 "chat: %s\nusage: chat [address:port] [admin-address:port] [idle-seconds]\n",
                  e.what());
     return 1;
   }
