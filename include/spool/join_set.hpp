@@ -63,10 +63,19 @@ class JoinSet {
   requires std::is_same_v<detail::spawn_output_t<F>, T>
   void spawn(F&& fut) { insert(spool::spawn(std::forward<F>(fut))); }
 
-  /// Spawns `fut` on `handle`'s runtime and adds it to the set.
+  /// Spawns `fut` onto `channel` of the current runtime (as spool::spawn_on; throws as it
+  /// does) and adds it to the set.
   template <Future F>
   requires std::is_same_v<detail::spawn_output_t<F>, T>
-  void spawn_on(const Handle& handle, F&& fut) { insert(handle.spawn(std::forward<F>(fut))); }
+  void spawn_on(ChannelId channel, F&& fut) {
+    insert(spool::spawn_on(channel, std::forward<F>(fut)));
+  }
+
+  /// Spawns `fut` on `handle`'s runtime and adds it to the set. (Not spawn_on, which names
+  /// a priority channel, as everywhere in spool; tokio's JoinSet::spawn_on takes a Handle.)
+  template <Future F>
+  requires std::is_same_v<detail::spawn_output_t<F>, T>
+  void spawn_with(const Handle& handle, F&& fut) { insert(handle.spawn(std::forward<F>(fut))); }
 
   /// A future that waits for the next task to finish and takes it out of the set (see
   /// JoinNext): its output, nullopt when the set is empty, or its JoinError.

@@ -39,6 +39,14 @@ concept AsyncByteWrite = requires(W& w, std::span<const char> buf) {
   requires std::convertible_to<future_output_t<decltype(w.write(buf))>, std::size_t>;
 };
 
+/// A byte stream whose read or write, dropped while pending, still goes on (fs::File: it runs
+/// on the blocking pool) says so with a member `using pending_io_outlives_drop = void;`, and
+/// the framed types refuse it at compile time: they drop pending reads and writes by design.
+template <class S>
+concept PendingIoOutlivesDrop = requires {
+  typename S::pending_io_outlives_drop;
+};
+
 namespace detail {
 
 // The free room a read is given at least: the buffer grows only when a frame needs more.
@@ -201,6 +209,11 @@ namespace detail {
 // into the stream.
 template <class S, class C>
 class FramedParts {
+  static_assert(!PendingIoOutlivesDrop<S>,
+                "spool::codec: this byte stream (fs::File) cannot be framed: its dropped "
+                "pending read or write still completes, so a framed move or feed would lose or "
+                "repeat bytes. Read the file whole (spool::fs::read) and decode the buffer.");
+
  public:
   FramedParts(S io, C codec) : io_(std::move(io)), codec_(std::move(codec)) {}
   /// The byte stream (use it directly only with nothing buffered: reading would skip the

@@ -130,13 +130,13 @@ TEST_P(JoinSetAnyFlavor, AVoidSetJoinsMonostate) {
   EXPECT_EQ(rt.block_on(join_void_tasks()), 1);
 }
 
-// A plain thread fills a set with spawn_on and joins it with spool::block_on, while leaves
+// A plain thread fills a set with spawn_with and joins it with spool::block_on, while leaves
 // are fired from another thread.
-TEST(JoinSetPlainThread, SpawnOnAndJoinFromOutsideTheRuntime) {
+TEST(JoinSetPlainThread, SpawnWithAndJoinFromOutsideTheRuntime) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   JoinSet<int> set;
   std::vector<ManualLeaf> leaves(4);
-  for (int i = 0; i < 4; ++i) set.spawn_on(rt.handle(), value_after(leaves[i], i + 1));
+  for (int i = 0; i < 4; ++i) set.spawn_with(rt.handle(), value_after(leaves[i], i + 1));
   std::thread firer([&leaves] {
     for (auto& leaf : leaves) leaf.fire();
   });
@@ -144,6 +144,26 @@ TEST(JoinSetPlainThread, SpawnOnAndJoinFromOutsideTheRuntime) {
   while (std::optional<int> v = spool::block_on(set.join_next())) sum += *v;
   firer.join();
   EXPECT_EQ(sum, 10);
+}
+
+Task<int> value_three() { co_return 3; }
+
+// Fills a set with two tasks spawned onto `channel` and joins them.
+Task<int> join_on_channel(spool::ChannelId channel) {
+  JoinSet<int> set;
+  set.spawn_on(channel, value_three());
+  set.spawn_on(channel, value_three());
+  int sum = 0;
+  while (std::optional<int> v = co_await set.join_next()) sum += *v;
+  co_return sum;
+}
+
+TEST(JoinSetChannels, SpawnOnPutsTheTaskOnThatChannel) {
+  auto rt = spool::Builder::current_thread().levels({spool::Level{"main", "set"}}).build();
+  EXPECT_EQ(rt.block_on(join_on_channel(rt.channel("set"))), 6);
+  for (const spool::ChannelMetrics& c : rt.metrics().channels) {
+    EXPECT_EQ(c.polled, c.name == "set" ? 2u : 0u) << c.name;
+  }
 }
 
 TEST(JoinSetPlainThread, SpawnOutsideARuntimeThrows) {
