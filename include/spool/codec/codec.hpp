@@ -45,8 +45,8 @@ inline constexpr bool is_optional_v<std::optional<T>> = true;
 /// Optionally `c.prepare_read(buf)`, called before each read: it returns the free room the
 /// read fills (`buf.prepare(n)`, not empty), so that the codec controls how the buffer grows
 /// and shrinks (a memory budget, a large frame's memory given back); it may throw. Without
-/// one, a read gets `buf.prepare(4096)`: at least 4 KiB, the storage doubling when the held
-/// bytes leave less.
+/// one, a read gets at least 4 KiB, more (up to 64 KiB) after reads that filled all their
+/// room, less again after reads that did not (docs/codec.md, "Buffers").
 ///
 /// Optionally `c.decode_eof(buf)`, called once the stream has ended, until it returns
 /// nullopt: it gives what is left as frames or throws. Without one, decode is called and

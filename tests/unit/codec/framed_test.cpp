@@ -74,7 +74,10 @@ TEST(FramedRead, WorksWithTheStreamAdapters) {
 
 TEST(FramedRead, TheBufferIsReusedInSteadyState) {
   std::string input;
-  for (int i = 0; i < 10000; ++i) input += std::string(63, static_cast<char>('a' + i % 26)) + "\n";
+  for (int i = 0; i < 10000; ++i) {
+    input.append(63, static_cast<char>('a' + i % 26));
+    input.push_back('\n');
+  }
   std::set<std::size_t> cuts;
   for (std::size_t at = 640; at < input.size(); at += 640) cuts.insert(at);
   FramedRead framed(ScriptedBytes(input, cuts), LinesCodec(1024));
@@ -83,6 +86,28 @@ TEST(FramedRead, TheBufferIsReusedInSteadyState) {
   ASSERT_EQ(got.size(), 10000u);
   EXPECT_EQ(got[9999], "=" + std::string(63, static_cast<char>('a' + 9999 % 26)));
   EXPECT_EQ(framed.read_buffer().capacity(), capacity);
+}
+
+// A peer that fills every read (the first MiB: no cut in it) is read in larger and larger
+// reads, up to 64 KiB; then one that sends a line per read (cut at every line) makes the
+// reads smaller again and the storage go back to its first 8 KiB.
+TEST(FramedRead, ReadsGrowForAFastPeerAndShrinkForASlowOne) {
+  constexpr std::size_t kFastLines = 16384;  // 1 MiB of 64-byte lines
+  constexpr std::size_t kSlowLines = 100;
+  std::string input;
+  std::set<std::size_t> cuts;
+  for (std::size_t i = 0; i < kFastLines + kSlowLines; ++i) {
+    input.append(63, 'x');
+    input.push_back('\n');
+    if (i >= kFastLines - 1) cuts.insert(input.size());
+  }
+  FramedRead framed(ScriptedBytes(input, cuts), LinesCodec(1024));
+  for (std::size_t i = 0; i < kFastLines; ++i) ASSERT_TRUE(spool::block_on(spool::next(framed)));
+  // 8, 16 and 32 KiB, then 64 KiB reads, the last one shorter (8 KiB ones would take 128).
+  EXPECT_EQ(framed.get().reads(), 3 + (kFastLines * 64 - 56 * 1024 + 65535) / 65536);
+  EXPECT_EQ(framed.read_buffer().capacity(), spool::codec::detail::kMaxReadRoom);
+  for (std::size_t i = 0; i < kSlowLines; ++i) ASSERT_TRUE(spool::block_on(spool::next(framed)));
+  EXPECT_EQ(framed.read_buffer().capacity(), spool::codec::detail::kInitialCapacity);
 }
 
 TEST(FramedRead, AReadErrorComesOutAndTheNextPollReadsAfresh) {
