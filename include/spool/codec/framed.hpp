@@ -51,7 +51,8 @@ concept PendingIoOutlivesDrop = requires {
 namespace detail {
 
 // The free room a read is given at least, and at most asks for (ReadRoom); the storage a
-// framed reader or writer starts with.
+// framed reader or writer takes at its first read or feed (none before: an idle or one-way
+// connection holds no buffer it does not use).
 inline constexpr std::size_t kReadRoom = 4096;
 inline constexpr std::size_t kMaxReadRoom = 65536;
 inline constexpr std::size_t kInitialCapacity = 8192;
@@ -66,6 +67,7 @@ class ReadRoom {
  public:
   // The free room of `buf` for the next read: all of its free tail (Buffer::prepare).
   std::span<char> prepare(Buffer& buf) {
+    if (buf.capacity() == 0) buf.set_capacity(kInitialCapacity);
     const std::size_t keep = std::max(kInitialCapacity, 2 * wanted_);
     if (buf.capacity() > keep && buf.size() < wanted_) buf.set_capacity(keep);
     const std::span<char> room = buf.prepare(wanted_);
@@ -172,7 +174,7 @@ class FrameReader {
   enum class Phase : unsigned char { kReading, kEof, kDone };
   using ReadFuture = decltype(std::declval<R&>().read(std::declval<std::span<char>>()));
 
-  Buffer buf_{kInitialCapacity};
+  Buffer buf_;
   std::optional<ReadFuture> read_;  // points into buf_'s free room while engaged
   ReadRoom room_;
   Phase phase_ = Phase::kReading;
@@ -198,6 +200,7 @@ class FrameWriter {
   template <class C, class Item>
   void feed(C& codec, const Item& item) {
     write_.reset();  // it points into buf_, which encode may move
+    if (buf_.capacity() == 0) buf_.set_capacity(kInitialCapacity);
     codec.encode(item, buf_);
   }
   Poll<void> poll_flush(W& io, Context& cx) {
@@ -226,7 +229,7 @@ class FrameWriter {
  private:
   using WriteFuture = decltype(std::declval<W&>().write(std::declval<std::span<const char>>()));
 
-  Buffer buf_{kInitialCapacity};
+  Buffer buf_;
   std::optional<WriteFuture> write_;  // points into buf_'s front while engaged
 };
 

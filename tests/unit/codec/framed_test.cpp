@@ -81,8 +81,12 @@ TEST(FramedRead, TheBufferIsReusedInSteadyState) {
   std::set<std::size_t> cuts;
   for (std::size_t at = 640; at < input.size(); at += 640) cuts.insert(at);
   FramedRead framed(ScriptedBytes(input, cuts), LinesCodec(1024));
+  EXPECT_EQ(framed.read_buffer().capacity(), 0u);  // allocated at the first read
+  ASSERT_TRUE(spool::block_on(spool::next(framed)));
   const std::size_t capacity = framed.read_buffer().capacity();
-  const auto got = outcomes(framed);
+  EXPECT_EQ(capacity, spool::codec::detail::kInitialCapacity);
+  auto got = outcomes(framed);
+  got.insert(got.begin(), "first");
   ASSERT_EQ(got.size(), 10000u);
   EXPECT_EQ(got[9999], "=" + std::string(63, static_cast<char>('a' + 9999 % 26)));
   EXPECT_EQ(framed.read_buffer().capacity(), capacity);
@@ -187,6 +191,7 @@ TEST(FramedWrite, PartialAndPendingWritesSendEveryFrameOnceInOrder) {
   bytes.write_limit(3);
   bytes.pend_each(true);
   FramedWrite framed(std::move(bytes), LinesCodec());
+  EXPECT_EQ(framed.write_buffer().capacity(), 0u);  // allocated at the first feed
   spool::block_on([](auto& f) -> Task<void> {
     f.feed("one");
     f.feed(std::string("two"));
@@ -194,6 +199,7 @@ TEST(FramedWrite, PartialAndPendingWritesSendEveryFrameOnceInOrder) {
   }(framed));
   EXPECT_EQ(framed.get().written(), "one\ntwo\nthree\n");
   EXPECT_TRUE(framed.write_buffer().empty());
+  EXPECT_EQ(framed.write_buffer().capacity(), spool::codec::detail::kInitialCapacity);
 }
 
 TEST(FramedWrite, AFlushDroppedWhilePendingLosesAndRepeatsNothing) {
