@@ -85,10 +85,13 @@ class Buffer {
       reallocate(std::max(capacity_ * 2, held + room));
     }
   }
-  // New storage of `capacity` bytes, the held bytes copied to its front.
+  // New storage of `capacity` bytes (none for 0), the held bytes copied to its front.
   void reallocate(std::size_t capacity) {
-    auto fresh = std::make_unique_for_overwrite<char[]>(capacity);
-    if (end_ > begin_) std::memcpy(fresh.get(), data_.get() + begin_, end_ - begin_);
+    std::unique_ptr<char[]> fresh;
+    if (capacity > 0) {
+      fresh = std::make_unique_for_overwrite<char[]>(capacity);
+      if (end_ > begin_) std::memcpy(fresh.get(), data_.get() + begin_, end_ - begin_);
+    }
     end_ -= begin_;
     begin_ = 0;
     data_ = std::move(fresh);

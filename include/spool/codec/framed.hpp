@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "spool/codec/buffer.hpp"
@@ -61,15 +62,17 @@ inline constexpr std::size_t kInitialCapacity = 8192;
 // It adapts to the peer, as hyper's adaptive read buffer does: a read that fills all the
 // room it was given doubles the next one's, up to kMaxReadRoom, so that a fast peer is read
 // in fewer, larger reads (W19: a sixth of the reads, ~10 % of its time); two reads in a row
-// that fill less than half of theirs halve it, down to kReadRoom, and the storage grown for
-// it is given back once the bytes held fit in the smaller room.
+// that fill less than half of theirs halve it, down to kReadRoom. Storage beyond twice the
+// room (or a large frame's, which a decoder reserved) is given back when the buffer is empty:
+// never while a frame is partly held, so a decoder's reservation stays until it is decoded.
 class ReadRoom {
  public:
   // The free room of `buf` for the next read: all of its free tail (Buffer::prepare).
   std::span<char> prepare(Buffer& buf) {
-    if (buf.capacity() == 0) buf.set_capacity(kInitialCapacity);
     const std::size_t keep = std::max(kInitialCapacity, 2 * wanted_);
-    if (buf.capacity() > keep && buf.size() < wanted_) buf.set_capacity(keep);
+    if (buf.capacity() == 0 || (buf.capacity() > keep && buf.empty())) {
+      buf.set_capacity(buf.capacity() == 0 ? kInitialCapacity : keep);
+    }
     const std::span<char> room = buf.prepare(wanted_);
     given_ = room.size();
     return room;
@@ -152,6 +155,8 @@ class FrameReader {
     return codec.decode(buf_);
   }
   Buffer& buffer() noexcept { return buf_; }
+  // Drops the pending read (it had read nothing).
+  void drop_pending() noexcept { read_.reset(); }
 
  private:
   // Whether codec C chooses the room of each read (its prepare_read).
@@ -180,26 +185,34 @@ class FrameReader {
   Phase phase_ = Phase::kReading;
 };
 
-// The write side: the frames encoded and not yet written, and the write under way (kept
-// across flushes, dropped by a move or before the buffer changes: a pending write has
-// written nothing).
+// Whether byte stream W has a flush() of its own (TlsStream, BufWriter: a write may return
+// before its bytes reached the transport).
+template <class W>
+concept StreamFlushes = requires(W& w) {
+  { w.flush() } -> Future;
+};
+
+// The write side: the frames encoded and not yet written, the write under way, and then the
+// stream's own flush (W's, if it has one). Both are kept while a flush waits, dropped by a
+// move, before the buffer changes, or with the Flush future that waited: a pending write
+// has written nothing, and a pending stream flush sends nothing of ours.
 template <class W>
 class FrameWriter {
  public:
   FrameWriter() = default;
   FrameWriter(FrameWriter&& other) noexcept : buf_(std::move(other.buf_)) {
-    other.write_.reset();  // it points into the storage this object now owns
+    other.drop_pending();  // its write points into the storage this object now owns
   }
   FrameWriter& operator=(FrameWriter&& other) noexcept {
-    write_.reset();
-    other.write_.reset();
+    drop_pending();
+    other.drop_pending();
     buf_ = std::move(other.buf_);
     return *this;
   }
 
   template <class C, class Item>
   void feed(C& codec, const Item& item) {
-    write_.reset();  // it points into buf_, which encode may move
+    drop_pending();  // the write points into buf_, which encode may move
     if (buf_.capacity() == 0) buf_.set_capacity(kInitialCapacity);
     codec.encode(item, buf_);
   }
@@ -222,27 +235,60 @@ class FrameWriter {
       }
       buf_.consume(n);
     }
+    if constexpr (StreamFlushes<W>) {
+      if (!flush_) flush_.emplace(io.flush());
+      try {
+        if (flush_->poll(cx).is_pending()) return spool::pending;
+      } catch (...) {
+        flush_.reset();
+        throw;
+      }
+      flush_.reset();
+    }
     return Poll<void>::ready();
   }
   Buffer& buffer() noexcept { return buf_; }
+  // Drops the pending write and stream flush (see the class comment).
+  void drop_pending() noexcept {
+    write_.reset();
+    if constexpr (StreamFlushes<W>) flush_.reset();
+  }
 
  private:
   using WriteFuture = decltype(std::declval<W&>().write(std::declval<std::span<const char>>()));
+  template <class T, bool = StreamFlushes<T>>
+  struct FlushSlot {
+    struct type {};  // W has no flush of its own
+  };
+  template <class T>
+  struct FlushSlot<T, true> {
+    using type = std::optional<decltype(std::declval<T&>().flush())>;
+  };
+  using StreamFlush = typename FlushSlot<W>::type;
 
   Buffer buf_;
   std::optional<WriteFuture> write_;  // points into buf_'s front while engaged
+  [[no_unique_address]] StreamFlush flush_;
 };
 
 }  // namespace detail
 
 /// The future of a framed writer's flush() or send(): ready once every frame encoded so far
-/// is written. It borrows the framed writer. Dropping it while pending loses nothing: the
-/// frames stay buffered for the next flush.
+/// is written and, for a stream with a flush() of its own (TlsStream, BufWriter), flushed.
+/// It borrows the framed writer. Dropping it while pending loses nothing: the frames stay
+/// buffered for the next flush, and the stream is free for other writes (its shutdown).
 template <class Writer>
 class [[nodiscard]] Flush {
  public:
   /// Flushes `writer` (made by its flush() or send()).
   explicit Flush(Writer& writer) noexcept : writer_(&writer) {}
+  /// Takes over `other`'s flush.
+  Flush(Flush&& other) noexcept : writer_(std::exchange(other.writer_, nullptr)) {}
+  Flush& operator=(Flush&&) = delete;
+  /// Lets go of the write under way, if any (it wrote nothing).
+  ~Flush() {
+    if (writer_ != nullptr) writer_->drop_pending_write();
+  }
   /// Writes what is buffered: ready when all of it is written; throws the stream's error.
   Poll<void> poll(Context& cx) { return writer_->poll_flush(cx); }
 
@@ -252,10 +298,12 @@ class [[nodiscard]] Flush {
 
 namespace detail {
 
-// What every framed type owns: its byte stream and its codec. The first base class, so that
-// it is destroyed last, after the pending read or write (in the bases below) that points
-// into the stream.
-template <class S, class C>
+// What every framed type `Self` owns: its byte stream and its codec. The first base class,
+// so that it is destroyed last, after the pending read or write (in the bases below) that
+// points into the stream; for the same reason its move assignment drops both sides'
+// pending read and write before it replaces the stream (a TlsStream's frees the connection
+// they hold).
+template <class Self, class S, class C>
 class FramedParts {
   static_assert(!PendingIoOutlivesDrop<S>,
                 "spool::codec: this byte stream (fs::File) cannot be framed: its dropped "
@@ -264,6 +312,16 @@ class FramedParts {
 
  public:
   FramedParts(S io, C codec) : io_(std::move(io)), codec_(std::move(codec)) {}
+  FramedParts(FramedParts&&) noexcept(
+      std::is_nothrow_move_constructible_v<S>&& std::is_nothrow_move_constructible_v<C>) = default;
+  FramedParts& operator=(FramedParts&& other) noexcept(
+      std::is_nothrow_move_assignable_v<S>&& std::is_nothrow_move_assignable_v<C>) {
+    static_cast<Self&>(*this).drop_pending_io();
+    static_cast<Self&>(other).drop_pending_io();
+    io_ = std::move(other.io_);
+    codec_ = std::move(other.codec_);
+    return *this;
+  }
   /// The byte stream (use it directly only with nothing buffered: reading would skip the
   /// buffered bytes, writing would overtake them).
   S& get() noexcept { return io_; }
@@ -294,6 +352,9 @@ class FramedSource {
   /// The bytes read and not yet decoded.
   Buffer& read_buffer() noexcept { return reader_.buffer(); }
 
+ protected:
+  void drop_pending_read() noexcept { reader_.drop_pending(); }
+
  private:
   FrameReader<S> reader_;
 };
@@ -322,6 +383,10 @@ class FramedSink {
   /// The bytes encoded and not yet written.
   Buffer& write_buffer() noexcept { return writer_.buffer(); }
 
+ protected:
+  friend class Flush<Self>;
+  void drop_pending_write() noexcept { writer_.drop_pending(); }
+
  private:
   FrameWriter<S> writer_;
 };
@@ -337,22 +402,32 @@ class FramedSink {
 /// time; it may be moved, between polls or while one is pending (the pending read is
 /// dropped: it had read nothing).
 template <AsyncByteRead R, Decoder C>
-class FramedRead : public detail::FramedParts<R, C>,
+class FramedRead : public detail::FramedParts<FramedRead<R, C>, R, C>,
                    public detail::FramedSource<FramedRead<R, C>, R, C> {
  public:
   /// Reads frames of `codec` from `io`.
-  FramedRead(R io, C codec) : detail::FramedParts<R, C>(std::move(io), std::move(codec)) {}
+  FramedRead(R io, C codec)
+      : detail::FramedParts<FramedRead, R, C>(std::move(io), std::move(codec)) {}
+
+ private:
+  friend class detail::FramedParts<FramedRead, R, C>;
+  void drop_pending_io() noexcept { this->drop_pending_read(); }
 };
 
 /// A byte stream `W` written as a sink of frames of codec `C`: feed() encodes into a buffer,
 /// flush() writes the buffer out, send() does both. Owns `W` and `C` (get(), codec()). One
 /// task writes at a time. Destroying it does not flush: co_await flush() first.
 template <AsyncByteWrite W, class C>
-class FramedWrite : public detail::FramedParts<W, C>,
+class FramedWrite : public detail::FramedParts<FramedWrite<W, C>, W, C>,
                     public detail::FramedSink<FramedWrite<W, C>, W, C> {
  public:
   /// Writes frames of `codec` to `io`.
-  FramedWrite(W io, C codec) : detail::FramedParts<W, C>(std::move(io), std::move(codec)) {}
+  FramedWrite(W io, C codec)
+      : detail::FramedParts<FramedWrite, W, C>(std::move(io), std::move(codec)) {}
+
+ private:
+  friend class detail::FramedParts<FramedWrite, W, C>;
+  void drop_pending_io() noexcept { this->drop_pending_write(); }
 };
 
 /// A byte stream `S` both read as a Stream of frames and written as a sink of frames, one
@@ -360,12 +435,19 @@ class FramedWrite : public detail::FramedParts<W, C>,
 /// be pending at once (in one select), or split the stream first and frame each half.
 template <class S, class C>
 requires AsyncByteRead<S> && AsyncByteWrite<S> && Decoder<C>
-class Framed : public detail::FramedParts<S, C>,
+class Framed : public detail::FramedParts<Framed<S, C>, S, C>,
                public detail::FramedSource<Framed<S, C>, S, C>,
                public detail::FramedSink<Framed<S, C>, S, C> {
  public:
   /// Reads and writes frames of `codec` on `io`.
-  Framed(S io, C codec) : detail::FramedParts<S, C>(std::move(io), std::move(codec)) {}
+  Framed(S io, C codec) : detail::FramedParts<Framed, S, C>(std::move(io), std::move(codec)) {}
+
+ private:
+  friend class detail::FramedParts<Framed, S, C>;
+  void drop_pending_io() noexcept {
+    this->drop_pending_read();
+    this->drop_pending_write();
+  }
 };
 
 }  // namespace spool::codec

@@ -15,6 +15,7 @@
 
 #include "fuzz/codec_split.hpp"
 #include "spool/codec.hpp"
+#include "support/hand_poll.hpp"
 #include "support/scripted_bytes.hpp"
 
 namespace {
@@ -139,6 +140,32 @@ TEST(LengthDelimitedCodec, AnOverLongFrameThrowsOnceIsSkippedAndTheNextComes) {
     // The skipped 100 KiB frame was never held: the buffer grew only with the read room.
     EXPECT_LE(framed.read_buffer().capacity(), spool::codec::detail::kMaxReadRoom);
   }
+}
+
+// A 1 MiB frame from a slow peer (1 KiB per read): the decoder reserves its whole size once
+// its header is in, and the framed reader never gives that storage back while the frame is
+// partly held (before, an adaptive read room shrank it after two short reads, and the
+// decoder grew it again: four 1 MiB allocations and three copies).
+TEST(LengthDelimitedCodec, AFramesReservationStaysUntilItIsDecoded) {
+  constexpr std::size_t kFrame = 1 << 20;
+  Buffer wire;
+  LengthDelimitedCodec({4, std::endian::big, kFrame}).encode(std::string(kFrame, 'x'), wire);
+  std::set<std::size_t> cuts;
+  for (std::size_t at = 4; at < wire.size(); at += 1024) cuts.insert(at);
+  ScriptedBytes bytes(std::string(wire.view()), cuts);
+  bytes.pend_each(true);
+  FramedRead framed(std::move(bytes), LengthDelimitedCodec({4, std::endian::big, kFrame}));
+  spool_test::HandPoller poller;
+  auto next = spool::next(framed);
+  int polls = 0;
+  while (poller.poll(next).is_pending()) {
+    ++polls;
+    const Buffer& held = framed.read_buffer();
+    if (held.size() >= 4) {  // the header is in: the frame's room is reserved, and stays
+      ASSERT_GE(held.capacity(), 4 + kFrame) << "with " << held.size() << " bytes held";
+    }
+  }
+  EXPECT_GT(polls, 1000);  // a read per KiB, each pending once
 }
 
 TEST(LengthDelimitedCodec, AFrameCutByTheEndIsAnError) {

@@ -82,6 +82,7 @@ TEST(FramedRead, TheBufferIsReusedInSteadyState) {
   for (std::size_t at = 640; at < input.size(); at += 640) cuts.insert(at);
   FramedRead framed(ScriptedBytes(input, cuts), LinesCodec(1024));
   EXPECT_EQ(framed.read_buffer().capacity(), 0u);  // allocated at the first read
+  EXPECT_EQ(framed.read_buffer().view().data(), nullptr);
   ASSERT_TRUE(spool::block_on(spool::next(framed)));
   const std::size_t capacity = framed.read_buffer().capacity();
   EXPECT_EQ(capacity, spool::codec::detail::kInitialCapacity);
@@ -225,15 +226,34 @@ TEST(FramedWrite, MovedWhileAWriteIsPendingLetsItGoAndWritesOnce) {
   const std::shared_ptr<const int> waiting = bytes.waiting();
   FramedWrite framed(std::move(bytes), LinesCodec());
   spool_test::HandPoller poller;
+  std::optional<FramedWrite<ScriptedBytes, LinesCodec>> moved;
   {
     auto flush = framed.send("ab");
     EXPECT_TRUE(poller.poll(flush).is_pending());  // the write pends, having written nothing
+    EXPECT_EQ(*waiting, 1);
+    moved.emplace(std::move(framed));
+    EXPECT_EQ(*waiting, 0);  // the moved-from writer let its pending write go
   }
-  EXPECT_EQ(*waiting, 1);
-  auto moved = std::move(framed);
-  EXPECT_EQ(*waiting, 0);  // the moved-from writer let its pending write go
-  spool::block_on(moved.flush());
-  EXPECT_EQ(moved.get().written(), "ab\n");
+  spool::block_on(moved->flush());
+  EXPECT_EQ(moved->get().written(), "ab\n");
+}
+
+// A Flush dropped while its write pends lets the write go (a TlsStream's pending write holds
+// its writing side: its shutdown would throw), and the next flush writes the frame once.
+TEST(FramedWrite, ADroppedFlushLetsItsPendingWriteGo) {
+  ScriptedBytes bytes("");
+  bytes.pend_each(true);
+  const std::shared_ptr<const int> waiting = bytes.waiting();
+  FramedWrite framed(std::move(bytes), LinesCodec());
+  spool_test::HandPoller poller;
+  {
+    auto flush = framed.send("ab");
+    EXPECT_TRUE(poller.poll(flush).is_pending());
+    EXPECT_EQ(*waiting, 1);
+  }
+  EXPECT_EQ(*waiting, 0);
+  spool::block_on(framed.flush());
+  EXPECT_EQ(framed.get().written(), "ab\n");
 }
 
 TEST(FramedWrite, AStreamAcceptingNothingIsAnErrorNotALoop) {
