@@ -159,21 +159,43 @@ Task<long> sync(FsFileUse f, bool data_only) {
   co_return co_await run_blocking(std::move(job));
 }
 
+Task<long> allocate(FsFileUse f, std::uint64_t offset, std::uint64_t len) {
+  if (const long r = co_await ring::allocate(f, offset, len); r != ring::kNotOnRing) co_return r;
+  auto job = [f = std::move(f), offset, len] {
+    return sys(
+        ::fallocate(f->descriptor(), 0, static_cast<off_t>(offset), static_cast<off_t>(len)));
+  };
+  co_return co_await run_blocking(std::move(job));
+}
+
 Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f) {
-  return run_blocking([f = std::move(f)] {
+  Outcome<fs::Metadata::Fields> out;
+  if (const long r = co_await ring::stat_fd(f, &out.value); r != ring::kNotOnRing) {
+    out.err = static_cast<int>(-r);
+    co_return out;
+  }
+  // The job named first: g++ 12 destroys a lambda temporary of a co_await's operand twice.
+  auto job = [f = std::move(f)] {
     struct stat st {};
     if (::fstat(f->descriptor(), &st) != 0) return Outcome<fs::Metadata::Fields>{errno, {}};
     return Outcome<fs::Metadata::Fields>{0, stat_fields(st)};
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow) {
-  return run_blocking([path = std::move(path), follow] {
+  Outcome<fs::Metadata::Fields> out;
+  if (const long r = co_await ring::stat_path(path, follow, &out.value); r != ring::kNotOnRing) {
+    out.err = static_cast<int>(-r);
+    co_return out;
+  }
+  auto job = [path = std::move(path), follow] {  // named first, as in stat_fd
     struct stat st {};
     const int r = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
     if (r != 0) return Outcome<fs::Metadata::Fields>{errno, {}};
     return Outcome<fs::Metadata::Fields>{0, stat_fields(st)};
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> rename(std::string from, std::string to) {

@@ -109,6 +109,12 @@ Task<void> set_len_on(detail::FsFileUse f, std::uint64_t len) {
   detail::fs_check(co_await detail::fs_ops::truncate(f, len), call, f->path);
 }
 
+Task<void> allocate_on(detail::FsFileUse f, std::uint64_t offset, std::uint64_t len) {
+  const char* call = "spool::fs::File::allocate";
+  if (!live(f, call).writable) throw_no_access(*f, call, "write", "write(true) or append(true)");
+  detail::fs_check(co_await detail::fs_ops::allocate(f, offset, len), call, f->path);
+}
+
 Task<void> sync_on(detail::FsFileUse f, bool data_only) {
   const char* call = data_only ? "spool::fs::File::sync_data" : "spool::fs::File::sync_all";
   live(f, call);
@@ -190,6 +196,15 @@ Task<std::uint64_t> File::seek(std::int64_t offset, SeekFrom from) {
 }
 
 Task<void> File::set_len(std::uint64_t len) { return set_len_on(detail::FsFileUse(state_), len); }
+Task<void> File::allocate(std::uint64_t offset, std::uint64_t len) {
+  if (len > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() -
+                                       checked_offset(offset))) {
+    throw std::invalid_argument("spool::fs::File::allocate: offset " + std::to_string(offset) +
+                                " plus length " + std::to_string(len) +
+                                " is past the largest a file can have (2^63 - 1)");
+  }
+  return allocate_on(detail::FsFileUse(state_), offset, len);
+}
 
 Task<void> File::sync_all() { return sync_on(detail::FsFileUse(state_), false); }
 

@@ -39,9 +39,10 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
 Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all);
 // lseek: the new position, or -errno.
 Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence);
-// ftruncate, fsync / fdatasync: 0 or -errno.
+// ftruncate, fsync / fdatasync, fallocate (mode 0): 0 or -errno.
 Task<long> truncate(FsFileUse f, std::uint64_t len);
 Task<long> sync(FsFileUse f, bool data_only);
+Task<long> allocate(FsFileUse f, std::uint64_t offset, std::uint64_t len);
 // fstat; stat (`follow`) or lstat.
 Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f);
 Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow);

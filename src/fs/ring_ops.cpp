@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <liburing.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "context/current.hpp"
 #include "driver/io/thread_ring.hpp"
+#include "fs/stat_fields.hpp"
 #include "runtime/shared.hpp"
 
 namespace spool::detail::fs_ops::ring {
@@ -123,6 +125,40 @@ struct SyncOp final : PlainAnswer {
   bool data_only;
 };
 
+struct AllocateOp final : PlainAnswer {
+  static constexpr unsigned kOpcode = IORING_OP_FALLOCATE;
+  AllocateOp(FsFileUse f, std::uint64_t offset, std::uint64_t len)
+      : f(std::move(f)), offset(offset), len(len) {}
+  void prep(io_uring_sqe* sqe) noexcept {
+    io_uring_prep_fallocate(sqe, f->descriptor(), 0, offset, len);
+  }
+  FsFileUse f;
+  std::uint64_t offset, len;
+};
+
+// statx into a struct of its own (the caller's frame may be gone when the kernel writes),
+// turned into the caller's Fields when the answer is delivered (the caller awaits it then).
+// `f` set: its descriptor (AT_EMPTY_PATH); else `path`.
+struct StatOp final : RingOp {
+  static constexpr unsigned kOpcode = IORING_OP_STATX;
+  StatOp(FsFileUse f, std::string path, bool follow, fs::Metadata::Fields* fields)
+      : f(std::move(f)), path(std::move(path)), follow(follow), fields(fields) {}
+  void prep(io_uring_sqe* sqe) noexcept {
+    const int dir = f ? f->descriptor() : AT_FDCWD;
+    const int flags = (f ? AT_EMPTY_PATH : 0) | (follow ? 0 : AT_SYMLINK_NOFOLLOW);
+    io_uring_prep_statx(sqe, dir, path.c_str(), flags, STATX_BASIC_STATS, &st);
+  }
+  long deliver(int result) noexcept {
+    if (result == 0) *fields = statx_fields(st);
+    return result;
+  }
+  FsFileUse f;
+  std::string path;  // "" with f
+  bool follow;
+  fs::Metadata::Fields* fields;
+  struct statx st {};
+};
+
 // openat; the descriptor goes to whoever delivers it, else the destructor closes it.
 struct OpenOp final : RingOp {
   static constexpr unsigned kOpcode = IORING_OP_OPENAT;
@@ -206,6 +242,15 @@ Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offse
   return on_ring<WriteOp>(std::move(f), buf.first(std::min(buf.size(), kMaxTransfer)), offset);
 }
 Task<long> sync(FsFileUse f, bool data_only) { return on_ring<SyncOp>(std::move(f), data_only); }
+Task<long> allocate(FsFileUse f, std::uint64_t offset, std::uint64_t len) {
+  return on_ring<AllocateOp>(std::move(f), offset, len);
+}
+Task<long> stat_fd(FsFileUse f, fs::Metadata::Fields* fields) {
+  return on_ring<StatOp>(std::move(f), std::string(), true, fields);
+}
+Task<long> stat_path(std::string path, bool follow, fs::Metadata::Fields* fields) {
+  return on_ring<StatOp>(FsFileUse(nullptr), std::move(path), follow, fields);
+}
 Task<long> open(std::string path, int flags, mode_t mode) {
   return on_ring<OpenOp>(std::move(path), flags, mode);
 }
@@ -234,6 +279,9 @@ Task<long> not_on_ring() { co_return kNotOnRing; }
 Task<long> read(FsFileUse, std::span<std::byte>, std::int64_t) { return not_on_ring(); }
 Task<long> write(FsFileUse, std::span<const std::byte>, std::int64_t) { return not_on_ring(); }
 Task<long> sync(FsFileUse, bool) { return not_on_ring(); }
+Task<long> allocate(FsFileUse, std::uint64_t, std::uint64_t) { return not_on_ring(); }
+Task<long> stat_fd(FsFileUse, fs::Metadata::Fields*) { return not_on_ring(); }
+Task<long> stat_path(std::string, bool, fs::Metadata::Fields*) { return not_on_ring(); }
 Task<long> open(std::string, int, mode_t) { return not_on_ring(); }
 Task<long> rename(std::string, std::string) { return not_on_ring(); }
 Task<long> unlink(std::string, bool) { return not_on_ring(); }

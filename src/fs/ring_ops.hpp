@@ -16,6 +16,7 @@
 
 #include "fs/fs_state.hpp"
 #include "spool/core/task.hpp"
+#include "spool/fs/metadata.hpp"
 
 namespace spool::detail::fs_ops::ring {
 
@@ -31,6 +32,12 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset);
 Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset);
 // fsync / fdatasync: 0 or -errno.
 Task<long> sync(FsFileUse f, bool data_only);
+// fallocate (mode 0): 0 or -errno.
+Task<long> allocate(FsFileUse f, std::uint64_t offset, std::uint64_t len);
+// statx of f's descriptor, or of `path` (following a last symlink when `follow`), into
+// `*fields` (the caller's, alive until the answer): 0 or -errno.
+Task<long> stat_fd(FsFileUse f, fs::Metadata::Fields* fields);
+Task<long> stat_path(std::string path, bool follow, fs::Metadata::Fields* fields);
 // openat(AT_FDCWD): the descriptor, or -errno. A descriptor the caller never takes (a
 // dropped Task) is closed.
 Task<long> open(std::string path, int flags, mode_t mode);

@@ -1,7 +1,9 @@
-// Metadata::Fields from a struct stat, and file types from st_mode (or, by DTTOIF, d_type).
+// Metadata::Fields from a struct stat or statx, and file types from st_mode (or, by DTTOIF,
+// d_type).
 #pragma once
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <chrono>
 #include <filesystem>
@@ -50,6 +52,23 @@ inline fs::Metadata::Fields stat_fields(const struct stat& st) noexcept {
           .gid = st.st_gid,
           .modified = time_of(st.st_mtim),
           .accessed = time_of(st.st_atim)};
+}
+
+// The same from a struct statx of STATX_BASIC_STATS (the io_uring backend's stat).
+inline fs::Metadata::Fields statx_fields(const struct statx& st) noexcept {
+  const auto time = [](const statx_timestamp& t) {
+    return time_of(timespec{.tv_sec = t.tv_sec, .tv_nsec = t.tv_nsec});
+  };
+  return {.type = file_type_of_mode(st.stx_mode),
+          .mode = static_cast<std::uint32_t>(st.stx_mode & 07777),
+          .len = st.stx_size,
+          .ino = st.stx_ino,
+          .dev = makedev(st.stx_dev_major, st.stx_dev_minor),
+          .nlink = st.stx_nlink,
+          .uid = st.stx_uid,
+          .gid = st.stx_gid,
+          .modified = time(st.stx_mtime),
+          .accessed = time(st.stx_atime)};
 }
 
 }  // namespace spool::detail

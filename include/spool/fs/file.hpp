@@ -137,6 +137,10 @@ class SPOOL_API File {
   Task<std::uint64_t> seek(std::int64_t offset, SeekFrom from = SeekFrom::kStart);
   /// Cuts or extends the file to `len` bytes (ftruncate).
   Task<void> set_len(std::uint64_t len);
+  /// Reserves disk space for the bytes [offset, offset + len) (fallocate(2), mode 0): a later
+  /// write there cannot fail for want of space. The file grows to offset + len if it is
+  /// shorter; its bytes do not change. A file system without fallocate answers EOPNOTSUPP.
+  Task<void> allocate(std::uint64_t offset, std::uint64_t len);
   /// Flushes the data and the metadata to the device (fsync).
   Task<void> sync_all();
   /// Flushes the data, and the metadata only as far as reading the data needs (fdatasync).

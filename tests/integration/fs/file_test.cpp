@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -103,6 +104,24 @@ TEST_P(FsFile, SetLenSyncDataAndMetadata) {
     co_await f.set_len(10);
     EXPECT_EQ((co_await fs::metadata(p)).len(), 10u);
   }(dir() / "l"));
+}
+
+TEST_P(FsFile, AllocateReservesSpaceGrowingTheFileButNotChangingItsBytes) {
+  run([](std::filesystem::path p) -> Task<void> {
+    fs::File f = co_await fs::File::create(p);
+    co_await f.write_all(std::string_view("abc"));
+    co_await f.allocate(0, 8192);
+    EXPECT_EQ((co_await f.metadata()).len(), 8192u);
+    co_await f.allocate(100, 10);  // inside the file: its length stays
+    EXPECT_EQ((co_await f.metadata()).len(), 8192u);
+    const std::string bytes = co_await fs::read_to_string(p);
+    EXPECT_EQ(bytes.substr(0, 3), "abc");
+    EXPECT_EQ(bytes.find_first_not_of('\0', 3), std::string::npos);
+    EXPECT_THROW(co_await f.allocate(1, std::numeric_limits<std::int64_t>::max()),
+                 std::invalid_argument);
+    fs::File reader = co_await fs::File::open(p);
+    EXPECT_THROW(co_await reader.allocate(0, 1), std::system_error);
+  }(dir() / "a"));
 }
 
 TEST_P(FsFile, OpenErrorsNameTheCallAndThePath) {

@@ -70,20 +70,25 @@ TEST(FsRing, EachOperationTheKernelOffersRunsOnTheWorkersRing) {
   const spool_fs_test::TempDir dir;
   const auto before = rt->metrics();
   auto task = [](std::filesystem::path d) -> Task<std::string> {
-    fs::File f = co_await fs::File::create(d / "a");    // openat
-    co_await f.write_all(std::string_view("ring"));     // write
-    co_await f.sync_all();                              // fsync
-    co_await fs::rename(d / "a", d / "b");              // renameat
-    co_await fs::create_dir(d / "sub");                 // mkdirat
-    co_await fs::symlink(d / "b", d / "sym");           // symlinkat
-    co_await fs::hard_link(d / "b", d / "hard");        // linkat
+    fs::File f = co_await fs::File::create(d / "a");                     // openat
+    co_await f.write_all(std::string_view("ring"));                      // write
+    co_await f.sync_all();                                               // fsync
+    co_await f.allocate(0, 4);                                           // fallocate
+    const fs::Metadata own = co_await f.metadata();                      // statx, AT_EMPTY_PATH
+    co_await fs::rename(d / "a", d / "b");                               // renameat
+    co_await fs::create_dir(d / "sub");                                  // mkdirat
+    co_await fs::symlink(d / "b", d / "sym");                            // symlinkat
+    co_await fs::hard_link(d / "b", d / "hard");                         // linkat
+    const fs::Metadata link = co_await fs::symlink_metadata(d / "sym");  // statx
+    const fs::Metadata target = co_await fs::metadata(d / "sym");        // statx
+    if (own.len() != 4 || !link.is_symlink() || target.nlink() != 2) co_return "metadata";
     co_await fs::remove_file(d / "sym");                // unlinkat
     co_await fs::remove_dir(d / "sub");                 // unlinkat, AT_REMOVEDIR
     co_return co_await fs::read_to_string(d / "hard");  // a whole job: the pool
   };
   EXPECT_EQ(rt->block_on(rt->spawn(task(dir.path()))), "ring");
   const auto after = rt->metrics();
-  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 9u);
+  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 13u);
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 1u);  // read_to_string
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "a"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sub"));
@@ -96,20 +101,27 @@ TEST(FsRing, AnErrorFromTheRingNamesTheCallAndThePath) {
   const spool_fs_test::TempDir dir;
   const auto missing = dir.path() / "missing";
   const auto before = rt->metrics().fs_ring_ops;
-  // The error, as the task caught it: its code and its message.
-  auto task = [](std::filesystem::path p) -> Task<std::pair<std::error_code, std::string>> {
+  // The error, as the task caught it: its code and its message; `stat`: of metadata.
+  auto task = [](std::filesystem::path p,
+                 bool stat) -> Task<std::pair<std::error_code, std::string>> {
     try {
-      co_await fs::remove_file(p);
+      if (stat) {
+        (void)co_await fs::metadata(p);
+      } else {
+        co_await fs::remove_file(p);
+      }
     } catch (const std::system_error& e) {
       co_return std::pair{e.code(), std::string(e.what())};
     }
     co_return std::pair{std::error_code(), std::string("no error")};
   };
-  const auto [code, what] = rt->block_on(rt->spawn(task(missing)));
-  EXPECT_EQ(code, std::errc::no_such_file_or_directory);
-  EXPECT_NE(what.find("remove_file"), std::string::npos) << what;
-  EXPECT_NE(what.find(missing.string()), std::string::npos) << what;
-  EXPECT_EQ(rt->metrics().fs_ring_ops - before, 1u);
+  for (const bool stat : {false, true}) {
+    const auto [code, what] = rt->block_on(rt->spawn(task(missing, stat)));
+    EXPECT_EQ(code, std::errc::no_such_file_or_directory);
+    EXPECT_NE(what.find(stat ? "spool::fs::metadata" : "remove_file"), std::string::npos) << what;
+    EXPECT_NE(what.find(missing.string()), std::string::npos) << what;
+  }
+  EXPECT_EQ(rt->metrics().fs_ring_ops - before, 2u);
 }
 
 // The read waits on the ring (a FIFO: no data yet, so the page-cache attempt says EAGAIN);
