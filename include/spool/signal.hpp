@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -38,6 +39,10 @@ class SPOOL_API Signal {
   /// Waits for the next delivery: `co_await sigint.recv();`. One task at a time. Throws
   /// std::logic_error on a moved-from Signal.
   RecvFuture recv();
+  /// The next delivery, as the signal's number: a Signal is a spool::Stream that never ends
+  /// (`merge(signal(SIGINT), signal(SIGTERM))`, `take`, a select branch through
+  /// spool::next). Throws std::logic_error on a moved-from Signal.
+  Poll<std::optional<int>> poll_next(Context& cx);
 
   /// Moves the stream (the moved-from one must not be used).
   Signal(Signal&&) noexcept;

@@ -8,3 +8,4 @@
 #include "spool/stream/merge_zip.hpp"
 #include "spool/stream/stream.hpp"
 #include "spool/stream/time_adapters.hpp"
+#include "spool/stream/watch_stream.hpp"

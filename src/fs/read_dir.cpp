@@ -81,6 +81,18 @@ ReadDir::~ReadDir() = default;
 
 Task<std::optional<DirEntry>> ReadDir::next_entry() { return next_on(dir_); }
 
+Poll<std::optional<DirEntry>> ReadDir::poll_next(Context& cx) {
+  if (!next_) next_.emplace(next_entry());
+  try {
+    Poll<std::optional<DirEntry>> entry = next_->poll(cx);
+    if (entry.is_ready()) next_.reset();
+    return entry;
+  } catch (...) {
+    next_.reset();  // a failed call is not polled again: the next poll asks afresh
+    throw;
+  }
+}
+
 Task<ReadDir> read_dir(std::filesystem::path path) {
   auto d = co_await detail::fs_ops::open_dir(path.string());
   if (d.err != 0) detail::throw_fs_error(d.err, "spool::fs::read_dir", path);

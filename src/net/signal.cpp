@@ -191,6 +191,11 @@ Signal::RecvFuture Signal::recv() {
   return RecvFuture(*listener_);
 }
 
+Poll<std::optional<int>> Signal::poll_next(Context& cx) {
+  if (recv().poll(cx).is_pending()) return pending;
+  return Poll<std::optional<int>>(listener_->signum);
+}
+
 Poll<void> Signal::RecvFuture::poll(Context& cx) {
   const Registry& reg = Registry::get();
   std::uint64_t g = reg.generation(listener_->signum);

@@ -61,11 +61,16 @@ class SPOOL_API ReadDir {
   /// spool::fs::read_dir and the path if the listing fails, std::logic_error on a
   /// moved-from ReadDir.
   Task<std::optional<DirEntry>> next_entry();
+  /// The next entry, nullopt after the last: a ReadDir is a spool::Stream (`collect`,
+  /// `filter`, a select branch through spool::next). The next_entry it waits for is kept
+  /// across polls; errors as next_entry's.
+  Poll<std::optional<DirEntry>> poll_next(Context& cx);
 
  private:
   friend Task<ReadDir> read_dir(std::filesystem::path path);
   explicit ReadDir(std::shared_ptr<detail::FsDir> dir) noexcept;
   std::shared_ptr<detail::FsDir> dir_;
+  std::optional<Task<std::optional<DirEntry>>> next_;  // poll_next's entry under way
 };
 
 /// Opens the directory `path` for reading its entries.

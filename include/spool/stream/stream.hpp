@@ -37,7 +37,8 @@ inline void check_stream_duration(std::chrono::nanoseconds d, const char* adapte
 /// Dropping a pending poll loses nothing: the next poll_next goes on. Like a Future, a
 /// stream must not move once polled unless its type says it may (Generator and the channel
 /// receivers may).
-/// Satisfied by spool::Generator, mpsc::Receiver, Interval, stream::BroadcastStream and the
+/// Satisfied by spool::Generator, mpsc::Receiver, Interval, stream::BroadcastStream,
+/// stream::WatchStream, Signal, codec::FramedRead / Framed, fs::ReadDir, DelayQueue and the
 /// adapters of spool/stream/.
 template <class S>
 concept Stream = requires(S& s, Context& cx) {

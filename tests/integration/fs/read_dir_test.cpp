@@ -57,6 +57,28 @@ TEST_P(FsReadDir, ManyEntriesInBatches) {
   }
 }
 
+// A ReadDir is a spool::Stream: collected, then at its end for good.
+Task<std::set<std::string>> collect_names(std::filesystem::path d) {
+  static_assert(spool::Stream<fs::ReadDir>);
+  fs::ReadDir rd = co_await fs::read_dir(d);
+  auto names = spool::stream::map(std::move(rd),
+                                  [](const fs::DirEntry& e) { return e.file_name().string(); });
+  const std::vector<std::string> all = co_await spool::stream::collect(std::move(names));
+  co_return std::set<std::string>(all.begin(), all.end());
+}
+
+TEST_P(FsReadDir, IsAStreamOfItsEntries) {
+  std::set<std::string> want;
+  for (int i = 0; i < 300; ++i) {  // more than a batch
+    const std::string name = "s" + std::to_string(i);
+    const int fd = ::open((dir() / name).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    want.insert(name);
+  }
+  EXPECT_EQ(run(collect_names(dir())), want);
+}
+
 TEST_P(FsReadDir, EntryTypesAndMetadata) {
   run([](std::filesystem::path d) -> Task<void> {
     co_await fs::create_dir(d / "sub");

@@ -47,6 +47,20 @@ TEST(SignalStreamAnyExecutor, EachRecvWaitsForADeliveryAfterThePreviousOne) {
   spool::block_on(std::move(next));
 }
 
+// A Signal is a spool::Stream of the signal's number: through spool::next, and merged with
+// another signal's stream (each delivery comes out once, as its number).
+TEST(SignalStreamAnyExecutor, IsAStreamOfTheSignalsNumber) {
+  static_assert(spool::Stream<spool::Signal>);
+  spool::Signal usr1 = spool::signal(SIGUSR1);
+  ASSERT_EQ(::raise(SIGUSR1), 0);
+  EXPECT_EQ(spool::block_on(spool::next(usr1)), SIGUSR1);
+  auto both = spool::stream::merge(std::move(usr1), spool::signal(SIGUSR2));
+  ASSERT_EQ(::raise(SIGUSR2), 0);
+  EXPECT_EQ(spool::block_on(spool::next(both)), SIGUSR2);
+  ASSERT_EQ(::raise(SIGUSR1), 0);
+  EXPECT_EQ(spool::block_on(spool::next(both)), SIGUSR1);
+}
+
 // docs/io.md's recipe for a second Ctrl-C: once the first SIGINT was received, restoring the
 // default action makes the next one end the process. In a child process (a death test).
 TEST(SignalStreamDeathTest, RestoringTheDefaultAfterTheFirstSigintLetsTheSecondEndTheProcess) {

@@ -1,5 +1,6 @@
 // Stream sources on the paused clock: a Generator awaiting a timer and an mpsc channel, and
-// mpsc::Receiver, Interval and BroadcastStream consumed as spool::Streams through spool::next.
+// mpsc::Receiver, Interval, BroadcastStream and WatchStream consumed as spool::Streams through
+// spool::next; a stream as a select branch.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -25,6 +26,7 @@ static_assert(spool::Stream<Generator<int>>);
 static_assert(spool::Stream<spool::mpsc::Receiver<int>>);
 static_assert(spool::Stream<spool::Interval>);
 static_assert(spool::Stream<spool::stream::BroadcastStream<int>>);
+static_assert(spool::Stream<spool::stream::WatchStream<int>>);
 static_assert(!spool::Stream<int>);
 static_assert(!spool::Stream<spool::Sleep>);  // a Future, not a Stream
 static_assert(std::is_same_v<spool::stream_item_t<spool::Interval>, Instant>);
@@ -222,6 +224,79 @@ Task<long> relay_on_workers() {
   const long sum = co_await spool::spawn(sum_all(relay(std::move(rx))));
   for (auto& h : producers) co_await h;
   co_return sum;
+}
+
+// The value held first, then the latest of two sends (watch coalesces them), then, after a
+// move while a wait pends, the last value and the end once the sender is gone.
+Task<std::vector<int>> watch_values() {
+  auto [tx, rx] = spool::watch::channel<int>(0);
+  spool::stream::WatchStream<int> s(std::move(rx));
+  std::vector<int> out;
+  out.push_back((co_await spool::next(s)).value());
+  (void)tx.send(1);
+  (void)tx.send(2);
+  out.push_back((co_await spool::next(s)).value());
+  {
+    auto waiting = spool::next(s);
+    EXPECT_FALSE(co_await spool_time_test::poll_once(waiting));  // nothing new yet
+  }
+  spool::stream::WatchStream<int> moved(std::move(s));  // its wait moves with it
+  auto late_sender = spool::spawn([](spool::watch::Sender<int> sender) -> Task<void> {
+    auto last = std::move(sender);  // dropped at the body's end
+    co_await spool::yield_now();
+    (void)last.send(3);
+  }(std::move(tx)));
+  while (auto v = co_await spool::next(moved)) out.push_back(*v);
+  co_await late_sender;
+  co_return out;
+}
+
+TEST(StreamSources, WatchStreamGivesTheValueThenEachNewerOneAndEndsWhenClosed) {
+  auto rt = spool::Builder::current_thread().build();
+  EXPECT_EQ(rt.block_on(watch_values()), (std::vector<int>{0, 2, 3}));
+}
+
+TEST(StreamSources, WatchStreamFromChangesSkipsTheValueHeld) {
+  auto [tx, rx] = spool::watch::channel<int>(0);
+  auto s = spool::stream::WatchStream<int>::from_changes(std::move(rx));
+  (void)tx.send(5);
+  EXPECT_EQ(spool::block_on(spool::next(s)), 5);
+  auto moved = std::move(s);
+  EXPECT_THROW((void)spool::block_on(spool::next(s)), std::logic_error);  // NOLINT: moved from
+}
+
+// A stream as a select branch: each time the timer wins, the pending next() is dropped, and
+// no message is lost or repeated.
+Task<std::pair<std::vector<int>, int>> select_stream_or_timer() {
+  auto [tx, rx] = spool::mpsc::unbounded_channel<int>();
+  auto sender = spool::spawn([](spool::mpsc::UnboundedSender<int> out) -> Task<void> {
+    auto last = std::move(out);  // dropped at the body's end: the stream ends
+    for (int i = 0; i < 3; ++i) {
+      co_await spool::sleep(10ms);
+      (void)last.send(i);
+    }
+  }(std::move(tx)));
+  std::vector<int> got;
+  int timer_wins = 0;
+  for (;;) {
+    auto won = co_await spool::select(spool::next(rx), spool::sleep(4ms));
+    if (won.index() == 1) {
+      ++timer_wins;
+      continue;
+    }
+    const std::optional<int> v = std::get<0>(std::move(won));
+    if (!v) break;
+    got.push_back(*v);
+  }
+  co_await sender;
+  co_return std::pair(got, timer_wins);
+}
+
+TEST(StreamSources, AStreamInSelectLosesNothingWhenTheOtherBranchWins) {
+  auto rt = paused_runtime();
+  const auto [got, timer_wins] = rt.block_on(select_stream_or_timer());
+  EXPECT_EQ(got, (std::vector<int>{0, 1, 2}));
+  EXPECT_GE(timer_wins, 3);  // at least one per message: 10 ms between them, a 4 ms timer
 }
 
 TEST(GeneratorSources, ConsumedByATaskMovingBetweenWorkers) {
