@@ -99,8 +99,9 @@ concept OnceCellInit = std::invocable<F&> && Future<std::invoke_result_t<F&>> &&
 /// A cell that is set at most once: by set(), or by the first get_or_init(init) whose
 /// initialiser completes. Concurrent get_or_init callers wait (FIFO) while one initialiser
 /// runs; if it throws or is cancelled (its task aborted, its future destroyed), the next
-/// waiter runs its own initialiser. Once set, the value never changes and get() /
-/// get_or_init() give it without waiting or locking (one acquire load).
+/// waiter runs its own initialiser. Once set, the value never changes: get() gives it with
+/// one acquire load, get_or_init() without waiting or locking but through its Task (a frame
+/// from the frame pool per call): on a hot path, try get() first.
 ///
 /// Built on a Semaphore of one permit: the permit is the right to initialise; the initialiser
 /// that succeeds stores the value and closes the semaphore, which releases every waiter (the
