@@ -112,6 +112,7 @@ Task<void> set_len_on(detail::FsFileUse f, std::uint64_t len) {
 Task<void> allocate_on(detail::FsFileUse f, std::uint64_t offset, std::uint64_t len) {
   const char* call = "spool::fs::File::allocate";
   if (!live(f, call).writable) throw_no_access(*f, call, "write", "write(true) or append(true)");
+  if (len == 0) co_return;  // nothing to reserve (fallocate(2) would answer EINVAL)
   detail::fs_check(co_await detail::fs_ops::allocate(f, offset, len), call, f->path);
 }
 

@@ -70,6 +70,7 @@ class Buffer {
   void set_capacity(std::size_t capacity) { reallocate(std::max(capacity, size())); }
   /// Copies `bytes` to the back.
   void append(std::string_view bytes) {
+    if (bytes.empty()) return;  // no storage may exist: no memcpy to null
     std::memcpy(prepare(bytes.size()).data(), bytes.data(), bytes.size());
     end_ += bytes.size();
   }

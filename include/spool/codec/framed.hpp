@@ -16,6 +16,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/io/pending_io.hpp"
 #include "spool/stream/stream.hpp"  // spool::next, for the frames
 
 namespace spool::codec {
@@ -41,14 +42,6 @@ concept AsyncByteWrite = requires(W& w, std::span<const char> buf) {
   requires std::convertible_to<future_output_t<decltype(w.write(buf))>, std::size_t>;
 };
 
-/// A byte stream whose read or write, dropped while pending, still goes on (fs::File: it runs
-/// on the blocking pool) says so with a member `using pending_io_outlives_drop = void;`, and
-/// the framed types refuse it at compile time: they drop pending reads and writes by design.
-template <class S>
-concept PendingIoOutlivesDrop = requires {
-  typename S::pending_io_outlives_drop;
-};
-
 namespace detail {
 
 // The free room a read is given at least, and at most asks for (ReadRoom); the storage a
@@ -58,42 +51,44 @@ inline constexpr std::size_t kReadRoom = 4096;
 inline constexpr std::size_t kMaxReadRoom = 65536;
 inline constexpr std::size_t kInitialCapacity = 8192;
 
-// How much room a read is given when the codec does not choose (it has no prepare_read).
-// It adapts to the peer, as hyper's adaptive read buffer does: a read that fills all the
-// room it was given doubles the next one's, up to kMaxReadRoom, so that a fast peer is read
-// in fewer, larger reads (W19: a sixth of the reads, ~10 % of its time); two reads in a row
-// that fill less than half of theirs halve it, down to kReadRoom. Storage beyond twice the
-// room (or a large frame's, which a decoder reserved) is given back when the buffer is empty:
-// never while a frame is partly held, so a decoder's reservation stays until it is decoded.
+// How much room a read asks for when the codec does not choose (it has no prepare_read).
+// It adapts to the peer, as hyper's adaptive read buffer does: a read that brings at least
+// what it asked for doubles the next one's ask, up to kMaxReadRoom, so that a fast peer is
+// read in fewer, larger reads (W19: a sixth of the reads, ~10 % of its time); two reads in a
+// row that bring less than half of it halve it, down to kReadRoom, and then the storage
+// beyond twice the ask is given back once the buffer is empty (never while a frame is
+// partly held: a decoder's reservation of a large frame stays until it is decoded, and
+// large frames that keep coming keep the reads large, so nothing is given back between them).
 class ReadRoom {
  public:
-  // The free room of `buf` for the next read: all of its free tail (Buffer::prepare).
+  // The free room of `buf` for the next read: all of its free tail (Buffer::prepare), at
+  // least what this read asks for.
   std::span<char> prepare(Buffer& buf) {
     const std::size_t keep = std::max(kInitialCapacity, 2 * wanted_);
-    if (buf.capacity() == 0 || (buf.capacity() > keep && buf.empty())) {
-      buf.set_capacity(buf.capacity() == 0 ? kInitialCapacity : keep);
+    if (shrink_ && buf.empty()) {
+      if (buf.capacity() > keep) buf.set_capacity(keep);
+      shrink_ = false;
     }
-    const std::span<char> room = buf.prepare(wanted_);
-    given_ = room.size();
-    return room;
+    return buf.prepare(wanted_);
   }
   // The read into the last prepare()'s room brought `n` bytes.
   void record(std::size_t n) noexcept {
-    if (n == given_) {
-      wanted_ = std::min(2 * given_, kMaxReadRoom);
+    if (n >= wanted_) {
+      wanted_ = std::min(2 * wanted_, kMaxReadRoom);
       short_reads_ = 0;
-    } else if (2 * n >= given_) {
+    } else if (2 * n >= wanted_) {
       short_reads_ = 0;
     } else if (++short_reads_ == 2) {
       wanted_ = std::max(wanted_ / 2, kReadRoom);
       short_reads_ = 0;
+      shrink_ = true;
     }
   }
 
  private:
   std::size_t wanted_ = kReadRoom;  // what the next read asks prepare for
-  std::size_t given_ = 0;           // what the last prepare gave
-  unsigned char short_reads_ = 0;   // reads in a row that filled less than half of it
+  unsigned char short_reads_ = 0;   // reads in a row that brought less than half of it
+  bool shrink_ = false;             // the ask was halved: give storage back when empty
 };
 
 // The read side: the bytes read and not yet decoded, and the read under way. A pending
@@ -166,6 +161,7 @@ class FrameReader {
   };
   template <Decoder C>
   std::span<char> read_room(C& codec) {
+    if (buf_.capacity() == 0) buf_.set_capacity(kInitialCapacity);  // the first read
     if constexpr (kCodecSizesReads<C>) {
       const std::span<char> room = codec.prepare_read(buf_);
       if (room.empty()) {
@@ -185,17 +181,17 @@ class FrameReader {
   Phase phase_ = Phase::kReading;
 };
 
-// Whether byte stream W has a flush() of its own (TlsStream, BufWriter: a write may return
-// before its bytes reached the transport).
+// Whether byte stream W has a flush() of its own (TlsStream: a write may return before its
+// bytes reached the transport).
 template <class W>
 concept StreamFlushes = requires(W& w) {
   { w.flush() } -> Future;
 };
 
 // The write side: the frames encoded and not yet written, the write under way, and then the
-// stream's own flush (W's, if it has one). Both are kept while a flush waits, dropped by a
-// move, before the buffer changes, or with the Flush future that waited: a pending write
-// has written nothing, and a pending stream flush sends nothing of ours.
+// stream's own flush (W's, if it has one). Both are kept while a flush waits and dropped by
+// a move or before the buffer changes (a pending write has written nothing); a dropped Flush
+// drops only the stream flush, which sends nothing of ours.
 template <class W>
 class FrameWriter {
  public:
@@ -251,6 +247,10 @@ class FrameWriter {
   // Drops the pending write and stream flush (see the class comment).
   void drop_pending() noexcept {
     write_.reset();
+    drop_pending_stream_flush();
+  }
+  // Drops the pending stream flush only (a dropped Flush).
+  void drop_pending_stream_flush() noexcept {
     if constexpr (StreamFlushes<W>) flush_.reset();
   }
 
@@ -274,26 +274,35 @@ class FrameWriter {
 }  // namespace detail
 
 /// The future of a framed writer's flush() or send(): ready once every frame encoded so far
-/// is written and, for a stream with a flush() of its own (TlsStream, BufWriter), flushed.
-/// It borrows the framed writer. Dropping it while pending loses nothing: the frames stay
-/// buffered for the next flush, and the stream is free for other writes (its shutdown).
+/// is written and, for a stream with a flush() of its own (TlsStream), flushed. It borrows
+/// the framed writer and must not outlive it. Dropping it while pending loses nothing: the
+/// frames stay buffered for the next flush, and the stream's own flush is let go (a
+/// TlsStream's shutdown may follow).
 template <class Writer>
 class [[nodiscard]] Flush {
  public:
   /// Flushes `writer` (made by its flush() or send()).
   explicit Flush(Writer& writer) noexcept : writer_(&writer) {}
   /// Takes over `other`'s flush.
-  Flush(Flush&& other) noexcept : writer_(std::exchange(other.writer_, nullptr)) {}
+  Flush(Flush&& other) noexcept
+      : writer_(std::exchange(other.writer_, nullptr)), polled_(other.polled_) {}
   Flush& operator=(Flush&&) = delete;
-  /// Lets go of the write under way, if any (it wrote nothing).
+  /// Lets go of the stream's own flush, if this one waits in it (it sends nothing of ours,
+  /// and a TlsStream's holds its writing side). A pending write stays for the next flush:
+  /// a stream's write that goes on after a drop (io::stdout() on a file) writes its bytes
+  /// once.
   ~Flush() {
-    if (writer_ != nullptr) writer_->drop_pending_write();
+    if (writer_ != nullptr && polled_) writer_->drop_pending_stream_flush();
   }
   /// Writes what is buffered: ready when all of it is written; throws the stream's error.
-  Poll<void> poll(Context& cx) { return writer_->poll_flush(cx); }
+  Poll<void> poll(Context& cx) {
+    polled_ = true;
+    return writer_->poll_flush(cx);
+  }
 
  private:
   Writer* writer_;
+  bool polled_ = false;
 };
 
 namespace detail {
@@ -306,9 +315,10 @@ namespace detail {
 template <class Self, class S, class C>
 class FramedParts {
   static_assert(!PendingIoOutlivesDrop<S>,
-                "spool::codec: this byte stream (fs::File) cannot be framed: its dropped "
-                "pending read or write still completes, so a framed move or feed would lose or "
-                "repeat bytes. Read the file whole (spool::fs::read) and decode the buffer.");
+                "spool::codec: this byte stream (fs::File, or one over it) cannot be framed: "
+                "its dropped pending read or write still completes, so a framed move or feed "
+                "would lose or repeat bytes. Read the file whole (spool::fs::read) and decode "
+                "the buffer.");
 
  public:
   FramedParts(S io, C codec) : io_(std::move(io)), codec_(std::move(codec)) {}
@@ -386,6 +396,7 @@ class FramedSink {
  protected:
   friend class Flush<Self>;
   void drop_pending_write() noexcept { writer_.drop_pending(); }
+  void drop_pending_stream_flush() noexcept { writer_.drop_pending_stream_flush(); }
 
  private:
   FrameWriter<S> writer_;

@@ -99,7 +99,7 @@ class SPOOL_API File {
   static OpenOptions options() noexcept { return {}; }
 
   /// A read or write dropped while pending still runs on the blocking pool: spool::codec's
-  /// framed types refuse a File for that reason (spool::codec::PendingIoOutlivesDrop).
+  /// framed types refuse a File for that reason (spool::PendingIoOutlivesDrop).
   using pending_io_outlives_drop = void;
 
   /// Reads what one read(2) gives into `buf` at the file position: the count, 0 at the end.
@@ -139,7 +139,8 @@ class SPOOL_API File {
   Task<void> set_len(std::uint64_t len);
   /// Reserves disk space for the bytes [offset, offset + len) (fallocate(2), mode 0): a later
   /// write there cannot fail for want of space. The file grows to offset + len if it is
-  /// shorter; its bytes do not change. A file system without fallocate answers EOPNOTSUPP.
+  /// shorter; its bytes do not change. A length of 0 reserves nothing. A file system
+  /// without fallocate answers EOPNOTSUPP.
   Task<void> allocate(std::uint64_t offset, std::uint64_t len);
   /// Flushes the data and the metadata to the device (fsync).
   Task<void> sync_all();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spool/core/task.hpp"
+#include "spool/io/pending_io.hpp"
 #include "spool/net/io_error.hpp"
 #include "spool/net/stream_ops.hpp"
 
@@ -20,7 +21,7 @@ namespace spool::net {
 /// bytes: one recv fills it, and lines and small reads come out of it. Owns `R`. One task
 /// reads at a time; each call's buffer or string must outlive its Task.
 template <class R>
-class BufReader {
+class BufReader : public spool::detail::PendingIoMarkOf<R> {
  public:
   /// Wraps `inner` with an empty buffer of `capacity` bytes (at least 1).
   explicit BufReader(R inner, std::size_t capacity = 8192)

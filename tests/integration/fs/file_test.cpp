@@ -113,6 +113,7 @@ TEST_P(FsFile, AllocateReservesSpaceGrowingTheFileButNotChangingItsBytes) {
     co_await f.allocate(0, 8192);
     EXPECT_EQ((co_await f.metadata()).len(), 8192u);
     co_await f.allocate(100, 10);  // inside the file: its length stays
+    co_await f.allocate(9000, 0);  // nothing
     EXPECT_EQ((co_await f.metadata()).len(), 8192u);
     const std::string bytes = co_await fs::read_to_string(p);
     EXPECT_EQ(bytes.substr(0, 3), "abc");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/hand_poll.hpp"
 #include "support/time_helpers.hpp"
 
 namespace {
@@ -259,6 +260,11 @@ TEST(StreamSources, WatchStreamGivesTheValueThenEachNewerOneAndEndsWhenClosed) {
 TEST(StreamSources, WatchStreamFromChangesSkipsTheValueHeld) {
   auto [tx, rx] = spool::watch::channel<int>(0);
   auto s = spool::stream::WatchStream<int>::from_changes(std::move(rx));
+  {
+    auto first = spool::next(s);
+    spool_test::HandPoller poller;
+    EXPECT_TRUE(poller.poll(first).is_pending());  // 0, the value held, is not given
+  }
   (void)tx.send(5);
   EXPECT_EQ(spool::block_on(spool::next(s)), 5);
   auto moved = std::move(s);

@@ -66,7 +66,7 @@ TEST(LinesCodec, AnOverLongLineThrowsOnceAndTheNextLineComes) {
 // 1 MiB without "\n" through LinesCodec(1024): one error, and the line is skipped as it
 // arrives, so the buffer never grows past the largest read room (64 KiB; each read fills
 // all of its room here, so the room grows to it), never to the line's length.
-TEST(LinesCodec, AMebibyteLineIsSkippedWithoutGrowingTheBuffer) {
+TEST(LinesCodec, AMebibyteLineIsSkippedWithoutBeingHeld) {
   const std::string huge(1 << 20, 'x');
   for (const std::string& tail : {std::string(), std::string("\nok\n")}) {
     FramedRead framed(ScriptedBytes(huge + tail), LinesCodec(1024));
@@ -166,6 +166,37 @@ TEST(LengthDelimitedCodec, AFramesReservationStaysUntilItIsDecoded) {
     }
   }
   EXPECT_GT(polls, 1000);  // a read per KiB, each pending once
+}
+
+// Large frames that keep coming (5 of 300 KiB, read 64 KiB at a time) keep their storage:
+// the buffer, empty between two frames, is not shrunk and grown again for each (it was: two
+// reallocations per frame).
+TEST(LengthDelimitedCodec, LargeFramesInARowKeepTheirStorage) {
+  constexpr std::size_t kFrame = 300 * 1024;
+  Buffer wire;
+  LengthDelimitedCodec encoder({4, std::endian::big, kFrame});
+  for (int i = 0; i < 5; ++i) encoder.encode(std::string(kFrame, 'x'), wire);
+  std::set<std::size_t> cuts;  // at each frame's end (the buffer empties), and every 64 KiB
+  for (std::size_t start = 0; start < wire.size(); start += 4 + kFrame) {
+    for (std::size_t at = start; at < start + 4 + kFrame; at += 64 * 1024) cuts.insert(at);
+  }
+  ScriptedBytes bytes(std::string(wire.view()), cuts);
+  bytes.pend_each(true);
+  FramedRead framed(std::move(bytes), LengthDelimitedCodec({4, std::endian::big, kFrame}));
+  spool_test::HandPoller poller;
+  bool reserved = false;
+  for (int frames = 0; frames < 5;) {
+    auto next = spool::next(framed);
+    for (;;) {
+      auto p = poller.poll(next);
+      const std::size_t capacity = framed.read_buffer().capacity();
+      ASSERT_TRUE(!reserved || capacity >= 4 + kFrame) << "shrunk to " << capacity;
+      reserved = reserved || capacity >= 4 + kFrame;
+      if (p.is_ready()) break;
+    }
+    ++frames;
+  }
+  EXPECT_TRUE(reserved);
 }
 
 TEST(LengthDelimitedCodec, AFrameCutByTheEndIsAnError) {
