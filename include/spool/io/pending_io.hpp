@@ -2,6 +2,8 @@
 // still goes on, and the way a wrapper passes its inner stream's mark on.
 #pragma once
 
+#include "spool/config.hpp"
+
 namespace spool {
 
 /// A byte stream whose read or write, dropped while pending, still goes on (fs::File: it
