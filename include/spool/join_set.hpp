@@ -57,25 +57,30 @@ class JoinSet {
   /// Aborts every task still in the set, and drops them.
   ~JoinSet() { abort_all(); }
 
-  /// Spawns `fut` (a Task or any Future producing a T, moved in) on the current runtime
-  /// (as spool::spawn; throws std::logic_error outside a runtime) and adds it to the set.
+  /// Spawns `fut` (a Task or any Future producing a T, moved in; spool::named for a name) on
+  /// the current runtime (as spool::spawn, recording the call site `where`; throws
+  /// std::logic_error outside a runtime) and adds it to the set.
   template <Future F>
   requires std::is_same_v<detail::spawn_output_t<F>, T>
-  void spawn(F&& fut) { insert(spool::spawn(std::forward<F>(fut))); }
+  void spawn(F&& fut, SpawnLocation where = SpawnLocation::current()) {
+    insert(spool::spawn(std::forward<F>(fut), where));
+  }
 
   /// Spawns `fut` onto `channel` of the current runtime (as spool::spawn_on; throws as it
   /// does) and adds it to the set.
   template <Future F>
   requires std::is_same_v<detail::spawn_output_t<F>, T>
-  void spawn_on(ChannelId channel, F&& fut) {
-    insert(spool::spawn_on(channel, std::forward<F>(fut)));
+  void spawn_on(ChannelId channel, F&& fut, SpawnLocation where = SpawnLocation::current()) {
+    insert(spool::spawn_on(channel, std::forward<F>(fut), where));
   }
 
   /// Spawns `fut` on `handle`'s runtime and adds it to the set. (Not spawn_on, which names
   /// a priority channel, as everywhere in spool; tokio's JoinSet::spawn_on takes a Handle.)
   template <Future F>
   requires std::is_same_v<detail::spawn_output_t<F>, T>
-  void spawn_with(const Handle& handle, F&& fut) { insert(handle.spawn(std::forward<F>(fut))); }
+  void spawn_with(const Handle& handle, F&& fut, SpawnLocation where = SpawnLocation::current()) {
+    insert(handle.spawn(std::forward<F>(fut), where));
+  }
 
   /// A future that waits for the next task to finish and takes it out of the set (see
   /// JoinNext): its output, nullopt when the set is empty, or its JoinError.

@@ -23,6 +23,7 @@
 #include "spool/join_handle.hpp"
 #include "spool/levels.hpp"
 #include "spool/metrics.hpp"
+#include "spool/task_meta.hpp"
 #include "spool/time/sleep.hpp"
 
 namespace spool {
@@ -60,20 +61,24 @@ class RuntimeShared;
 using Deadline = std::chrono::steady_clock::time_point;
 // Spawns a Task frame taken over by take_for_spawn onto the spawning task's channel (and
 // deadline) if a task of `rt` spawns it, else onto the default channel; returns its header
-// (JoinHandle).
+// (JoinHandle). The task records its name `name` (null: none) and spawn location `where`,
+// and owns the name when `where.line` has kNameOwnedBit (it frees it even should the spawn
+// fail).
 SPOOL_API TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                                 std::coroutine_handle<> frame);
+                                 std::coroutine_handle<> frame, const char* name,
+                                 SpawnLocation where);
 // The same onto `channel` (checked by check_channel) with `deadline` (null: none).
 SPOOL_API TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
                                     std::coroutine_handle<> frame, ChannelId channel,
-                                    const Deadline* deadline);
+                                    const Deadline* deadline, const char* name,
+                                    SpawnLocation where);
 // Checks that `channel` is one of rt's channels, and that it is earliest-deadline-first if
 // `with_deadline`; throws std::invalid_argument if not.
 SPOOL_API void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadline);
 // The channel of `rt` called `name`; throws std::invalid_argument if there is none.
 SPOOL_API ChannelId runtime_channel(RuntimeShared& rt, std::string_view name);
 SPOOL_API TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                                          std::coroutine_handle<> frame);
+                                          std::coroutine_handle<> frame, SpawnLocation where);
 // The runtime the calling thread is in (a worker, or inside Runtime::block_on), or null.
 SPOOL_API std::shared_ptr<RuntimeShared> current_runtime();
 [[noreturn]] SPOOL_API void throw_no_current_runtime();
@@ -133,36 +138,54 @@ Task<std::invoke_result_t<Fn&>> blocking_body(Fn fn) {
   co_return fn();
 }
 
-// What every spawn function shares: turns `fut` into a Task frame, hands the frame to
-// `spawn_frame(promise, frame)`, which spawns it and returns its header, and returns the
-// JoinHandle.
+// What every spawn function shares: turns `fut` (a Named one's wrapped future) into a Task
+// frame, hands the frame to `spawn_frame(promise, frame)`, which spawns it and returns its
+// header, and returns the JoinHandle.
 template <Future F, class SpawnFrame>
 JoinHandle<spawn_output_t<F>> spawn_as_task(F&& fut, SpawnFrame spawn_frame) {
-  auto task = into_task(std::forward<F>(fut));
+  auto task = into_task(unnamed(std::forward<F>(fut)));
   auto frame = take_for_spawn(task);
   return JoinHandleAccess::make<spawn_output_t<F>>(spawn_frame(frame.promise(), frame));
 }
 
-// Spawns `fut` on `rt` onto the spawner's channel or the default one (see spawn_task). Kept
-// apart from spawn_into_channel: a runtime without channels pays for no channel argument.
-template <Future F>
-JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut) {
-  return spawn_as_task(std::forward<F>(fut),
-                       [&rt](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-                         return spawn_task(rt, promise, frame);
-                       });
-}
-
-// Spawns `fut` on `rt` onto `channel` with `deadline` (null: none); throws as check_channel
-// does, before `fut` is taken over (a refused spawn leaves it as it was).
-template <Future F>
-JoinHandle<spawn_output_t<F>> spawn_into_channel(RuntimeShared& rt, F&& fut, ChannelId channel,
-                                                 const Deadline* deadline = nullptr) {
-  check_channel(rt, channel, deadline != nullptr);
+// Spawns `fut` on `rt` onto the spawner's channel or the default one (see spawn_task),
+// recording `site`'s name and location (spawn_guarded; a spawn_site) or `fut`'s name and
+// `where` (spawn_into). Kept apart from spawn_into_channel: a runtime without channels pays for no
+// channel argument.
+template <Future F, class Site>
+JoinHandle<spawn_output_t<F>> spawn_guarded(RuntimeShared& rt, F&& fut, Site& site) {
   return spawn_as_task(std::forward<F>(fut),
                        [&](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-                         return spawn_task_on(rt, promise, frame, channel, deadline);
+                         const SpawnSite s = site.hand_over();
+                         return spawn_task(rt, promise, frame, s.name, s.where);
                        });
+}
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_into(RuntimeShared& rt, F&& fut, SpawnLocation where) {
+  auto site = spawn_site(std::forward<F>(fut), where);
+  return spawn_guarded(rt, std::forward<F>(fut), site);
+}
+
+// Spawns `fut` on `rt` onto `channel` with `deadline` (null: none), recording `site`;
+// throws as check_channel does, before `fut` is taken over (a refused spawn leaves it as
+// it was).
+template <Future F, class Site>
+JoinHandle<spawn_output_t<F>> spawn_guarded_into_channel(RuntimeShared& rt, F&& fut,
+                                                         ChannelId channel,
+                                                         const Deadline* deadline, Site& site) {
+  check_channel(rt, channel, deadline != nullptr);
+  return spawn_as_task(
+      std::forward<F>(fut), [&](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+        const SpawnSite s = site.hand_over();
+        return spawn_task_on(rt, promise, frame, channel, deadline, s.name, s.where);
+      });
+}
+// The same, recording `fut`'s name and `where`.
+template <Future F>
+JoinHandle<spawn_output_t<F>> spawn_into_channel(RuntimeShared& rt, F&& fut, ChannelId channel,
+                                                 const Deadline* deadline, SpawnLocation where) {
+  auto site = spawn_site(std::forward<F>(fut), where);
+  return spawn_guarded_into_channel(rt, std::forward<F>(fut), channel, deadline, site);
 }
 
 // The body of spawn_at / spawn_after: waits on the runtime's timers, then runs `inner` in
@@ -178,17 +201,20 @@ SPOOL_API Instant runtime_now(RuntimeShared& rt);
 // taken over.
 template <Future F>
 JoinHandle<spawn_output_t<F>> spawn_at_into(RuntimeShared& rt, ChannelId channel, Instant when,
-                                            F&& fut) {
+                                            F&& fut, SpawnLocation where) {
   check_channel(rt, channel, false);
-  return spawn_into_channel(rt, start_at(when, into_task(std::forward<F>(fut))), channel);
+  auto site = spawn_site(std::forward<F>(fut), where);  // the name goes to the waiting task
+  return spawn_guarded_into_channel(rt, start_at(when, into_task(unnamed(std::forward<F>(fut)))),
+                                    channel, nullptr, site);
 }
 
-// Runs `fn` on rt's blocking pool (Handle::spawn_blocking).
+// Runs `fn` on rt's blocking pool (Handle::spawn_blocking), as spawned at `where`.
 template <class Fn>
-JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking_into(RuntimeShared& rt, Fn&& fn) {
+JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking_into(RuntimeShared& rt, Fn&& fn,
+                                                          SpawnLocation where) {
   return spawn_as_task(blocking_body(std::forward<Fn>(fn)),
-                       [&rt](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-                         return spawn_blocking_task(rt, promise, frame);
+                       [&](TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+                         return spawn_blocking_task(rt, promise, frame, where);
                        });
 }
 
@@ -267,16 +293,20 @@ class Handle {
   /// Spawned from inside a task of this runtime, the new task goes to the spawner's channel
   /// (work a high-priority task spawns stays high-priority); from anywhere else, to the
   /// default channel (Builder::default_channel).
+  /// `fut` may be a spool::named future: the task takes its name. `where` is the spawn's call
+  /// site, recorded with the task (Runtime::dump); every spawn function takes it, defaulted.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    return detail::spawn_into(rt(), std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn(
+      F&& fut, SpawnLocation where = SpawnLocation::current()) const {
+    return detail::spawn_into(rt(), std::forward<F>(fut), where);
   }
   /// Spawns `fut` onto `channel` (see spawn). Throws std::invalid_argument when `channel`
   /// is not one of this runtime's. On an earliest-deadline-first channel the task has no
   /// deadline (it comes after every task that has one).
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
-    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel);
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(
+      ChannelId channel, F&& fut, SpawnLocation where = SpawnLocation::current()) const {
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, nullptr, where);
   }
   /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`: the channel
   /// runs its tasks earliest deadline first, and counts a task that starts after its deadline
@@ -285,8 +315,9 @@ class Handle {
   /// is not one of this runtime's, or not earliest-deadline-first.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(
-      ChannelId channel, F&& fut, std::chrono::steady_clock::time_point deadline) const {
-    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline);
+      ChannelId channel, F&& fut, std::chrono::steady_clock::time_point deadline,
+      SpawnLocation where = SpawnLocation::current()) const {
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline, where);
   }
   /// Spawns `fut` onto `channel` to start at `when`, on the runtime's clock (take it from
   /// spool::time::now() inside the runtime when the clock may be paused): the task waits on
@@ -294,15 +325,18 @@ class Handle {
   /// comes (its first poll, at once, only arms the timer). Throws as spawn_on does, before
   /// `fut` is taken over.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) const {
-    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn_at(
+      ChannelId channel, Instant when, F&& fut,
+      SpawnLocation where = SpawnLocation::current()) const {
+    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut), where);
   }
   /// Spawns `fut` onto `channel` to start `delay` from now, on the runtime's clock (a paused
   /// one too). See spawn_at.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
-                                                    std::chrono::nanoseconds delay, F&& fut) const {
-    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn_after(
+      ChannelId channel, std::chrono::nanoseconds delay, F&& fut,
+      SpawnLocation where = SpawnLocation::current()) const {
+    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut), where);
   }
   /// The channel called `name` (Builder::levels; a runtime built without levels has one,
   /// "default"). Throws std::invalid_argument naming the runtime's channels when there is
@@ -314,8 +348,9 @@ class Handle {
   /// queued calls are cancelled; running ones finish (bounded by shutdown_timeout).
   /// Throws std::system_error when the pool has no thread and cannot start one.
   template <class Fn>
-  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) const {
-    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn));
+  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(
+      Fn&& fn, SpawnLocation where = SpawnLocation::current()) const {
+    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn), where);
   }
 
   /// Runs `fut` to completion on the calling thread, inside this runtime (see
@@ -389,39 +424,45 @@ class Runtime {
 
   /// Spawns `fut` onto this runtime. See Handle::spawn.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
-    return detail::spawn_into(rt(), std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut,
+                                              SpawnLocation where = SpawnLocation::current()) {
+    return detail::spawn_into(rt(), std::forward<F>(fut), where);
   }
   /// Spawns `fut` onto `channel`. See Handle::spawn_on.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
-    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel);
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
+                                                 SpawnLocation where = SpawnLocation::current()) {
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, nullptr, where);
   }
   /// Spawns `fut` onto the earliest-deadline-first `channel` with `deadline`. See
   /// Handle::spawn_on.
   template <Future F>
   JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
-                                                 std::chrono::steady_clock::time_point deadline) {
-    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline);
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 SpawnLocation where = SpawnLocation::current()) {
+    return detail::spawn_into_channel(rt(), std::forward<F>(fut), channel, &deadline, where);
   }
   /// Spawns `fut` onto `channel` to start at `when`. See Handle::spawn_at.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) {
-    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut,
+                                                 SpawnLocation where = SpawnLocation::current()) {
+    return detail::spawn_at_into(rt(), channel, when, std::forward<F>(fut), where);
   }
   /// Spawns `fut` onto `channel` to start `delay` from now. See Handle::spawn_at.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel,
-                                                    std::chrono::nanoseconds delay, F&& fut) {
-    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut));
+  JoinHandle<detail::spawn_output_t<F>> spawn_after(
+      ChannelId channel, std::chrono::nanoseconds delay, F&& fut,
+      SpawnLocation where = SpawnLocation::current()) {
+    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut), where);
   }
   /// The channel called `name`. See Handle::channel.
   ChannelId channel(std::string_view name) const { return detail::runtime_channel(rt(), name); }
 
   /// Runs `fn` on the blocking pool. See Handle::spawn_blocking.
   template <class Fn>
-  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) {
-    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn));
+  JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(
+      Fn&& fn, SpawnLocation where = SpawnLocation::current()) {
+    return detail::spawn_blocking_into(rt(), std::forward<Fn>(fn), where);
   }
 
   /// A handle to this runtime.
@@ -460,51 +501,57 @@ class Runtime {
 /// Spawns `fut` onto the current runtime (Handle::current().spawn); throws
 /// std::logic_error outside a runtime.
 template <Future F>
-JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) {
+JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut,
+                                            SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into(*rt, std::forward<F>(fut));
+  return detail::spawn_into(*rt, std::forward<F>(fut), where);
 }
 /// Spawns `fut` onto `channel` of the current runtime (Handle::current().spawn_on); throws
 /// std::logic_error outside a runtime.
 template <Future F>
-JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) {
+JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
+                                               SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel);
+  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel, nullptr, where);
 }
 /// Spawns `fut` onto `channel` of the current runtime to start at `when`
 /// (Handle::current().spawn_at); throws std::logic_error outside a runtime.
 template <Future F>
-JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut) {
+JoinHandle<detail::spawn_output_t<F>> spawn_at(ChannelId channel, Instant when, F&& fut,
+                                               SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_at_into(*rt, channel, when, std::forward<F>(fut));
+  return detail::spawn_at_into(*rt, channel, when, std::forward<F>(fut), where);
 }
 /// Spawns `fut` onto `channel` of the current runtime to start `delay` from now
 /// (Handle::current().spawn_after); throws std::logic_error outside a runtime.
 template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel, std::chrono::nanoseconds delay,
-                                                  F&& fut) {
+                                                  F&& fut,
+                                                  SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_at_into(*rt, channel, detail::runtime_now(*rt) + delay,
-                               std::forward<F>(fut));
+  return detail::spawn_at_into(*rt, channel, detail::runtime_now(*rt) + delay, std::forward<F>(fut),
+                               where);
 }
 /// Spawns `fut` onto the earliest-deadline-first `channel` of the current runtime with
 /// `deadline` (Handle::current().spawn_on); throws std::logic_error outside a runtime.
 template <Future F>
 JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut,
-                                               std::chrono::steady_clock::time_point deadline) {
+                                               std::chrono::steady_clock::time_point deadline,
+                                               SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel, &deadline);
+  return detail::spawn_into_channel(*rt, std::forward<F>(fut), channel, &deadline, where);
 }
 
 /// Runs `fn` on the current runtime's blocking pool. See Handle::spawn_blocking.
 template <class Fn>
-JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(Fn&& fn) {
-  return Handle::current().spawn_blocking(std::forward<Fn>(fn));
+JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(
+    Fn&& fn, SpawnLocation where = SpawnLocation::current()) {
+  return Handle::current().spawn_blocking(std::forward<Fn>(fn), where);
 }
 
 /// Runs `fn()` on the current worker thread, which may block inside it: the worker first

@@ -86,14 +86,17 @@ class SPOOL_API Scope {
   /// that escaped its body).
   template <Future F>
   requires std::is_void_v<detail::spawn_output_t<F>>
-  void spawn(F&& fut) {
+  void spawn(F&& fut, SpawnLocation where = SpawnLocation::current()) {
     detail::RuntimeShared& rt = runtime_for_spawn();
-    Task<void> task = detail::into_task(std::forward<F>(fut));
+    auto site = detail::spawn_site(std::forward<F>(fut), where);
+    Task<void> task = detail::into_task(detail::unnamed(std::forward<F>(fut)));
     const std::size_t slot = reserve();
     if (slot == kNoSlot) return;  // cancelling: `task` is destroyed unrun
     try {
-      attach(slot, detail::spawn_into(rt, detail::run_scope_child(detail::ScopeChild(
-                                              *this, slot, std::move(task), locals_))));
+      attach(slot, detail::spawn_guarded(rt,
+                                         detail::run_scope_child(detail::ScopeChild(
+                                             *this, slot, std::move(task), locals_)),
+                                         site));
     } catch (...) {
       abandon(slot);  // the child was destroyed with the unwinding, and has exited
       throw;

@@ -43,6 +43,7 @@
 #include "spool/sync/send_result.hpp"
 #include "spool/sync/watch.hpp"
 #include "spool/task_local.hpp"
+#include "spool/task_meta.hpp"
 #include "spool/task_tracker.hpp"
 #include "spool/time.hpp"
 #include "spool/version.hpp"

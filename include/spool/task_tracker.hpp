@@ -193,21 +193,26 @@ class TaskTracker {
   /// is no Task, so the spawn wraps it in a Task frame of its own: a Task spawned through
   /// the tracker takes two frames (two allocations) and every poll one more hop, where a
   /// plain spawn takes one (avoiding that needs a completion hook in the task; not done).
+  /// A spool::named future keeps its name (the tracked future is named instead); `where` is
+  /// the call site the task records.
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn(F&& fut) const {
-    return spool::spawn(track(std::forward<F>(fut)));
+  JoinHandle<detail::spawn_output_t<F>> spawn(
+      F&& fut, SpawnLocation where = SpawnLocation::current()) const {
+    return spool::spawn(track_for_spawn(std::forward<F>(fut)), where);
   }
   /// Spawns `fut`, tracked, onto `channel` of the current runtime (spool::spawn_on; throws
   /// as it does).
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_on(ChannelId channel, F&& fut) const {
-    return spool::spawn_on(channel, track(std::forward<F>(fut)));
+  JoinHandle<detail::spawn_output_t<F>> spawn_on(
+      ChannelId channel, F&& fut, SpawnLocation where = SpawnLocation::current()) const {
+    return spool::spawn_on(channel, track_for_spawn(std::forward<F>(fut)), where);
   }
   /// Spawns `fut`, tracked, on `handle`'s runtime (Handle::spawn). (Not spawn_on, which
   /// names a priority channel, as everywhere in spool.)
   template <Future F>
-  JoinHandle<detail::spawn_output_t<F>> spawn_with(const Handle& handle, F&& fut) const {
-    return handle.spawn(track(std::forward<F>(fut)));
+  JoinHandle<detail::spawn_output_t<F>> spawn_with(
+      const Handle& handle, F&& fut, SpawnLocation where = SpawnLocation::current()) const {
+    return handle.spawn(track_for_spawn(std::forward<F>(fut)), where);
   }
   /// A token that counts as one running task until it is destroyed or released.
   [[nodiscard]] TaskTrackerToken token() const { return TaskTrackerToken(state_); }
@@ -243,6 +248,21 @@ class TaskTracker {
   [[nodiscard]] TaskTrackerWait wait() const { return TaskTrackerWait(state_); }
 
  private:
+  // track(fut), named as `fut` is when it is a spool::named future.
+  template <Future F>
+  auto track_for_spawn(F&& fut) const {
+    if constexpr (detail::is_named_v<std::remove_cvref_t<F>>) {
+      auto tracked = track(detail::unnamed(std::forward<F>(fut)));
+      if constexpr (std::is_lvalue_reference_v<F>) {
+        return named(fut.name(), std::move(tracked));
+      } else {
+        return named(std::move(fut).take_name(), std::move(tracked));
+      }
+    } else {
+      return track(std::forward<F>(fut));
+    }
+  }
+
   std::shared_ptr<detail::TrackerState> state_;
 };
 

@@ -118,50 +118,56 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
 }
 
 TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                                    std::uint16_t channel, const Deadline* deadline) {
+                                    std::uint16_t channel, const Deadline* deadline,
+                                    const char* name, SpawnLocation where) {
   std::unique_ptr<EdfNode> edf;
   if (levels_.earliest_deadline_first(channel)) {
     try {
       edf = std::make_unique<EdfNode>(deadline != nullptr ? *deadline : Deadline::max());
     } catch (...) {
       frame.destroy();  // taken over from its Task already: the failed spawn frees it
+      if (where.line & kNameOwnedBit) delete[] name;  // and the name it was given
       throw;
     }
   }
-  TaskHeader* t = new_task(promise, frame, scheduler_);
+  TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
   t->channel = channel;
   t->edf = std::move(edf);
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
 
-TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  if (!single_fifo_channel_) return spawn_inheriting(promise, frame);
+TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                 const char* name, SpawnLocation where) {
+  if (!single_fifo_channel_) return spawn_inheriting(promise, frame, name, where);
   // Nothing to choose, inherit or order: spawn_on without its tests (the spawn of a runtime
   // without levels costs what it did before levels).
-  TaskHeader* t = new_task(promise, frame, scheduler_);
+  TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
   if (bind_new(t)) scheduler_->schedule(t, false);
   return t;
 }
 
-TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise,
-                                            std::coroutine_handle<> frame) {
-  return spawn_from(promise, frame, current_task());
+TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                            const char* name, SpawnLocation where) {
+  return spawn_from(promise, frame, current_task(), name, where);
 }
 
 TaskHeader* RuntimeShared::spawn_from(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                                      const TaskHeader* spawner) {
-  if (single_fifo_channel_) return spawn(promise, frame);
+                                      const TaskHeader* spawner, const char* name,
+                                      SpawnLocation where) {
+  if (single_fifo_channel_) return spawn(promise, frame, name, where);
   if (spawner == nullptr || spawner->scheduler != scheduler_) {
-    return spawn_on(promise, frame, levels_.default_channel(), nullptr);
+    return spawn_on(promise, frame, levels_.default_channel(), nullptr, name, where);
   }
   const std::uint16_t ch = spawner->channel;
-  if (!levels_.earliest_deadline_first(ch)) return spawn_on(promise, frame, ch, nullptr);
+  if (!levels_.earliest_deadline_first(ch))
+    return spawn_on(promise, frame, ch, nullptr, name, where);
   const Deadline inherited = spawner->deadline();
-  return spawn_on(promise, frame, ch, &inherited);
+  return spawn_on(promise, frame, ch, &inherited, name, where);
 }
 
-TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame) {
+TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                                          SpawnLocation where) {
   // Its channel only decides whether a drain waits for it: a blocking call made by a task of
   // a complete-on-close channel is part of that task's work.
   std::uint16_t ch = levels_.default_channel();
@@ -171,7 +177,7 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
   }
   // Pinned for life: its JoinHandle's abort may take it back from the pool's queue.
   std::shared_ptr<void> pin = shared_from_this();
-  TaskHeader* t = new_task(promise, frame, &blocking_scheduler_, true);
+  TaskHeader* t = new_pinned_task(promise, frame, &blocking_scheduler_, where);
   t->scheduler_pin = std::move(pin);
   t->channel = ch;
   if (!bind_new(t)) return t;
@@ -435,7 +441,9 @@ std::string RuntimeShared::dump() {
 
 void RuntimeShared::describe(const TaskHeader& t, std::ostream& out) const {
   std::uint64_t s = t.state.load(std::memory_order_relaxed);
-  out << "task " << t.id << " [" << levels_.name(t.channel) << "]: "
+  out << "task " << t.id;
+  if (t.name != nullptr) out << " \"" << t.name << '"';
+  out << " [" << levels_.name(t.channel) << "]: "
       << ((s & kRunning)    ? "running"
           : (s & kNotified) ? "scheduled"
                             : "idle");
@@ -446,6 +454,7 @@ void RuntimeShared::describe(const TaskHeader& t, std::ostream& out) const {
     out << ", waiting on " << (status == 0 && name ? name : w->name());
     std::free(name);
   }
+  if (t.spawn_line() != 0) out << ", spawned at " << t.spawn_file << ':' << t.spawn_line();
   out << '\n';
 }
 
@@ -462,14 +471,15 @@ std::shared_ptr<RuntimeShared> current_runtime() {
   return rt ? rt->shared_from_this() : nullptr;
 }
 
-TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame) {
-  return rt.spawn(promise, frame);
+TaskHeader* spawn_task(RuntimeShared& rt, TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                       const char* name, SpawnLocation where) {
+  return rt.spawn(promise, frame, name, where);
 }
 
 TaskHeader* spawn_task_on(RuntimeShared& rt, TaskPromiseBase& promise,
                           std::coroutine_handle<> frame, ChannelId channel,
-                          const Deadline* deadline) {
-  return rt.spawn_on(promise, frame, channel.index(), deadline);
+                          const Deadline* deadline, const char* name, SpawnLocation where) {
+  return rt.spawn_on(promise, frame, channel.index(), deadline, name, where);
 }
 
 Instant runtime_now(RuntimeShared& rt) { return rt.driver()->time().clock().now(); }
@@ -481,8 +491,8 @@ void check_channel(RuntimeShared& rt, const ChannelId& channel, bool with_deadli
 ChannelId runtime_channel(RuntimeShared& rt, std::string_view name) { return rt.channel(name); }
 
 TaskHeader* spawn_blocking_task(RuntimeShared& rt, TaskPromiseBase& promise,
-                                std::coroutine_handle<> frame) {
-  return rt.spawn_blocking(promise, frame);
+                                std::coroutine_handle<> frame, SpawnLocation where) {
+  return rt.spawn_blocking(promise, frame, where);
 }
 
 ShutdownReport shutdown_runtime(RuntimeShared& rt, std::optional<std::chrono::nanoseconds> timeout,

@@ -38,15 +38,20 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Spawns a Task frame (its promise runs as the outermost of its own chain) onto the
   // spawning task's channel, with its deadline on an earliest-deadline-first channel, if a
   // task of this runtime spawns it; else onto the default channel.
-  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  // The task records `name` and `where` (spawn_task: kNameOwnedBit) and owns a copied name,
+  // even should the spawn fail.
+  TaskHeader* spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame, const char* name,
+                    SpawnLocation where);
   // The same onto `channel` (checked by check_channel) with `deadline` (null: none), which
   // orders the task on an earliest-deadline-first channel.
   TaskHeader* spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                       std::uint16_t channel, const Deadline* deadline);
+                       std::uint16_t channel, const Deadline* deadline, const char* name,
+                       SpawnLocation where);
   // A spawn as if made from inside `spawner`'s poll (may be null: from outside any task):
   // onto its channel, with its deadline on an EDF channel (spool::join's stolen children).
   TaskHeader* spawn_from(TaskPromiseBase& promise, std::coroutine_handle<> frame,
-                         const TaskHeader* spawner);
+                         const TaskHeader* spawner, const char* name = nullptr,
+                         SpawnLocation where = {});
   // Throws std::invalid_argument unless `channel` is one of this runtime's channels, and an
   // earliest-deadline-first one if `with_deadline`.
   void check_channel(const ChannelId& channel, bool with_deadline) const;
@@ -55,7 +60,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   const LevelTable& levels() const noexcept { return levels_; }
   // Spawns a blocking call; throws std::system_error (the task is then gone, cancelled) when
   // the blocking pool has no thread and cannot start one.
-  TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  TaskHeader* spawn_blocking(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                             SpawnLocation where);
   void block_in_place(const std::function<void()>& fn);
   // See detail::block_off_core (runtime/root_waker.hpp).
   void block_off_core(const std::function<void()>& fn);
@@ -97,8 +103,11 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     return fn(*current_thread_);
   }
   TaskHeader* bind_new(TaskHeader* task);
-  // spawn with more than one channel: the channel is inherited or the default one.
-  TaskHeader* spawn_inheriting(TaskPromiseBase& promise, std::coroutine_handle<> frame);
+  // spawn with more than one channel: the channel is inherited or the default one. Not
+  // inlined: spawn's fast path then saves no registers for it.
+  [[gnu::noinline]] TaskHeader* spawn_inheriting(TaskPromiseBase& promise,
+                                                 std::coroutine_handle<> frame, const char* name,
+                                                 SpawnLocation where);
   // Shutdown's drain: cancels the tasks of other channels and runs the runtime until the
   // complete-on-close channels' tasks are done and no CloseGuard is held, or `deadline`.
   ShutdownReport drain(std::optional<std::chrono::steady_clock::time_point> deadline);

@@ -159,25 +159,47 @@ bool push_deferred(TaskHeader* t) noexcept {
 
 }  // namespace
 
-TaskHeader::TaskHeader(TaskPromiseBase& p, Scheduler* s, bool pinned,
-                       std::uint64_t task_id) noexcept
+TaskHeader::TaskHeader(TaskPromiseBase& p, Scheduler* s, bool pinned, std::uint64_t task_id,
+                       const char* task_name, SpawnLocation where) noexcept
     : FramePrefix{0, true, false},
       pinned_for_life(pinned),
       state(kNotified | kJoinInterest | 3 * kRefOne),
       promise(&p),
       scheduler(s),
-      id(task_id) {}
+      id(task_id),
+      name(task_name),
+      spawn_file(where.file),
+      spawn_line_bits(where.line) {}
 
-TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     bool pinned_for_life) noexcept {
+namespace {
+
+// Inlined into both callers: each passes its arguments on in registers.
+[[gnu::always_inline]] inline TaskHeader* build_header(TaskPromiseBase& promise,
+                                                       std::coroutine_handle<> frame,
+                                                       Scheduler* scheduler, const char* name,
+                                                       SpawnLocation where,
+                                                       bool pinned_for_life) noexcept {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
   std::uint64_t id = new_task_id();
   std::uint16_t size_class = prefix->size_class;  // the header takes the prefix's place
   prefix->~FramePrefix();
-  auto* t = ::new (static_cast<void*>(prefix)) TaskHeader(promise, scheduler, pinned_for_life, id);
+  auto* t = ::new (static_cast<void*>(prefix))
+      TaskHeader(promise, scheduler, pinned_for_life, id, name, where);
   t->size_class = size_class;
   assert(t->frame() == frame);
   return t;
+}
+
+}  // namespace
+
+TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
+                     const char* name, SpawnLocation where) noexcept {
+  return build_header(promise, frame, scheduler, name, where, false);
+}
+
+TaskHeader* new_pinned_task(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                            Scheduler* scheduler, SpawnLocation where) noexcept {
+  return build_header(promise, frame, scheduler, nullptr, where, true);
 }
 
 const TaskHeader* current_task() noexcept {

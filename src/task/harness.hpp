@@ -12,12 +12,15 @@ namespace spool::detail {
 
 // Builds the header of a new spawned task in the frame's prefix (state: NOTIFIED,
 // JOIN_INTEREST, 3 references). The frame's prefix must not hold a header yet (the Task
-// may have been polled by hand before). A task `pinned_for_life` must get its
-// TaskHeader::scheduler_pin from the caller before it is published; the others are pinned
-// by complete() if need be. The task is on channel 0 until the caller sets
-// TaskHeader::channel.
+// may have been polled by hand before). It is pinned by complete() if need be. The task is
+// on channel 0 until the caller sets TaskHeader::channel. It records `name` and `where`,
+// and owns the name if `where.line` has kNameOwnedBit.
 TaskHeader* new_task(TaskPromiseBase& promise, std::coroutine_handle<> frame, Scheduler* scheduler,
-                     bool pinned_for_life = false) noexcept;
+                     const char* name, SpawnLocation where) noexcept;
+// The same for a task pinned for life (a blocking call), without a name: it must get its
+// TaskHeader::scheduler_pin from the caller before it is published.
+TaskHeader* new_pinned_task(TaskPromiseBase& promise, std::coroutine_handle<> frame,
+                            Scheduler* scheduler, SpawnLocation where) noexcept;
 
 // The spawned task being polled on this thread, or null (outside any poll, or inside a poll
 // that spool::block_on makes).

@@ -13,6 +13,7 @@
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 #include "spool/detail/atomic.hpp"
+#include "spool/task_meta.hpp"
 
 namespace spool::detail {
 
@@ -74,8 +75,13 @@ struct EdfNode {
 // the header fits kFramePrefixSize (the static_assert below).
 class TaskHeader : public FramePrefix {
  public:
-  TaskHeader(TaskPromiseBase& promise, Scheduler* scheduler, bool pinned_for_life,
-             std::uint64_t id) noexcept;
+  TaskHeader(TaskPromiseBase& promise, Scheduler* scheduler, bool pinned_for_life, std::uint64_t id,
+             const char* name, SpawnLocation where) noexcept;
+  ~TaskHeader() {
+    if (spawn_line_bits & kNameOwnedBit) delete[] name;
+  }
+  TaskHeader(const TaskHeader&) = delete;
+  TaskHeader& operator=(const TaskHeader&) = delete;
 
   // The channel (scheduler/levels.hpp) the task was spawned onto; every wake-up queues it
   // there again. Set by the spawn before the task is published (0 until then: a runtime
@@ -119,6 +125,16 @@ class TaskHeader : public FramePrefix {
   // Tasks of earliest-deadline-first channels only (null for the others): set by the spawn
   // before the task is published, freed with the header.
   std::unique_ptr<EdfNode> edf;
+
+  // The task's name (spool::named; null: none) and spawn location, set by the spawn before
+  // the task is published and never changed: any thread may read them after. A copied name
+  // (kNameOwnedBit in spawn_line_bits) is freed with the header.
+  const char* const name;
+  const char* const spawn_file;
+  const std::uint32_t spawn_line_bits;
+
+  // The line of the spawn call (0: unknown).
+  std::uint32_t spawn_line() const noexcept { return spawn_line_bits & ~kNameOwnedBit; }
 
   // The coroutine frame, which follows the prefix the header lives in.
   std::coroutine_handle<> frame() const noexcept {

@@ -26,7 +26,7 @@ spool::Task<void> named_futures() {
   auto b = one();
 #if defined(SPOOL_CASE_POLL_VOID_BRACES) || defined(SPOOL_CASE_GENERATOR_NEXT_TEMPORARY) || \
     defined(SPOOL_CASE_FLUSH_DISCARDED) || defined(SPOOL_CASE_CONST_GENERATOR_NEXT) ||      \
-    defined(SPOOL_CASE_FRAMED_FILE)
+    defined(SPOOL_CASE_FRAMED_FILE) || defined(SPOOL_CASE_NAMED_LOCAL_ARRAY)
   co_return;  // not these cases
 #elif defined(SPOOL_CASE_SELECT)
   (void)co_await spool::select(SPOOL_NAMED(a), SPOOL_NAMED(b));
@@ -116,5 +116,23 @@ using Bytes = spool::fs::File;
 void frame_a_file(Bytes bytes) {
   spool::codec::FramedRead lines(std::move(bytes), spool::codec::LinesCodec());
   (void)lines;
+}
+#endif
+
+// A task named with a local char array, which would not outlive the task: refused (a literal
+// is kept as a pointer; any other string must be a std::string, which the task copies).
+#if defined(SPOOL_CASE_NAMED_LOCAL_ARRAY)
+#include <string>
+
+#include "spool/task_meta.hpp"
+
+void name_misuse() {
+  char buffer[8] = "conn";
+#if defined(SPOOL_FIXED)
+  auto n = spool::named(std::string(buffer), one());
+#else
+  auto n = spool::named(buffer, one());
+#endif
+  (void)n;
 }
 #endif

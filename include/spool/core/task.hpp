@@ -94,7 +94,7 @@ bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
 // Every Task frame is allocated with this many bytes in front of it: room for the task
 // header of a spawned task (src/task), so that a spawned task is one allocation. Exactly the
 // header's size, rounded up to 16 so that the frame keeps operator new's alignment.
-inline constexpr std::size_t kFramePrefixSize = 112;
+inline constexpr std::size_t kFramePrefixSize = 144;
 static_assert(kFramePrefixSize % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0,
               "the frame after the prefix must keep operator new's alignment");
 
