@@ -100,6 +100,7 @@ Config config_from_env() {
   // 0 is passed on: Builder::build refuses it with its message.
   c.timer_resolution =
       std::chrono::microseconds(env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000));
+  c.task_hooks = env_size("BENCH_TASK_HOOKS").value_or(0) != 0;
   return c;
 }
 
@@ -110,6 +111,13 @@ spool::Runtime make_runtime(const Config& cfg, std::vector<spool::Level> levels)
       .timer_resolution(cfg.timer_resolution);
   if (!levels.empty()) builder.levels(std::move(levels)).schedule(spool::HighestFirst{});
   if (cfg.io_backend) builder.io_backend(*cfg.io_backend);
+  if (cfg.task_hooks) {
+    auto empty = [](const spool::TaskMeta&) {};
+    builder.on_task_spawn(empty)
+        .on_task_terminate(empty)
+        .on_before_task_poll(empty)
+        .on_after_task_poll(empty);
+  }
   spool::Runtime rt = builder.build();
   Watchdog& w = watchdog();
   std::lock_guard lock(w.mu);

@@ -77,6 +77,34 @@ class Builder {
     config_.on_thread_unpark = std::move(fn);
     return *this;
   }
+  /// Called once for every task spawned onto the runtime (spawn, spawn_on, spawn_blocking,
+  /// the children of JoinSet, TaskTracker, spool::scope and spool::join's stolen ones), on
+  /// the spawning thread, before the task can run. Tokio's hook of the same name. Every task
+  /// hook runs where a throw cannot go anywhere: a hook that throws ends the program
+  /// (std::terminate). A runtime with no task hook pays one predictable branch per spawn,
+  /// per poll and per completion (docs/observability.md).
+  Builder& on_task_spawn(std::function<void(const TaskMeta&)> fn) {
+    config_.on_task_spawn = std::move(fn);
+    return *this;
+  }
+  /// Called once for every spawned task when it terminates: it finished, threw, or was
+  /// cancelled (abort, shutdown), on the thread that completes it, before its JoinHandle
+  /// can see the outcome.
+  Builder& on_task_terminate(std::function<void(const TaskMeta&)> fn) {
+    config_.on_task_terminate = std::move(fn);
+    return *this;
+  }
+  /// Called on the polling thread just before each poll of a task.
+  Builder& on_before_task_poll(std::function<void(const TaskMeta&)> fn) {
+    config_.on_before_task_poll = std::move(fn);
+    return *this;
+  }
+  /// Called on the polling thread just after each poll of a task (before on_task_terminate
+  /// when the poll finished it).
+  Builder& on_after_task_poll(std::function<void(const TaskMeta&)> fn) {
+    config_.on_after_task_poll = std::move(fn);
+    return *this;
+  }
   /// The name of the runtime's threads, workers and blocking-pool threads alike, as `top -H`,
   /// `ps -L` and gdb show it (default "spool-worker"). Linux keeps the first 15 bytes.
   Builder& thread_name(std::string name) {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "spool/config.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
@@ -17,6 +18,7 @@ namespace spool {
 
 namespace detail {
 class SpawnSiteGuard;
+struct TaskMetaAccess;
 }  // namespace detail
 
 /// Where a task was spawned: the file and line of the spawn call. Every spawn function takes
@@ -35,6 +37,27 @@ struct SpawnLocation {
                                          std::uint32_t line = __builtin_LINE()) noexcept {
     return SpawnLocation{file, line};
   }
+};
+
+/// What a task hook (Builder::on_task_spawn and the like) is told about a task: a view,
+/// valid only during the hook's call (copy what you keep). Building it costs two pointers;
+/// each accessor reads the task when called, so a hook pays only for what it asks.
+class SPOOL_API TaskMeta {
+ public:
+  /// The task's id (JoinHandle::id()).
+  std::uint64_t id() const noexcept;
+  /// Its name (spool::named), empty when it has none.
+  std::string_view name() const noexcept;
+  /// The name of the channel it runs on ("default" without Builder::levels).
+  std::string_view channel() const noexcept;
+  /// Where it was spawned.
+  SpawnLocation location() const noexcept;
+
+ private:
+  friend struct detail::TaskMetaAccess;
+  TaskMeta(const void* task, const void* channels) noexcept : task_(task), channels_(channels) {}
+  const void* task_;      // the task's header
+  const void* channels_;  // its runtime's level table
 };
 
 /// A task's name, as spool::named takes it: a string literal, kept as a pointer (nothing is

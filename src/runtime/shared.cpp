@@ -31,6 +31,8 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
       levels_(config_),
       tag_(next_runtime_tag.fetch_add(1, std::memory_order_relaxed)),
       single_fifo_channel_(levels_.num_channels() == 1 && !levels_.any_earliest_deadline_first()),
+      task_hooks_(TaskHooks::make(config_, levels_)),
+      plain_spawn_(single_fifo_channel_ && !task_hooks_),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
                                      config_.on_thread_stop, this,
@@ -64,6 +66,8 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
     current_thread_ = std::make_unique<CurrentThread>(this, config_, levels_, owned_, driver_);
     scheduler_ = current_thread_.get();
   }
+  scheduler_->set_observer(task_hooks_.get());
+  blocking_scheduler_.set_observer(task_hooks_.get());
 }
 
 RuntimeShared::~RuntimeShared() { (void)shutdown(std::nullopt); }
@@ -95,6 +99,11 @@ TaskHeader* RuntimeShared::bind_new(TaskHeader* t) {
   drop_task_refs(t);  // the owned-list reference (the claim's and the JoinHandle's remain)
   shutdown_task(t);   // consumes the claim
   return nullptr;
+}
+
+TaskHeader* RuntimeShared::publish(TaskHeader* t) {
+  if (bind_new(t)) scheduler_->schedule(t, false);
+  return t;
 }
 
 void RuntimeShared::check_channel(const ChannelId& channel, bool with_deadline) const {
@@ -133,29 +142,33 @@ TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_han
   TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
   t->channel = channel;
   t->edf = std::move(edf);
-  if (bind_new(t)) scheduler_->schedule(t, false);
-  return t;
+  if (task_hooks_) task_hooks_->spawned(*t);
+  return publish(t);
 }
 
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                  const char* name, SpawnLocation where) {
-  if (!single_fifo_channel_) return spawn_inheriting(promise, frame, name, where);
-  // Nothing to choose, inherit or order: spawn_on without its tests (the spawn of a runtime
-  // without levels costs what it did before levels).
-  TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
-  if (bind_new(t)) scheduler_->schedule(t, false);
-  return t;
+  if (!plain_spawn_) return spawn_inheriting(promise, frame, name, where);
+  // Nothing to choose, inherit, order or report: spawn_on without its tests (the spawn of a
+  // runtime without levels or task hooks costs what it did before them).
+  return publish(new_task(promise, frame, scheduler_, name, where));
 }
 
 TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                             const char* name, SpawnLocation where) {
+  if (single_fifo_channel_) {
+    // With task hooks: spawn's fast path, reported.
+    TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
+    task_hooks_->spawned(*t);
+    return publish(t);
+  }
   return spawn_from(promise, frame, current_task(), name, where);
 }
 
 TaskHeader* RuntimeShared::spawn_from(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                       const TaskHeader* spawner, const char* name,
                                       SpawnLocation where) {
-  if (single_fifo_channel_) return spawn(promise, frame, name, where);
+  if (single_fifo_channel_) return spawn_on(promise, frame, 0, nullptr, name, where);
   if (spawner == nullptr || spawner->scheduler != scheduler_) {
     return spawn_on(promise, frame, levels_.default_channel(), nullptr, name, where);
   }
@@ -180,6 +193,7 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
   TaskHeader* t = new_pinned_task(promise, frame, &blocking_scheduler_, where);
   t->scheduler_pin = std::move(pin);
   t->channel = ch;
+  if (task_hooks_) task_hooks_->spawned(*t);
   if (!bind_new(t)) return t;
   bool queued;
   try {

@@ -14,6 +14,7 @@
 
 #include "blocking/pool.hpp"
 #include "driver/driver.hpp"
+#include "runtime/task_hooks.hpp"
 #include "scheduler/current_thread/current_thread.hpp"
 #include "scheduler/levels.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
@@ -103,7 +104,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     return fn(*current_thread_);
   }
   TaskHeader* bind_new(TaskHeader* task);
-  // spawn with more than one channel: the channel is inherited or the default one. Not
+  // Binds a new task and queues it (a spawn's last step); returns it.
+  TaskHeader* publish(TaskHeader* task);
+  // spawn with more than one channel (the channel is inherited or the default one) or with
+  // task hooks (spawn_on reports the spawn). Not
   // inlined: spawn's fast path then saves no registers for it.
   [[gnu::noinline]] TaskHeader* spawn_inheriting(TaskPromiseBase& promise,
                                                  std::coroutine_handle<> frame, const char* name,
@@ -123,6 +127,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   const std::uint32_t tag_;
   // One channel, and a FIFO one: a spawn has nothing to choose or inherit.
   const bool single_fifo_channel_;
+  // The task hooks, or null without any (then no scheduler has an observer).
+  const std::unique_ptr<TaskHooks> task_hooks_;
+  // One FIFO channel and no task hook: spawn's fast path has nothing to do but spawn.
+  const bool plain_spawn_;
   OwnedTasks owned_{levels_.complete_on_close_mask()};
   BlockingPool blocking_;
   BlockingScheduler blocking_scheduler_{blocking_, owned_};

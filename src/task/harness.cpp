@@ -8,6 +8,7 @@
 #include "context/budget.hpp"
 #include "context/deferred.hpp"
 #include "spool/detail/join.hpp"  // the JoinHandle operations defined here, exported (SPOOL_API)
+#include "task/observer.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
@@ -120,6 +121,7 @@ struct HeaderActions {
 // Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
 // JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
 // the list's, if it held one).
+// The caller told the observer, if any, first: cancel() does, and run_task's observed poll.
 void complete(TaskHeader* t) noexcept {
   HeaderActions c{t, 1 + (t->scheduler->owned().remove(t) ? 1u : 0u)};
   complete_claimed(t->state, c.own, c);
@@ -128,6 +130,9 @@ void complete(TaskHeader* t) noexcept {
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
 // its header lives until the last reference goes.
 void cancel(TaskHeader* t) noexcept {
+  if (TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
+    o->terminated(*t);
+  }
   t->output_cancelled = true;
   t->frame().destroy();  // operator delete marks frame_destroyed; the memory stays
   complete(t);
@@ -208,6 +213,35 @@ const TaskHeader* current_task() noexcept {
   return static_cast<const TaskHeader*>(poll->own().data);
 }
 
+namespace {
+
+// Polls a task its caller claimed, once: true if it finished. `deferred_self`: it yielded
+// itself (its run reference is to go to the deferred list).
+[[gnu::always_inline]] inline bool poll_claimed(TaskHeader* t, ReactorSlot* slot,
+                                                bool& deferred_self) {
+  BorrowedWaker waker(t);
+  Context cx(waker.get(), slot);
+  BudgetScope budget(t->state);
+  PollScope poll(waker.get().as_raw());
+  const bool done = run_chain(*t->promise, t->frame(), cx);
+  deferred_self = poll.deferred_self();
+  return done;
+}
+
+// The same, told to the scheduler's observer: before and after the poll, and the task's
+// termination when it finished (complete() then tells nobody). Not inlined: run_task's
+// unobserved path stays as it was.
+[[gnu::noinline]] bool poll_observed(TaskHeader* t, ReactorSlot* slot, bool& deferred_self) {
+  TaskObserver* const o = t->scheduler->observer();
+  o->before_poll(*t);
+  const bool done = poll_claimed(t, slot, deferred_self);
+  o->after_poll(*t);
+  if (done) o->terminated(*t);
+  return done;
+}
+
+}  // namespace
+
 void run_task(TaskHeader* t, ReactorSlot* slot) {
   switch (transition_to_running(*t)) {
     case RunClaim::kPoll:
@@ -221,16 +255,10 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
       dealloc(t);
       return;
   }
-  BorrowedWaker waker(t);
-  Context cx(waker.get(), slot);
-  bool done;
   bool deferred_self;
-  {
-    BudgetScope budget(t->state);
-    PollScope poll(waker.get().as_raw());
-    done = run_chain(*t->promise, t->frame(), cx);
-    deferred_self = poll.deferred_self();
-  }
+  // The runtime's task hooks, if any: set before any task ran, never changed.
+  const bool done = t->scheduler->observer() == nullptr ? poll_claimed(t, slot, deferred_self)
+                                                        : poll_observed(t, slot, deferred_self);
   if (done) {
     t->waiting_on.store(nullptr, std::memory_order_relaxed);
     complete(t);

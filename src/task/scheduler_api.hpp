@@ -9,6 +9,7 @@ namespace spool::detail {
 
 class OwnedTasks;
 class TaskHeader;
+class TaskObserver;
 
 // A scheduler runs spawned tasks. All functions are thread-safe.
 class Scheduler {
@@ -34,6 +35,12 @@ class Scheduler {
   // threads holds a pin of its own, e.g. ChildSet::keep_runtime_locked).
   std::shared_ptr<void> pin() const noexcept { return owner_.lock(); }
 
+  // The observer of this scheduler's tasks (the runtime's task hooks), or null. Set once,
+  // before the first task is spawned and before any runtime thread starts; read by every
+  // thread that spawns, polls or completes one of its tasks.
+  void set_observer(TaskObserver* observer) noexcept { observer_ = observer; }
+  TaskObserver* observer() const noexcept { return observer_; }
+
  protected:
   explicit Scheduler(OwnedTasks& owned) noexcept : owned_(owned) {}
   ~Scheduler() = default;
@@ -41,6 +48,7 @@ class Scheduler {
  private:
   OwnedTasks& owned_;
   std::weak_ptr<void> owner_;
+  TaskObserver* observer_ = nullptr;
 };
 
 // The scheduler whose worker thread this is, null elsewhere (set by the multi-thread worker

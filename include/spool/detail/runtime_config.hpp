@@ -12,6 +12,7 @@
 
 #include "spool/config.hpp"
 #include "spool/io_backend.hpp"
+#include "spool/task_meta.hpp"
 
 namespace spool::detail {
 
@@ -33,6 +34,9 @@ struct RuntimeConfig {
   std::size_t max_blocking_threads = 512;
   std::chrono::nanoseconds blocking_keep_alive = std::chrono::seconds(10);
   std::function<void()> on_thread_start, on_thread_stop, on_thread_park, on_thread_unpark;
+  // Task hooks (Builder::on_task_spawn ...); all empty: the runtime installs no observer.
+  std::function<void(const TaskMeta&)> on_task_spawn, on_task_terminate, on_before_task_poll,
+      on_after_task_poll;
   std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   std::string thread_name = "spool-worker";
   std::chrono::nanoseconds timer_resolution = std::chrono::milliseconds(1);
