@@ -94,6 +94,7 @@ SPOOL_API void add_close_guard(RuntimeShared& rt) noexcept;
 SPOOL_API void release_close_guard(RuntimeShared& rt) noexcept;
 SPOOL_API RuntimeMetrics runtime_metrics(RuntimeShared& rt);
 SPOOL_API std::string runtime_dump(RuntimeShared& rt);
+SPOOL_API std::vector<TaskSnapshot> runtime_tasks(RuntimeShared& rt);
 
 // Runtime::block_on's thread-side state: enters the runtime (Handle::current works) and,
 // for a current-thread runtime, drives its tasks while the root future waits.
@@ -377,6 +378,10 @@ class Handle {
   RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
   /// A human-readable list of live tasks and what each waits on.
   std::string dump() const { return detail::runtime_dump(rt()); }
+  /// Every live task (spawned, not yet finished or cancelled): its id, name, channel, spawn
+  /// location, state and counts. Taken under the owned-task list's locks, shard by shard, so
+  /// it is not one instant's picture; a spawn or completion meanwhile may or may not show.
+  std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member throws std::logic_error on a moved-from Handle.
 
@@ -486,6 +491,8 @@ class Runtime {
   RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
   /// A human-readable list of live tasks and what each waits on.
   std::string dump() const { return detail::runtime_dump(rt()); }
+  /// Every live task and its counts. See Handle::tasks.
+  std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member but the destructor and the move assignment throws std::logic_error on a
   // moved-from Runtime.

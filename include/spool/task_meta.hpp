@@ -60,6 +60,41 @@ class SPOOL_API TaskMeta {
   const void* channels_;  // its runtime's level table
 };
 
+/// One live task as Runtime::tasks() saw it (a copy: it stays valid).
+struct TaskSnapshot {
+  /// What the task was doing.
+  enum class State {
+    kRunning,    ///< in a poll
+    kScheduled,  ///< in a run queue, waiting for a worker
+    kIdle,       ///< waiting for a wake-up
+  };
+  /// The task's id (JoinHandle::id()).
+  std::uint64_t id = 0;
+  /// Its name (spool::named), empty when it has none.
+  std::string name;
+  /// The name of its channel.
+  std::string channel;
+  /// Where it was spawned.
+  SpawnLocation location;
+  /// What it was doing.
+  State state = State::kIdle;
+  /// Whether an abort or the shutdown asked it to stop.
+  bool cancel_requested = false;
+  /// Times it was polled (modulo 2^32).
+  std::uint32_t polls = 0;
+  /// Wake-ups that led to a poll: every poll but the first (several wakes before a poll
+  /// count once).
+  std::uint32_t wakes = 0;
+  /// Of those, the ones it caused itself: polls that ended with it woken again (yield_now,
+  /// its own waker woken during the poll, or, rarely, another thread's wake during it).
+  std::uint32_t self_wakes = 0;
+  /// wakes - self_wakes: wake-ups from other tasks, timers, I/O or threads.
+  /// (0 while a self-wake's poll is still to come).
+  std::uint32_t wakes_by_others() const noexcept {
+    return wakes > self_wakes ? wakes - self_wakes : 0;
+  }
+};
+
 /// A task's name, as spool::named takes it: a string literal, kept as a pointer (nothing is
 /// copied), or any other string (std::string, std::string_view, a `const char*`), which the
 /// task copies and owns. A char array that is not a constant (a local buffer) is refused at

@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "blocking/pool.hpp"
 #include "driver/driver.hpp"
@@ -87,6 +88,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Counts one spool::fs operation submitted to a worker's ring (RuntimeMetrics::fs_ring_ops).
   void count_fs_ring_op() noexcept { fs_ring_ops_.fetch_add(1, std::memory_order_relaxed); }
   std::string dump();
+  // Runtime::tasks().
+  std::vector<TaskSnapshot> tasks();
 
   // The current-thread scheduler, or null for a multi-thread runtime (block_on drives it).
   CurrentThread* current_thread() noexcept { return current_thread_.get(); }

@@ -255,6 +255,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
       dealloc(t);
       return;
   }
+  TaskHeader::count(t->polls);
   bool deferred_self;
   // The runtime's task hooks, if any: set before any task ran, never changed.
   const bool done = t->scheduler->observer() == nullptr ? poll_claimed(t, slot, deferred_self)
@@ -268,6 +269,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
   if (deferred_self) {
     // The task yielded itself: idle and NOTIFIED at once, its run reference now owned by
     // its entry in the deferred list.
+    TaskHeader::count(t->self_wakes);
     if (!transition_to_idle_deferred(*t)) {
       cancel(t);
     } else if (!push_deferred(t)) {
@@ -279,6 +281,7 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
     case IdleResult::kIdle:
       return;
     case IdleResult::kNotified:
+      TaskHeader::count(t->self_wakes);
       t->scheduler->schedule(t, true);  // woken during its own poll: one more poll, later
       return;
     case IdleResult::kCancel:

@@ -136,6 +136,23 @@ class TaskHeader : public FramePrefix {
   // The line of the spawn call (0: unknown).
   std::uint32_t spawn_line() const noexcept { return spawn_line_bits & ~kNameOwnedBit; }
 
+  // Per-task counts (Runtime::tasks()), modulo 2^32. Written only by the thread that holds
+  // the claim (RUNNING), as a relaxed load and store, never an RMW; read by any thread
+  // (relaxed: figures for display, ordered with nothing). Plain std::atomic, as waiting_on:
+  // no protocol for the model checker to explore, and its pointer-sized Atomic would not
+  // fit the prefix.
+  // Polls: one per poll (not the claim that cancels).
+  std::atomic<std::uint32_t> polls{0};
+  // Polls that ended with the task already woken again: it yielded (yield_now) or its waker
+  // was woken while it ran (by itself, as a leaf out of budget does, or, rarely, by another
+  // thread during the poll).
+  std::atomic<std::uint32_t> self_wakes{0};
+
+  // Adds one to a count only the claimer writes.
+  static void count(std::atomic<std::uint32_t>& counter) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
   // The coroutine frame, which follows the prefix the header lives in.
   std::coroutine_handle<> frame() const noexcept {
     const auto* prefix = reinterpret_cast<const std::byte*>(static_cast<const FramePrefix*>(this));

@@ -47,7 +47,9 @@ TEST(TaskName, ALiteralNameAndTheSpawnLineShowInTheDump) {
   const int line = __LINE__ + 1;
   auto h = rt.spawn(spool::named("conn", await_leaf(leaf)));
   const std::string l = dump_line(rt.dump(), h.id());
-  EXPECT_EQ(l.rfind("task " + std::to_string(h.id()) + " \"conn\" [default]: scheduled", 0), 0u)
+  EXPECT_EQ(
+      l.rfind("task " + std::to_string(h.id()) + " \"conn\" [default]: scheduled, 0 poll(s)", 0),
+      0u)
       << l;
   EXPECT_NE(l.find(at(line)), std::string::npos) << l;
   leaf.fire();
@@ -149,7 +151,9 @@ TEST(TaskName, SpawnBlockingAndJoinSetRecordTheirCallers) {
   }());
   const std::string dump = rt.dump();
   EXPECT_NE(dump_line(dump, h.id()).find(at(blocking_line)), std::string::npos) << dump;
-  EXPECT_NE(dump.find("\"member\" [default]: scheduled" + at(set_line)), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\"member\" [default]: scheduled, 0 poll(s)" + at(set_line)),
+            std::string::npos)
+      << dump;
   release.count_down();
   leaf.fire();
   rt.block_on(h);
@@ -168,7 +172,8 @@ TEST(TaskName, AScopeChildRecordsItsNameAndCaller) {
     leaf.fire();
     co_return;
   }));
-  EXPECT_NE(dump.find("\"child\" [default]: scheduled" + at(line)), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\"child\" [default]: scheduled, 0 poll(s)" + at(line)), std::string::npos)
+      << dump;
 }
 
 }  // namespace
