@@ -31,7 +31,7 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
       levels_(config_),
       tag_(next_runtime_tag.fetch_add(1, std::memory_order_relaxed)),
       single_fifo_channel_(levels_.num_channels() == 1 && !levels_.any_earliest_deadline_first()),
-      task_hooks_(TaskHooks::make(config_, levels_)),
+      task_hooks_(make_task_hooks(config_, levels_)),
       plain_spawn_(single_fifo_channel_ && !task_hooks_),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,

@@ -131,7 +131,7 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // One channel, and a FIFO one: a spawn has nothing to choose or inherit.
   const bool single_fifo_channel_;
   // The task hooks, or null without any (then no scheduler has an observer).
-  const std::unique_ptr<TaskHooks> task_hooks_;
+  const std::unique_ptr<TaskObserver> task_hooks_;
   // One FIFO channel and no task hook: spawn's fast path has nothing to do but spawn.
   const bool plain_spawn_;
   OwnedTasks owned_{levels_.complete_on_close_mask()};

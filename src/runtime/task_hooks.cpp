@@ -27,29 +27,15 @@ SpawnLocation TaskMeta::location() const noexcept {
 
 namespace detail {
 
-std::unique_ptr<TaskHooks> TaskHooks::make(const RuntimeConfig& config, const LevelTable& levels) {
+std::unique_ptr<TaskObserver> make_task_hooks(const RuntimeConfig& config,
+                                              const LevelTable& levels) {
   if (!config.on_task_spawn && !config.on_task_terminate && !config.on_before_task_poll &&
       !config.on_after_task_poll) {
     return nullptr;
   }
-  return std::make_unique<TaskHooks>(config, levels);
-}
-
-// A hook that throws reaches these noexcept functions: std::terminate, as documented.
-void TaskHooks::spawned(const TaskHeader& t) noexcept {
-  if (config_.on_task_spawn) config_.on_task_spawn(TaskMetaAccess::make(t, levels_));
-}
-
-void TaskHooks::terminated(const TaskHeader& t) noexcept {
-  if (config_.on_task_terminate) config_.on_task_terminate(TaskMetaAccess::make(t, levels_));
-}
-
-void TaskHooks::before_poll(const TaskHeader& t) noexcept {
-  if (config_.on_before_task_poll) config_.on_before_task_poll(TaskMetaAccess::make(t, levels_));
-}
-
-void TaskHooks::after_poll(const TaskHeader& t) noexcept {
-  if (config_.on_after_task_poll) config_.on_after_task_poll(TaskMetaAccess::make(t, levels_));
+  return std::make_unique<TaskObserver>(config.on_task_spawn, config.on_task_terminate,
+                                        config.on_before_task_poll, config.on_after_task_poll,
+                                        &levels);
 }
 
 }  // namespace detail

@@ -130,7 +130,7 @@ void complete(TaskHeader* t) noexcept {
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
 // its header lives until the last reference goes.
 void cancel(TaskHeader* t) noexcept {
-  if (TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
+  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
     o->terminated(*t);
   }
   t->output_cancelled = true;
@@ -232,7 +232,7 @@ namespace {
 // termination when it finished (complete() then tells nobody). Not inlined: run_task's
 // unobserved path stays as it was.
 [[gnu::noinline]] bool poll_observed(TaskHeader* t, ReactorSlot* slot, bool& deferred_self) {
-  TaskObserver* const o = t->scheduler->observer();
+  const TaskObserver* const o = t->scheduler->observer();
   o->before_poll(*t);
   const bool done = poll_claimed(t, slot, deferred_self);
   o->after_poll(*t);

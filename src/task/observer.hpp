@@ -1,25 +1,55 @@
-// What the task layer tells a runtime that watches its tasks (the task hooks).
+// The runtime's task hooks as the task layer calls them.
 #pragma once
+
+#include <functional>
+#include <utility>
+
+#include "spool/task_meta.hpp"
 
 namespace spool::detail {
 
 class TaskHeader;
 
-// Receives a spawned task's events. Installed on a Scheduler (Scheduler::set_observer) by a
-// runtime with task hooks; a Scheduler without one costs a null test per event. Each call
-// happens once per event, on the thread where the event happens; none may throw.
+// Builds the TaskMeta views the hooks receive: the task, and an opaque pointer that
+// TaskMeta::channel() reads (the runtime's level table).
+struct TaskMetaAccess {
+  static TaskMeta make(const TaskHeader& task, const void* channels) noexcept {
+    return TaskMeta(&task, channels);
+  }
+};
+
+// A spawned task's events, told to the hooks that are set. Installed on a Scheduler
+// (Scheduler::set_observer) by a runtime with task hooks; a Scheduler without one costs a
+// null test per poll. Immutable: every thread may call it at once. Each call happens once
+// per event, on the thread where the event happens; a hook that throws ends the program
+// (the calls are noexcept).
 class TaskObserver {
  public:
-  // The task was built and is about to be published (the spawning thread).
-  virtual void spawned(const TaskHeader& task) noexcept = 0;
-  // The task completed or was cancelled, before its JoinHandle can see it.
-  virtual void terminated(const TaskHeader& task) noexcept = 0;
-  // Around each poll of the task, on the polling thread.
-  virtual void before_poll(const TaskHeader& task) noexcept = 0;
-  virtual void after_poll(const TaskHeader& task) noexcept = 0;
+  using Hook = std::function<void(const TaskMeta&)>;
 
- protected:
-  ~TaskObserver() = default;
+  TaskObserver(Hook on_spawn, Hook on_terminate, Hook before_poll, Hook after_poll,
+               const void* channels)
+      : on_spawn_(std::move(on_spawn)),
+        on_terminate_(std::move(on_terminate)),
+        before_poll_(std::move(before_poll)),
+        after_poll_(std::move(after_poll)),
+        channels_(channels) {}
+
+  // The task was built and is about to be published (the spawning thread).
+  void spawned(const TaskHeader& task) const noexcept { call(on_spawn_, task); }
+  // The task completed or was cancelled, before its JoinHandle can see it.
+  void terminated(const TaskHeader& task) const noexcept { call(on_terminate_, task); }
+  // Around each poll of the task, on the polling thread.
+  void before_poll(const TaskHeader& task) const noexcept { call(before_poll_, task); }
+  void after_poll(const TaskHeader& task) const noexcept { call(after_poll_, task); }
+
+ private:
+  void call(const Hook& hook, const TaskHeader& task) const noexcept {
+    if (hook) hook(TaskMetaAccess::make(task, channels_));
+  }
+
+  const Hook on_spawn_, on_terminate_, before_poll_, after_poll_;
+  const void* const channels_;
 };
 
 }  // namespace spool::detail

@@ -38,8 +38,8 @@ class Scheduler {
   // The observer of this scheduler's tasks (the runtime's task hooks), or null. Set once,
   // before the first task is spawned and before any runtime thread starts; read by every
   // thread that spawns, polls or completes one of its tasks.
-  void set_observer(TaskObserver* observer) noexcept { observer_ = observer; }
-  TaskObserver* observer() const noexcept { return observer_; }
+  void set_observer(const TaskObserver* observer) noexcept { observer_ = observer; }
+  const TaskObserver* observer() const noexcept { return observer_; }
 
  protected:
   explicit Scheduler(OwnedTasks& owned) noexcept : owned_(owned) {}
@@ -48,7 +48,7 @@ class Scheduler {
  private:
   OwnedTasks& owned_;
   std::weak_ptr<void> owner_;
-  TaskObserver* observer_ = nullptr;
+  const TaskObserver* observer_ = nullptr;
 };
 
 // The scheduler whose worker thread this is, null elsewhere (set by the multi-thread worker
