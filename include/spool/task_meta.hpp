@@ -29,7 +29,7 @@ struct SpawnLocation {
   /// The source file of the spawn call (empty for a task spawned by spool itself).
   const char* file = "";
   /// Its line (0 when unknown).
-  std::uint32_t line = 0;
+  std::uint64_t line = 0;  // a full word: written and read whole (store forwarding)
 
   /// The location of the call that evaluates this default argument (std::source_location's
   /// file and line, which clang 14 with libstdc++ 12 does not have).
