@@ -121,7 +121,7 @@ struct HeaderActions {
 // Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
 // JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
 // the list's, if it held one).
-// The caller told the observer, if any, first: cancel() does, and run_task's observed poll.
+// The caller told the observer, if any, first: cancel() does, and run_task after a poll.
 void complete(TaskHeader* t) noexcept {
   HeaderActions c{t, 1 + (t->scheduler->owned().remove(t) ? 1u : 0u)};
   complete_claimed(t->state, c.own, c);
@@ -228,18 +228,6 @@ namespace {
   return done;
 }
 
-// The same, told to the scheduler's observer: before and after the poll, and the task's
-// termination when it finished (complete() then tells nobody). Not inlined: run_task's
-// unobserved path stays as it was.
-[[gnu::noinline]] bool poll_observed(TaskHeader* t, ReactorSlot* slot, bool& deferred_self) {
-  const TaskObserver* const o = t->scheduler->observer();
-  o->before_poll(*t);
-  const bool done = poll_claimed(t, slot, deferred_self);
-  o->after_poll(*t);
-  if (done) o->terminated(*t);
-  return done;
-}
-
 }  // namespace
 
 void run_task(TaskHeader* t, ReactorSlot* slot) {
@@ -256,10 +244,19 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
       return;
   }
   TaskHeader::count(t->polls);
+  // The runtime's task hooks, if any: set before any task ran, never changed. One predicted
+  // branch picks a copy of the poll, bare or told to the hooks (an observed poll out of
+  // line cost more than the hooks' own calls).
   bool deferred_self;
-  // The runtime's task hooks, if any: set before any task ran, never changed.
-  const bool done = t->scheduler->observer() == nullptr ? poll_claimed(t, slot, deferred_self)
-                                                        : poll_observed(t, slot, deferred_self);
+  bool done;
+  if (const TaskObserver* o = t->scheduler->observer(); o == nullptr) [[likely]] {
+    done = poll_claimed(t, slot, deferred_self);
+  } else {
+    o->before_poll(*t);
+    done = poll_claimed(t, slot, deferred_self);
+    o->after_poll(*t);
+    if (done) o->terminated(*t);
+  }
   if (done) {
     t->waiting_on.store(nullptr, std::memory_order_relaxed);
     complete(t);

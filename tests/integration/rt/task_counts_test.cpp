@@ -59,7 +59,7 @@ TEST_P(TaskCountsAnyFlavor, PollsAndWakesByItselfAndByOthers) {
   EXPECT_EQ(s->name, "waiter");
   EXPECT_EQ(s->channel, "default");
   EXPECT_STREQ(s->location.file, __builtin_FILE());
-  EXPECT_EQ(s->location.line, static_cast<std::uint32_t>(line));
+  EXPECT_EQ(s->location.line, static_cast<std::uint64_t>(line));
   EXPECT_FALSE(s->cancel_requested);
   EXPECT_EQ(s->polls, 10u);
   EXPECT_EQ(s->wakes, 9u);

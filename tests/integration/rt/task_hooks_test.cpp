@@ -160,7 +160,7 @@ TEST(TaskHooks, TheMetaViewCarriesIdNameChannelAndLocation) {
   struct Seen {
     std::uint64_t id;
     std::string name, channel, file;
-    std::uint32_t line;
+    std::uint64_t line;
   };
   std::mutex m;
   std::vector<Seen> spawned, polled, terminated;
@@ -191,11 +191,11 @@ TEST(TaskHooks, TheMetaViewCarriesIdNameChannelAndLocation) {
     EXPECT_EQ(s.name, "conn 7");
     EXPECT_EQ(s.channel, "fast");
     EXPECT_EQ(s.file, __builtin_FILE());
-    EXPECT_EQ(s.line, static_cast<std::uint32_t>(line));
+    EXPECT_EQ(s.line, static_cast<std::uint64_t>(line));
     const Seen& unnamed = (*list)[1];
     EXPECT_EQ(unnamed.name, "");
     EXPECT_EQ(unnamed.channel, "slow");  // the default channel: the lowest level's first
-    EXPECT_EQ(unnamed.line, static_cast<std::uint32_t>(line + 1));
+    EXPECT_EQ(unnamed.line, static_cast<std::uint64_t>(line + 1));
   }
   EXPECT_EQ(spawned[0].id, polled[0].id);
   EXPECT_EQ(spawned[0].id, terminated[0].id);
