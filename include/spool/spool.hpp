@@ -9,6 +9,7 @@
 #include "spool/combinators/when_any.hpp"
 #include "spool/coop.hpp"
 #include "spool/core/atomic_waker.hpp"
+#include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"

@@ -28,6 +28,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
@@ -118,6 +119,14 @@ struct FramePrefix {
 SPOOL_API void* allocate_frame(std::size_t bytes, std::uint16_t& size_class);
 SPOOL_API void deallocate_frame(void* memory, std::uint16_t size_class) noexcept;
 
+// `co_await spool::backtrace()`: ready at once, with the awaiting chain's sites.
+struct BacktraceAwaiter {
+  const TaskPromiseBase& promise;
+  bool await_ready() const noexcept { return true; }
+  void await_suspend(std::coroutine_handle<>) const noexcept {}
+  Backtrace await_resume() const;
+};
+
 // What every Task promise has, whatever T is.
 class TaskPromiseBase {
  public:
@@ -163,10 +172,15 @@ class TaskPromiseBase {
   void unhandled_exception() noexcept { exception_ = std::current_exception(); }
 
   // Every co_await in a Task goes through here: Tasks nest, other Futures become leaves.
+  // The defaulted argument is evaluated where the co_await is written: its site, kept for
+  // async backtraces (spool::backtrace(); one store of a pointer to a static record).
   template <class A>
-  auto await_transform(A&& awaited) {
+  auto await_transform(A&& awaited, SourceSite site = SourceSite::current()) {
     using Plain = std::remove_cvref_t<A>;
-    if constexpr (is_task_v<Plain>) {
+    ::new (static_cast<void*>(&await_site_.site)) SourceSite(site);
+    if constexpr (std::is_same_v<Plain, BacktraceRequest>) {
+      return BacktraceAwaiter{*this};
+    } else if constexpr (is_task_v<Plain>) {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
                     "co_await of a const spool::Task: a Task is consumed by awaiting it");
       return TaskAwaiter<typename Plain::value_type>(awaited);
@@ -210,6 +224,7 @@ class TaskPromiseBase {
   // start_as_outermost for a Task known not to have started (the caller checked started()).
   void begin_outermost(std::coroutine_handle<> self) noexcept {
     chain_ = &own_chain_;
+    parent_ = nullptr;
     own_chain_.next = self;
   }
   // Runs `child` (whose promise is `cp`) next in this coroutine's chain, and this coroutine
@@ -218,6 +233,7 @@ class TaskPromiseBase {
                       std::coroutine_handle<> child) noexcept {
     cp.chain_ = chain_;
     cp.continuation_ = self;
+    cp.parent_ = this;
     chain_->next = child;
   }
   // The chain this coroutine runs in (once it started).
@@ -228,6 +244,14 @@ class TaskPromiseBase {
   bool started() const noexcept { return chain_ != nullptr; }
   // The exception the body threw, if any.
   const std::exception_ptr& exception() const noexcept { return exception_; }
+  // The await sites from this coroutine up to the outermost one awaiting it.
+  Backtrace backtrace() const {
+    Backtrace bt;
+    for (const TaskPromiseBase* p = this; p != nullptr; p = p->parent_) {
+      bt.frames.push_back(to_await_site(p->await_site_.site));
+    }
+    return bt;
+  }
   // The type of the leaf future the chain waits on, or null.
   const std::type_info* waiting_on() const noexcept {
     return own_chain_.leaf ? own_chain_.leaf->type : nullptr;
@@ -240,9 +264,17 @@ class TaskPromiseBase {
 
   TaskChain* chain_ = nullptr;            // the chain this Task runs in; set before it starts
   std::coroutine_handle<> continuation_;  // the awaiting parent; null when outermost
+  // continuation_'s promise, for backtraces; set when this coroutine starts (begin_outermost,
+  // run_child_next), not at its creation, which stays as cheap as it was.
+  TaskPromiseBase* parent_;
+  // This coroutine's last co_await, not constructed either: a backtrace reads only
+  // coroutines that awaited.
+  LazySite await_site_;
   std::exception_ptr exception_;          // what the body threw, if it did
   TaskChain own_chain_;                   // used when this Task is the outermost
 };
+
+inline Backtrace BacktraceAwaiter::await_resume() const { return promise.backtrace(); }
 
 template <class T>
 class TaskPromise : public TaskPromiseBase {
@@ -368,6 +400,21 @@ class TaskAwaiter {
   Task<T>& child_;
 };
 
+// The errors of Task::poll, out of its (hot, inlined) checks.
+enum class NotPollable { kEmpty, kFinished, kAwaited };
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_pollable(NotPollable why) {
+  switch (why) {
+    case NotPollable::kEmpty:
+      throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
+    case NotPollable::kFinished:
+      throw std::logic_error(
+          "spool::Task::poll on a Task that has already finished: a future must not be "
+          "polled again after it returned ready (or threw)");
+    case NotPollable::kAwaited:
+      break;
+  }
+  throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
+}
 }  // namespace detail
 
 /// A lazy coroutine producing a `T` (an object type, move-only included, a reference, or
@@ -429,18 +476,16 @@ class [[nodiscard]] Task {
   // of its own chain at its first poll. Throws std::logic_error when the Task is empty, has
   // finished, or is being awaited by another Task.
   promise_type& promise_for_poll() {
-    if (!handle_) throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
+    if (!handle_) [[unlikely]]
+      detail::throw_not_pollable(detail::NotPollable::kEmpty);
     promise_type& p = handle_.promise();
-    if (handle_.done()) {
-      // The poll that returned ready (or threw) already took the result.
-      throw std::logic_error(
-          "spool::Task::poll on a Task that has already finished: a future must not be "
-          "polled again after it returned ready (or threw)");
-    }
+    // The poll that returned ready (or threw) already took the result.
+    if (handle_.done()) [[unlikely]]
+      detail::throw_not_pollable(detail::NotPollable::kFinished);
     if (p.chain_ == nullptr) {
-      p.start_as_outermost(handle_);
-    } else if (!p.is_outermost()) {
-      throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
+      p.begin_outermost(handle_);
+    } else if (!p.is_outermost()) [[unlikely]] {
+      detail::throw_not_pollable(detail::NotPollable::kAwaited);
     }
     return p;
   }

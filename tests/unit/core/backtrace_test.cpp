@@ -1,0 +1,148 @@
+// Async backtraces: every co_await records its site, and `co_await spool::backtrace()` reads
+// the chain from the asking coroutine up to the outermost, with exact file:line.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "spool/stream.hpp"
+
+namespace {
+
+using spool::Backtrace;
+using spool::Task;
+
+// Where each coroutine below awaits: set by the coroutine, read by the tests.
+struct Lines {
+  std::uint32_t leaf = 0, mid = 0, top = 0;
+};
+
+Task<Backtrace> leaf(Lines& at) {
+  at.leaf = __LINE__ + 1;
+  co_return co_await spool::backtrace();
+}
+
+Task<Backtrace> mid(Lines& at) {
+  at.mid = __LINE__ + 1;
+  co_return co_await leaf(at);
+}
+
+Task<Backtrace> top(Lines& at) {
+  at.top = __LINE__ + 1;
+  co_return co_await mid(at);
+}
+
+// The compiler names the function as it likes (g++: its signature); it contains the name.
+// clang before 15 cannot make a std::source_location: there every site reads as unknown.
+void expect_site(const spool::AwaitSite& s, std::uint32_t line, const char* function) {
+#if defined(__cpp_lib_source_location)
+  EXPECT_STREQ(s.file, __FILE__);
+  EXPECT_EQ(s.line, line);
+  EXPECT_NE(std::string(s.function).find(std::string(function) + "("), std::string::npos)
+      << s.function;
+#else
+  (void)line, (void)function;
+  EXPECT_STREQ(s.file, "");
+  EXPECT_EQ(s.line, 0u);
+#endif
+}
+
+TEST(Backtrace, DepthOneIsTheAskingCoroutine) {
+  Lines at;
+  const Backtrace bt = spool::block_on(leaf(at));
+  ASSERT_EQ(bt.frames.size(), 1u);
+  expect_site(bt.frames[0], at.leaf, "leaf");
+}
+
+TEST(Backtrace, DepthTwoAndThreeReadInnermostFirst) {
+  Lines at;
+  const Backtrace two = spool::block_on(mid(at));
+  ASSERT_EQ(two.frames.size(), 2u);
+  expect_site(two.frames[0], at.leaf, "leaf");
+  expect_site(two.frames[1], at.mid, "mid");
+
+  const Backtrace three = spool::block_on(top(at));
+  ASSERT_EQ(three.frames.size(), 3u);
+  expect_site(three.frames[0], at.leaf, "leaf");
+  expect_site(three.frames[1], at.mid, "mid");
+  expect_site(three.frames[2], at.top, "top");
+}
+
+Task<Backtrace> nest(int depth, Lines& at) {
+  if (depth == 1) {
+    at.leaf = __LINE__ + 1;
+    co_return co_await spool::backtrace();
+  }
+  at.mid = __LINE__ + 1;
+  co_return co_await nest(depth - 1, at);
+}
+
+TEST(Backtrace, DepthTenHasTenFrames) {
+  Lines at;
+  const Backtrace bt = spool::block_on(nest(10, at));
+  ASSERT_EQ(bt.frames.size(), 10u);
+  expect_site(bt.frames[0], at.leaf, "nest");
+  for (std::size_t i = 1; i < 10; ++i) expect_site(bt.frames[i], at.mid, "nest");
+}
+
+// After a child finished, the parent's frame reads its latest co_await, not the child's.
+Task<Backtrace> after_child(Lines& at) {
+  (void)co_await leaf(at);
+  at.top = __LINE__ + 1;
+  co_return co_await spool::backtrace();
+}
+
+TEST(Backtrace, AFinishedChildLeavesTheChain) {
+  Lines at;
+  const Backtrace bt = spool::block_on(after_child(at));
+  ASSERT_EQ(bt.frames.size(), 1u);
+  expect_site(bt.frames[0], at.top, "after_child");
+}
+
+// A spawned task's chain starts at the task: its spawner is another chain.
+TEST(Backtrace, ASpawnedTaskIsItsOwnOutermost) {
+  auto rt = spool::Builder::current_thread().build();
+  Lines at;
+  const Backtrace bt = rt.block_on([&]() -> Task<Backtrace> {
+    co_return co_await rt.spawn(mid(at));
+  }());
+  ASSERT_EQ(bt.frames.size(), 2u);
+  expect_site(bt.frames[0], at.leaf, "leaf");
+  expect_site(bt.frames[1], at.mid, "mid");
+}
+
+// A Generator awaited through next() is a frame of its consumer's chain.
+spool::Generator<Backtrace> backtraces(Lines& at) {
+  at.leaf = __LINE__ + 1;
+  co_yield co_await spool::backtrace();
+}
+
+Task<Backtrace> consume(Lines& at) {
+  auto gen = backtraces(at);
+  at.top = __LINE__ + 1;
+  std::optional<Backtrace> bt = co_await gen.next();
+  co_return std::move(*bt);
+}
+
+TEST(Backtrace, AnAwaitedGeneratorIsAFrame) {
+  Lines at;
+  const Backtrace bt = spool::block_on(consume(at));
+  ASSERT_EQ(bt.frames.size(), 2u);
+  expect_site(bt.frames[0], at.leaf, "backtraces");
+  expect_site(bt.frames[1], at.top, "consume");
+}
+
+TEST(Backtrace, ToStringPrintsOneLinePerFrame) {
+  Lines at;
+  const std::string text = spool::block_on(mid(at)).to_string();
+  const Backtrace bt = spool::block_on(mid(at));
+  EXPECT_EQ(text, "  at " + std::string(__FILE__) + ":" + std::to_string(at.leaf) + " in " +
+                      bt.frames[0].function + "\n  at " + std::string(__FILE__) + ":" +
+                      std::to_string(at.mid) + " in " + bt.frames[1].function + "\n");
+}
+
+}  // namespace
