@@ -270,8 +270,8 @@ class TaskPromiseBase {
   // This coroutine's last co_await, not constructed either: a backtrace reads only
   // coroutines that awaited.
   LazySite await_site_;
-  std::exception_ptr exception_;          // what the body threw, if it did
-  TaskChain own_chain_;                   // used when this Task is the outermost
+  std::exception_ptr exception_;  // what the body threw, if it did
+  TaskChain own_chain_;           // used when this Task is the outermost
 };
 
 inline Backtrace BacktraceAwaiter::await_resume() const { return promise.backtrace(); }

@@ -107,9 +107,8 @@ TEST(Backtrace, AFinishedChildLeavesTheChain) {
 TEST(Backtrace, ASpawnedTaskIsItsOwnOutermost) {
   auto rt = spool::Builder::current_thread().build();
   Lines at;
-  const Backtrace bt = rt.block_on([&]() -> Task<Backtrace> {
-    co_return co_await rt.spawn(mid(at));
-  }());
+  const Backtrace bt =
+      rt.block_on([&]() -> Task<Backtrace> { co_return co_await rt.spawn(mid(at)); }());
   ASSERT_EQ(bt.frames.size(), 2u);
   expect_site(bt.frames[0], at.leaf, "leaf");
   expect_site(bt.frames[1], at.mid, "mid");
