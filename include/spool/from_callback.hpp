@@ -157,6 +157,7 @@ class [[nodiscard]] FromCallback {
 
   /// Stores `start`; nothing runs before the first poll.
   explicit FromCallback(Start start) : start_(std::move(start)) {}
+  /// Moves the future (only before its first poll, as any future).
   FromCallback(FromCallback&&) = default;
   FromCallback& operator=(FromCallback&&) = delete;
   FromCallback(const FromCallback&) = delete;
