@@ -21,6 +21,11 @@ boost::asio::execution_context*& driven_here() noexcept {
   return ctx;
 }
 
+OpRegistry*& driven_registry() noexcept {
+  thread_local OpRegistry* registry = nullptr;
+  return registry;
+}
+
 namespace {
 
 // Fails the use_task operations waiting on a stopped `io` (if it has any: no registry is
@@ -118,14 +123,17 @@ class DriveHook final : public ReactorHook {
 DriveScope::DriveScope(boost::asio::io_context& io)
     : hook_(std::make_shared<DriveHook>(io)),
       registry_(&boost::asio::use_service<OpRegistry>(io)),
-      previous_(driven_here()) {
+      previous_(driven_here()),
+      previous_registry_(driven_registry()) {
   static_cast<OpRegistry*>(registry_)->runner_enter(io);
   driven_here() = &io;
+  driven_registry() = static_cast<OpRegistry*>(registry_);
 }
 
 DriveScope::~DriveScope() {
   static_cast<DriveHook&>(*hook_).close();
   driven_here() = static_cast<boost::asio::execution_context*>(previous_);
+  driven_registry() = static_cast<OpRegistry*>(previous_registry_);
   static_cast<OpRegistry*>(registry_)->runner_exit();
 }
 

@@ -34,24 +34,27 @@ void OpBase::fail_claimed(std::exception_ptr error) noexcept {
 bool OpBase::attach(boost::asio::any_io_executor executor) {
   executor_ = std::move(executor);
   if (!executor_) return true;  // no executor named: no registry either
-  OpRegistry& registry = OpRegistry::of(executor_);
+  boost::asio::execution_context* ctx =
+      &boost::asio::query(executor_, boost::asio::execution::context);
+  OpRegistry& registry = ctx == driven_here() ? *driven_registry() : OpRegistry::of(executor_);
   if (!registry.link(this)) return false;
   registry_ = &registry;
   return true;
 }
 
-void OpBase::emit_once(bool claimed) noexcept {
+void OpBase::emit_once() noexcept {
   std::lock_guard lock(emit_mu_);
-  if (emitted_) return;
+  if (emitted_ || handler_gone_.load(std::memory_order_acquire)) return;
   emitted_ = true;
-  // Not once the handler was called: then the slot's handler may refer to an I/O object that
-  // is gone (the task destroys it once the op is done).
-  if (claimed || pending()) signal_.emit(boost::asio::cancellation_type::terminal);
+  signal_.emit(boost::asio::cancellation_type::terminal);
 }
 
 void OpBase::cancel_from_drop() noexcept {
   waker_.take();  // a late handler wakes nothing
-  if (!pending()) return;
+  // Nothing left to cancel once the handler ran (or was destroyed), or once the result is
+  // published: the registry of a stopped context publishes after its own emit. (Claimed by
+  // that registry but not published yet: the emit below waits for its emit, under emit_mu_.)
+  if (handler_gone_.load(std::memory_order_acquire) || done()) return;
   if (!executor_) {
     // The initiation named no executor: the drop cancels from this thread (docs/asio.md).
     emit_once();

@@ -44,9 +44,9 @@ OpRegistry& OpRegistry::of(const boost::asio::any_io_executor& executor) {
 }
 
 bool OpRegistry::link(OpBase* op) {
-  std::lock_guard lock(mu_);
-  // Under the mutex that fail_stopped takes after the stop: an op linked before it is failed
-  // by it; one that comes after sees the stop here.
+  std::lock_guard lock(list_lock_);
+  // Under the lock that claim_all takes after the stop: an op linked before it is failed by
+  // it; one that comes after sees the stop here.
   if (stopped()) return false;
   op->prev_ = nullptr;
   op->next_ = head_;
@@ -56,7 +56,7 @@ bool OpRegistry::link(OpBase* op) {
 }
 
 void OpRegistry::unlink(OpBase* op) noexcept {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(list_lock_);
   if (op->prev_) {
     op->prev_->next_ = op->next_;
   } else if (head_ == op) {
@@ -91,11 +91,14 @@ void OpRegistry::runner_exit() {
 std::vector<std::shared_ptr<OpBase>> OpRegistry::claim_all() {
   std::vector<std::shared_ptr<OpBase>> claimed;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(list_lock_);
     // A linked op's handler is alive, and holds it: shared_from_this is valid here.
     for (OpBase* op = head_; op != nullptr; op = op->next_) {
       if (op->claim()) claimed.push_back(op->shared_from_this());
     }
+  }
+  {
+    std::lock_guard lock(mu_);
     ++epoch_;
   }
   cv_.notify_all();
@@ -107,7 +110,7 @@ void OpRegistry::fail_stopped() {
       "spool::asio::use_task: the io_context was stopped while a task waited for this "
       "operation; its completion would come only after a restart (the operation is cancelled)"));
   for (auto& op : claim_all()) {
-    op->emit_once(true);  // nothing runs the stopped context: its cancellation runs here
+    op->emit_once();  // nothing runs the stopped context: its cancellation runs here
     op->fail_claimed(error);
   }
 }

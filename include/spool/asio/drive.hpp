@@ -35,7 +35,10 @@ class SPOOL_API DriveScope {
  private:
   std::shared_ptr<ReactorHook> hook_;
   void* registry_;  // the io_context's registry of use_task operations (OpRegistry)
-  void* previous_;  // the context this thread drove before (none: drive does not nest)
+  // The context this thread drove before, and its registry (restored at the end: a nested
+  // drive is refused by block_on, after this scope began).
+  void* previous_;
+  void* previous_registry_;
 };
 
 // Installs the drive hook in the context of every poll, then polls the future.

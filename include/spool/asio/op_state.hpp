@@ -66,12 +66,14 @@ class SPOOL_API OpBase : public std::enable_shared_from_this<OpBase> {
   // The slot the completion handler hands Asio (its associated cancellation slot).
   boost::asio::cancellation_slot slot() noexcept { return signal_.slot(); }
   AtomicWaker& waker() noexcept { return waker_; }
-  // Emits a terminal cancellation unless one was emitted already (once per operation: the
-  // drop's own emit and the one it queued on the executor must not both run, for the second
-  // could come after the I/O object is gone). Called where nothing else runs the operation,
-  // or on its executor. Only while the handler was not called, unless `claimed` (the caller
-  // claimed the op, so the handler was not called and will find nothing to do).
-  void emit_once(bool claimed = false) noexcept;
+  // Emits a terminal cancellation, at most once per operation and only while the handler is
+  // neither called nor destroyed (after that the slot's handler may refer to an I/O object
+  // that is gone; and the drop's own emit and the one it queued on the executor must not both
+  // run, for the second could come after the drop returned). Called where nothing else runs
+  // the operation, or on its executor; returns once the emit (this one or another's) is over.
+  void emit_once() noexcept;
+  // The completion handler was called or destroyed (its first act): no emit after this.
+  void handler_gone() noexcept { handler_gone_.store(true, std::memory_order_release); }
 
   // The registry's intrusive list (guarded by that registry's mutex).
   OpBase* prev_ = nullptr;
@@ -89,6 +91,9 @@ class SPOOL_API OpBase : public std::enable_shared_from_this<OpBase> {
   boost::asio::cancellation_signal signal_;
   std::mutex emit_mu_;  // guards emitted_ and the emit itself
   bool emitted_ = false;
+  // Set (release) by the handler when called or destroyed; read (acquire) under emit_mu_ by
+  // emit_once and by the drop.
+  std::atomic<bool> handler_gone_{false};
   boost::asio::any_io_executor executor_;
   // The registry the op is linked in while pending, or null (set once, before the
   // initiation, by attach; read by the claimer).

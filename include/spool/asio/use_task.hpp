@@ -91,6 +91,7 @@ class UseTaskHandler {
   UseTaskHandler& operator=(UseTaskHandler&&) = delete;
   ~UseTaskHandler() {
     if (op_) {
+      op_->handler_gone();
       op_->fail(std::make_exception_ptr(OperationAbandoned(
           "spool::asio::use_task: Asio destroyed the operation's handler without calling it "
           "(its io_context was destroyed or shut down while the task waited)")));
@@ -102,6 +103,7 @@ class UseTaskHandler {
   template <class... A>
   void operator()(A&&... args) {
     std::shared_ptr<Op<Args...>> op = std::move(op_);
+    op->handler_gone();
     if (op->claim()) {
       op->set_value(std::forward<A>(args)...);
       op->publish();

@@ -397,6 +397,49 @@ TEST(AsioUseTaskStress, CrossThreadCancellationRacesCompletion) {
   io_thread.join();
 }
 
+// io.stop() on the io thread racing drops on the workers (TSan, ASan): tasks that wait on
+// never-expiring timers are aborted (each drop cancels, then the task's timer is destroyed)
+// while the io_context stops (the registry claims, cancels and fails the same operations).
+// Every task ends, with IoContextStopped or cancelled, and nothing is used after it is freed.
+TEST(AsioUseTaskStress, StopRacesDrops) {
+  for (int round = 0; round < 20; ++round) {
+    IoThread io_thread;
+    spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+    std::atomic<int> waiting{0};
+    std::vector<spool::JoinHandle<void>> tasks;
+    for (int i = 0; i < 50; ++i) {
+      tasks.push_back(rt.spawn([](net::io_context& io, std::atomic<int>& waiting) -> Task<void> {
+        net::steady_timer t(io, kNever);
+        auto wait = t.async_wait(use_task);
+        bool counted = false;
+        co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<void> {
+          auto p = wait.poll(cx);
+          if (p.is_pending()) {
+            if (!counted) waiting.fetch_add(1);
+            counted = true;
+            return spool::pending;
+          }
+          return spool::Poll<void>::ready();
+        });
+      }(io_thread.io, waiting)));
+    }
+    while (waiting.load() < 50) std::this_thread::yield();
+    std::thread stopper([&] { net::post(io_thread.io, [&] { io_thread.io.stop(); }); });
+    for (auto& t : tasks) t.abort();
+    stopper.join();
+    for (auto& t : tasks) {
+      try {
+        spool::block_on(std::move(t));
+        ADD_FAILURE() << "a wait completed";
+      } catch (const spool::JoinError& e) {
+        if (!e.is_cancelled()) {
+          EXPECT_THROW(std::rethrow_exception(e.exception()), spool::asio::IoContextStopped);
+        }
+      }
+    }
+  }
+}
+
 Task<int> add(int a, int b) {
   co_await spool::yield_now();
   co_return a + b;
