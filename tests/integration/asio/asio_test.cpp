@@ -498,6 +498,31 @@ class Never {
   std::shared_ptr<std::atomic<bool>> dropped_;
 };
 
+// A future that is ready at its first poll and says when it is destroyed.
+class ReadyOnce {
+ public:
+  explicit ReadyOnce(std::shared_ptr<std::atomic<bool>> dropped) : dropped_(std::move(dropped)) {}
+  ReadyOnce(ReadyOnce&& o) noexcept : dropped_(std::move(o.dropped_)) {}
+  ReadyOnce& operator=(ReadyOnce&&) = delete;
+  ~ReadyOnce() {
+    if (dropped_) dropped_->store(true);
+  }
+  spool::Poll<int> poll(spool::Context&) { return spool::Poll<int>::ready(7); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> dropped_;
+};
+
+TEST(AsioAwait, HandlerRunsAfterTheFutureIsGone) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+  auto dropped = std::make_shared<std::atomic<bool>>(false);
+  std::promise<std::pair<bool, int>> outcome;
+  spool::asio::async_await(rt.handle(), ReadyOnce(dropped), [&](std::exception_ptr e, int v) {
+    outcome.set_value({dropped->load() && e == nullptr, v});
+  });
+  EXPECT_EQ(outcome.get_future().get(), std::make_pair(true, 7));
+}
+
 TEST(AsioAwait, AsioCancellationDropsTheSpoolFuture) {
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
   auto dropped = std::make_shared<std::atomic<bool>>(false);

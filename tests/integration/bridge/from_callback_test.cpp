@@ -195,6 +195,14 @@ TEST_P(FromCallbackAnyFlavor, AwaitedInATaskCompletedFromAThread) {
   EXPECT_EQ(got, 11);
 }
 
+TEST_P(FromCallbackAnyFlavor, CallbackInlineOnAWorker) {
+  auto rt = build();
+  auto task = rt.spawn([]() -> spool::Task<int> {
+    co_return co_await from_callback<int>([](Callback<int> cb) { cb(3); });
+  }());
+  EXPECT_EQ(wait(rt, std::move(task)), 3);
+}
+
 SPOOL_RT_INSTANTIATE_FLAVORS(FromCallbackAnyFlavor);
 
 }  // namespace
