@@ -483,41 +483,31 @@ TEST(AsioExecutor, CoSpawnedAwaitableAwaitsSpoolFutures) {
   EXPECT_EQ(result.get(), 43);
 }
 
-// A future that never completes and says when it is destroyed.
-class Never {
+// A future that is ready with 7 at its first poll (or never) and says when it is destroyed.
+class DropSpy {
  public:
-  explicit Never(std::shared_ptr<std::atomic<bool>> dropped) : dropped_(std::move(dropped)) {}
-  Never(Never&& o) noexcept : dropped_(std::move(o.dropped_)) {}
-  Never& operator=(Never&&) = delete;
-  ~Never() {
+  DropSpy(std::shared_ptr<std::atomic<bool>> dropped, bool ready)
+      : dropped_(std::move(dropped)), ready_(ready) {}
+  DropSpy(DropSpy&& o) noexcept : dropped_(std::move(o.dropped_)), ready_(o.ready_) {}
+  DropSpy& operator=(DropSpy&&) = delete;
+  ~DropSpy() {
     if (dropped_) dropped_->store(true);
   }
-  spool::Poll<int> poll(spool::Context&) { return spool::pending; }
+  spool::Poll<int> poll(spool::Context&) {
+    if (ready_) return spool::Poll<int>::ready(7);
+    return spool::pending;
+  }
 
  private:
   std::shared_ptr<std::atomic<bool>> dropped_;
-};
-
-// A future that is ready at its first poll and says when it is destroyed.
-class ReadyOnce {
- public:
-  explicit ReadyOnce(std::shared_ptr<std::atomic<bool>> dropped) : dropped_(std::move(dropped)) {}
-  ReadyOnce(ReadyOnce&& o) noexcept : dropped_(std::move(o.dropped_)) {}
-  ReadyOnce& operator=(ReadyOnce&&) = delete;
-  ~ReadyOnce() {
-    if (dropped_) dropped_->store(true);
-  }
-  spool::Poll<int> poll(spool::Context&) { return spool::Poll<int>::ready(7); }
-
- private:
-  std::shared_ptr<std::atomic<bool>> dropped_;
+  bool ready_;
 };
 
 TEST(AsioAwait, HandlerRunsAfterTheFutureIsGone) {
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
   auto dropped = std::make_shared<std::atomic<bool>>(false);
   std::promise<std::pair<bool, int>> outcome;
-  spool::asio::async_await(rt.handle(), ReadyOnce(dropped), [&](std::exception_ptr e, int v) {
+  spool::asio::async_await(rt.handle(), DropSpy(dropped, true), [&](std::exception_ptr e, int v) {
     outcome.set_value({dropped->load() && e == nullptr, v});
   });
   EXPECT_EQ(outcome.get_future().get(), std::make_pair(true, 7));
@@ -531,7 +521,7 @@ TEST(AsioAwait, AsioCancellationDropsTheSpoolFuture) {
   // thread would be counted inside libstdc++, which TSan does not see.
   std::promise<boost::system::error_code> outcome;
   spool::asio::async_await(
-      rt.handle(), Never(dropped),
+      rt.handle(), DropSpy(dropped, false),
       net::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, int) {
         EXPECT_TRUE(dropped->load());  // dropped before the handler runs
         try {
