@@ -256,6 +256,8 @@ TEST(AsioUseTask, StopFailsEveryWaitingTaskOnItsOwnThread) {
   for (int i = 0; i < 4; ++i) timers.emplace_back(io_thread.io, kNever);
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
   std::vector<spool::JoinHandle<void>> waiters;
+  // Counted by each task before it waits, read by the test thread to know all wait; seq_cst
+  // (the default): a count, ordered with nothing else the test reads.
   std::atomic<int> started{0};
   for (auto& t : timers) {
     waiters.push_back(rt.spawn([](net::steady_timer& t, std::atomic<int>& started) -> Task<void> {
@@ -405,6 +407,8 @@ TEST(AsioUseTaskStress, StopRacesDrops) {
   for (int round = 0; round < 20; ++round) {
     IoThread io_thread;
     spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
+    // Counted by each task as it starts to wait, read by the test thread; seq_cst (the
+    // default), a count ordered with nothing else.
     std::atomic<int> waiting{0};
     std::vector<spool::JoinHandle<void>> tasks;
     for (int i = 0; i < 50; ++i) {
@@ -483,7 +487,9 @@ TEST(AsioExecutor, CoSpawnedAwaitableAwaitsSpoolFutures) {
   EXPECT_EQ(result.get(), 43);
 }
 
-// A future that is ready with 7 at its first poll (or never) and says when it is destroyed.
+// A future that is ready with 7 at its first poll (or never) and says when it is destroyed:
+// `dropped` is stored (seq_cst) by its destructor on whichever thread drops it and loaded by
+// the test after the drop it waits for.
 class DropSpy {
  public:
   DropSpy(std::shared_ptr<std::atomic<bool>> dropped, bool ready)

@@ -204,6 +204,8 @@ TEST(TaskHooks, TheMetaViewCarriesIdNameChannelAndLocation) {
 
 // spawn_blocking's calls and a scope's children are tasks too.
 TEST(TaskHooks, BlockingCallsAndScopeChildrenAreReported) {
+  // Incremented by the hooks on any thread, read after the runtime is dropped (its threads
+  // joined, which orders every increment before the reads); seq_cst, the default.
   std::atomic<int> spawned{0}, terminated{0};
   auto rt = spool::Builder::multi_thread()
                 .worker_threads(1)
@@ -228,6 +230,9 @@ TEST(TaskHooks, BlockingCallsAndScopeChildrenAreReported) {
 // Thread hooks: every thread that starts stops (after the shutdown joined it), and a worker
 // unparks only after it parked.
 TEST(ThreadHooks, StartStopParkUnparkBalance) {
+  // Incremented by the thread hooks on the runtime's threads; read after its threads are
+  // joined (which orders every increment first) and, for park/unpark, while they run, as
+  // counts only; seq_cst, the default.
   std::atomic<int> started{0}, stopped{0}, parked{0}, unparked{0};
   {
     auto rt = spool::Builder::multi_thread()
