@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -111,11 +114,31 @@ bool in_forked_child(Body body) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// Waits until this process's reaper thread sleeps in epoll_wait (its /proc syscall file names
+// the call it blocks in). gcc 12's ASan does not lock its allocator around fork(): a fork
+// while the thread, just started, still allocates leaves the child's allocator locked forever.
+void wait_until_the_reaper_sleeps() {
+  for (;;) {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::string name;
+      long syscall_nr = -1;
+      std::getline(std::ifstream(task.path() / "comm"), name);
+      std::ifstream(task.path() / "syscall") >> syscall_nr;  // ("running": stays -1)
+#ifdef SYS_epoll_wait
+      if (syscall_nr == SYS_epoll_wait) syscall_nr = SYS_epoll_pwait;
+#endif
+      if (name == "spool-reaper" && syscall_nr == SYS_epoll_pwait) return;
+    }
+    std::this_thread::yield();
+  }
+}
+
 // The forked child drops a running child of its own and sees it reaped, while the parent's
 // reaper (whose thread the fork did not copy) holds an orphan of the parent's.
 TEST(OrphanReaperFork, AForkedProcessReapsItsOwnOrphans) {
   if (spool_rt_test::kUnderTsan) GTEST_SKIP() << "TSan refuses threads after a fork";
   std::vector<DroppedCat> parents = drop_running_cats(1, false);
+  wait_until_the_reaper_sleeps();  // (the parent's reaper started with its orphan)
   // (ASSERT: after a failure here, the parent's own count may be wrong, and its wait hang.)
   ASSERT_TRUE(in_forked_child([] {
     auto rt = spool::Builder::current_thread().build();
