@@ -19,8 +19,7 @@
 // (run_task, complete, cancel, join_drop).
 #include <cstdint>
 
-#include "model/run_model.hpp"
-#include "task/state.hpp"
+#include "model/task_model.hpp"
 
 namespace {
 
@@ -30,150 +29,58 @@ template <bool kAbort, bool kWakeByVal = false>
 struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort, kWakeByVal>, 3> {
   // The first queue entry, the owned-task list, the JoinHandle, and the waker thread's
   // Waker (a clone made before it starts).
-  sd::StateWord state{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne};
-  sd::Atomic<bool> event{false};  // what the task waits for: set before the wake
-  rl::var<int> polls;
-  rl::var<bool> completed;
-  rl::var<int> frame_destroyed;  // 1 once destroyed
-  rl::var<int> output;           // written by the completing poll, destroyed with the frame
-  rl::var<bool> freed;           // the memory, freed by the last reference
-  sd::Atomic<int> deallocs{0};   // times the count reached zero
-  sd::Atomic<bool> list_holds{true};
+  spool::model::TaskModel task{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne};
 
-  void before() {
-    polls($) = 0;
-    completed($) = false;
-    frame_destroyed($) = 0;
-    output($) = 0;
-    freed($) = false;
-  }
-
-  void dealloc() {
-    RL_ASSERT(frame_destroyed($) == 1);
-    freed($) = true;
-    deallocs.fetch_add(1, std::memory_order_relaxed);
-  }
-  void drop_refs(std::uint64_t n) {
-    RL_ASSERT(!freed($));  // a reference holder may read the header until it lets go
-    if (sd::ref_dec(state, n)) dealloc();
-  }
-  // harness.cpp destroy_finished_frame: by the one thread that saw both COMPLETE and the
-  // JoinHandle gone (complete_claimed's and drop_join_interest's hook).
-  void destroy_frame() {
-    RL_ASSERT(!freed($));
-    if (frame_destroyed($) == 0) {
-      output($) = -1;
-      frame_destroyed($) = 1;
-    }
-  }
-  // The list's reference, if the task is still in the list (taken once: by the completer
-  // leaving it, or by the waker thread acting as shutdown's pop, which drops it).
-  std::uint64_t list_refs() {
-    return list_holds.exchange(false, std::memory_order_relaxed) ? 1 : 0;
-  }
-
-  // complete_claimed's other hooks: the model's JoinHandle does not poll (no waker to wake)
-  // and it pins nothing.
-  void wake_join() { RL_ASSERT(false); }
-  void before_release(std::uint64_t) {}
-
-  // harness.cpp complete(): leaves the list, then state.hpp's complete_claimed.
-  void complete() {
-    const std::uint64_t own = 1 + list_refs();  // the list comes first
-    completed($) = true;
-    sd::complete_claimed(state, own, *this);
-  }
-  // harness.cpp cancel(): the claimer destroys the frame, then completes.
-  void cancel() {
-    RL_ASSERT(frame_destroyed($) == 0);
-    output($) = -1;
-    frame_destroyed($) = 1;
-    complete();
-  }
-
-  // harness.cpp run_task, for one queue entry (and the reschedules it causes).
-  void run_entry() {
-    for (;;) {
-      switch (sd::transition_to_running(state)) {
-        case sd::RunClaim::kPoll:
-          break;
-        case sd::RunClaim::kCancel:
-          cancel();
-          return;
-        case sd::RunClaim::kNone:
-          return;
-        case sd::RunClaim::kDealloc:
-          dealloc();
-          return;
-      }
-      RL_ASSERT(!completed($));
-      polls($) = polls($) + 1;
-      if (event.load(std::memory_order_relaxed)) {  // ready: the poll completes the task
-        output($) = 1;
-        complete();
-        return;
-      }
-      switch (sd::transition_to_idle(state)) {
-        case sd::IdleResult::kIdle:
-          return;
-        case sd::IdleResult::kNotified:
-          continue;  // rescheduled with the run reference: the next entry, run here
-        case sd::IdleResult::kCancel:
-          cancel();
-          return;
-        case sd::IdleResult::kDealloc:
-          dealloc();
-          return;
-      }
-    }
-  }
+  void before() { task.reset(); }
 
   void thread(unsigned index) {
     if (index == 0) {
-      run_entry();
+      task.run_entry();
     } else if (index == 1) {
-      event.store(true, std::memory_order_relaxed);
+      task.event.store(true, std::memory_order_relaxed);
       if (kWakeByVal) {
         // harness.cpp waker_wake on a worker: the Waker's reference goes with the wake.
-        switch (sd::transition_to_notified_by_val(state)) {
+        switch (sd::transition_to_notified_by_val(task.state)) {
           case sd::WakeResult::kSubmit:
-            run_entry();  // with the Waker's reference, now the queue entry's
+            task.run_entry();  // with the Waker's reference, now the queue entry's
             break;
           case sd::WakeResult::kDealloc:
-            dealloc();
+            task.dealloc();
             break;
           case sd::WakeResult::kNothing:
             break;
         }
       } else {
-        if (sd::transition_to_notified_by_ref(state) == sd::WakeResult::kSubmit) run_entry();
-        drop_refs(1);  // the Waker's reference
+        if (sd::transition_to_notified_by_ref(task.state) == sd::WakeResult::kSubmit)
+          task.run_entry();
+        task.drop_refs(1);  // the Waker's reference
       }
       // Shutdown's pop of a task it then finds claimed: the list's reference, dropped
       // (src/runtime/shared.cpp): the completer is then left with its claim's alone.
-      if (list_refs() == 1) drop_refs(1);
+      if (task.list_refs() == 1) task.drop_refs(1);
     } else {
       if (kAbort) {
-        if (sd::transition_to_notified_and_cancel(state) == sd::WakeResult::kSubmit) run_entry();
+        if (sd::transition_to_notified_and_cancel(task.state) == sd::WakeResult::kSubmit)
+          task.run_entry();
       }
-      sd::drop_join_interest(state, *this);  // harness.cpp join_drop
+      sd::drop_join_interest(task.state, task);  // harness.cpp join_drop
     }
   }
 
   void after() {
-    std::uint64_t s = state.load(std::memory_order_relaxed);
+    std::uint64_t s = task.state.load(std::memory_order_relaxed);
     // A completer left alone with the header frees it without writing the word, which then
     // still counts its references (the claim's, and the list's unless popped).
     RL_ASSERT((s & sd::kComplete)
                   ? sd::ref_count(s) == 0
                   : (s & sd::kRunning) && sd::ref_count(s) >= 1 && sd::ref_count(s) <= 2);
-    RL_ASSERT(deallocs.load(std::memory_order_relaxed) == 1);
-    RL_ASSERT(frame_destroyed($) == 1);
-    RL_ASSERT(completed($));
+    RL_ASSERT(task.deallocs.load(std::memory_order_relaxed) == 1);
+    RL_ASSERT(task.frame_destroyed($) == 1);
+    RL_ASSERT(task.completed($));
     // Woken once after the first poll may have missed the event: at most two polls, and
     // without an abort the task completed by a poll that saw the event.
-    RL_ASSERT(polls($) <= 2);
-    if (!kAbort) RL_ASSERT(polls($) >= 1 && !(s & sd::kCancelled));
+    RL_ASSERT(task.polls($) <= 2);
+    if (!kAbort) RL_ASSERT(task.polls($) >= 1 && !(s & sd::kCancelled));
   }
 };
 
