@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -104,6 +105,10 @@ class AbortHandle {
   bool is_finished() const noexcept { return task_ == nullptr || detail::join_is_finished(task_); }
   /// The task's unique id, as JoinHandle::id() (0 for an empty handle).
   std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
+  /// Where the task waits, as JoinHandle::backtrace() (nullopt for an empty handle).
+  std::optional<Backtrace> backtrace() const {
+    return task_ ? detail::join_backtrace(task_) : std::nullopt;
+  }
 
  private:
   template <class>
@@ -176,6 +181,14 @@ class [[nodiscard]] JoinHandle {
   /// The task's unique id (0 for a handle that gave its result or was detached or moved
   /// from).
   std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
+  /// Where the task waits: the co_await sites of its chain, innermost first, as
+  /// `co_await spool::backtrace()` inside it would give. nullopt while it is queued or being
+  /// polled (its chain moves), once it finished, and for an empty handle. Any thread may
+  /// ask: the task is held idle while its chain is read, and a wake meanwhile only delays
+  /// its next poll until the read ends.
+  std::optional<Backtrace> backtrace() const {
+    return task_ ? detail::join_backtrace(task_) : std::nullopt;
+  }
 
  private:
   friend struct detail::JoinHandleAccess;

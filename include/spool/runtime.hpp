@@ -376,11 +376,14 @@ class Handle {
   }
   /// A snapshot of the runtime's counters.
   RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
-  /// A human-readable list of live tasks and what each waits on.
+  /// A human-readable list of live tasks: a line each (what tasks() says), followed by the
+  /// backtrace of each idle one.
   std::string dump() const { return detail::runtime_dump(rt()); }
   /// Every live task (spawned, not yet finished or cancelled): its id, name, channel, spawn
-  /// location, state and counts. Taken under the owned-task list's locks, shard by shard, so
-  /// it is not one instant's picture; a spawn or completion meanwhile may or may not show.
+  /// location, state, counts and, if it is idle, where it waits (its backtrace, read while
+  /// the task is held idle: a wake meanwhile only delays its next poll until the read ends;
+  /// an abort meanwhile cancels it on this thread). Gathered shard by shard, so it is not one
+  /// instant's picture; a spawn or completion meanwhile may or may not show.
   std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member throws std::logic_error on a moved-from Handle.
@@ -489,9 +492,9 @@ class Runtime {
 
   /// A snapshot of the runtime's counters.
   RuntimeMetrics metrics() const { return detail::runtime_metrics(rt()); }
-  /// A human-readable list of live tasks and what each waits on.
+  /// A human-readable list of live tasks and where each waits. See Handle::dump.
   std::string dump() const { return detail::runtime_dump(rt()); }
-  /// Every live task and its counts. See Handle::tasks.
+  /// Every live task, its counts and backtrace. See Handle::tasks.
   std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member but the destructor and the move assignment throws std::logic_error on a

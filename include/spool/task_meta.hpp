@@ -4,12 +4,14 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
 #include "spool/config.hpp"
+#include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
@@ -88,6 +90,12 @@ struct TaskSnapshot {
   /// Of those, the ones it caused itself: polls that ended with it woken again (yield_now,
   /// its own waker woken during the poll, or, rarely, another thread's wake during it).
   std::uint32_t self_wakes = 0;
+  /// The leaf future its chain last waited on (its type's name, demangled); empty when
+  /// unknown (never polled, or polled by a task that waits on nothing yet).
+  std::string waiting_on;
+  /// Where it waits, for a task that was idle when asked: the co_await sites of its chain,
+  /// innermost first (JoinHandle::backtrace). Empty for a task running or scheduled.
+  std::optional<Backtrace> backtrace;
   /// wakes - self_wakes: wake-ups from other tasks, timers, I/O or threads.
   /// (0 while a self-wake's poll is still to come).
   std::uint32_t wakes_by_others() const noexcept {

@@ -1,5 +1,5 @@
-// What a runtime says about its live tasks: Runtime::dump()'s text and Runtime::tasks()'
-// snapshots, both read from the owned-task list.
+// What a runtime says about its live tasks: Runtime::tasks()' snapshots and Runtime::dump()'s
+// text, both read from the owned-task list, with the backtraces of the idle ones.
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -8,19 +8,10 @@
 #include <vector>
 
 #include "runtime/shared.hpp"
+#include "task/harness.hpp"
 #include "task/state.hpp"
 
 namespace spool::detail {
-
-std::string RuntimeShared::dump() {
-  std::ostringstream out;
-  std::size_t n = 0;
-  owned_.for_each([&](const TaskHeader& t) {
-    describe(t, out);
-    ++n;
-  });
-  return std::to_string(n) + " live task(s)\n" + out.str();
-}
 
 namespace {
 
@@ -43,41 +34,82 @@ const char* state_name(TaskSnapshot::State state) noexcept {
   return "idle";
 }
 
+std::string demangled(const std::type_info& type) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && name ? name : type.name();
+  std::free(name);
+  return out;
+}
+
+// One task as dump() prints it: a line, then its backtrace's lines, indented.
+void write(const TaskSnapshot& t, std::ostream& out) {
+  out << "task " << t.id;
+  if (!t.name.empty()) out << " \"" << t.name << '"';
+  out << " [" << t.channel << "]: " << state_name(t.state);
+  if (t.cancel_requested) out << ", cancel requested";
+  if (!t.waiting_on.empty()) out << ", waiting on " << t.waiting_on;
+  out << ", " << t.polls << " poll(s)";
+  if (t.location.line != 0) out << ", spawned at " << t.location.file << ':' << t.location.line;
+  out << '\n';
+  if (t.backtrace) out << t.backtrace->to_string();
+}
+
 }  // namespace
 
+TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
+  const std::uint64_t s = t.state.load(std::memory_order_relaxed);
+  TaskSnapshot snap;
+  snap.id = t.id;
+  if (t.name != nullptr) snap.name = t.name;
+  snap.channel = levels_.name(t.channel);
+  snap.location = SpawnLocation{t.spawn_file, t.spawn_line()};
+  snap.state = state_of(s);
+  snap.cancel_requested = (s & kCancelled) != 0;
+  snap.polls = t.polls.load(std::memory_order_relaxed);
+  snap.wakes = snap.polls > 0 ? snap.polls - 1 : 0;
+  snap.self_wakes = t.self_wakes.load(std::memory_order_relaxed);
+  if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
+    snap.waiting_on = demangled(*w);
+  }
+  return snap;
+}
+
 std::vector<TaskSnapshot> RuntimeShared::tasks() {
+  // A reference to each live task, taken under the list's locks; the snapshots and the
+  // inspections come after, outside them, since an inspection may cancel a task (which
+  // leaves the list). Each inspection consumes its task's reference (null: consumed).
+  std::vector<TaskHeader*> held;
   std::vector<TaskSnapshot> all;
-  owned_.for_each([&](const TaskHeader& t) {
-    const std::uint64_t s = t.state.load(std::memory_order_relaxed);
-    TaskSnapshot& snap = all.emplace_back();
-    snap.id = t.id;
-    if (t.name != nullptr) snap.name = t.name;
-    snap.channel = levels_.name(t.channel);
-    snap.location = SpawnLocation{t.spawn_file, t.spawn_line()};
-    snap.state = state_of(s);
-    snap.cancel_requested = (s & kCancelled) != 0;
-    snap.polls = t.polls.load(std::memory_order_relaxed);
-    snap.wakes = snap.polls > 0 ? snap.polls - 1 : 0;
-    snap.self_wakes = t.self_wakes.load(std::memory_order_relaxed);
-  });
+  try {
+    owned_.for_each([&](TaskHeader& t) {
+      held.push_back(&t);  // first: a push that throws leaves no reference behind
+      ref_inc(t);
+    });
+    all.reserve(held.size());
+    for (TaskHeader*& t : held) {
+      TaskSnapshot& snap = all.emplace_back(snapshot_of(*t));
+      snap.backtrace = inspect_backtrace(std::exchange(t, nullptr));
+    }
+  } catch (...) {
+    for (TaskHeader* t : held) {
+      if (t != nullptr) drop_task_refs(t);
+    }
+    throw;
+  }
   return all;
 }
 
+std::string RuntimeShared::dump() {
+  const std::vector<TaskSnapshot> all = tasks();
+  std::ostringstream out;
+  out << all.size() << " live task(s)\n";
+  for (const TaskSnapshot& t : all) write(t, out);
+  return out.str();
+}
+
 void RuntimeShared::describe(const TaskHeader& t, std::ostream& out) const {
-  std::uint64_t s = t.state.load(std::memory_order_relaxed);
-  out << "task " << t.id;
-  if (t.name != nullptr) out << " \"" << t.name << '"';
-  out << " [" << levels_.name(t.channel) << "]: " << state_name(state_of(s));
-  if (s & kCancelled) out << ", cancel requested";
-  if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
-    int status = 0;
-    char* name = abi::__cxa_demangle(w->name(), nullptr, nullptr, &status);
-    out << ", waiting on " << (status == 0 && name ? name : w->name());
-    std::free(name);
-  }
-  out << ", " << t.polls.load(std::memory_order_relaxed) << " poll(s)";
-  if (t.spawn_line() != 0) out << ", spawned at " << t.spawn_file << ':' << t.spawn_line();
-  out << '\n';
+  write(snapshot_of(t), out);
 }
 
 }  // namespace spool::detail

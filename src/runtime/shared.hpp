@@ -121,7 +121,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // After close_and_stop left threads behind: records in report_ the tasks still in a poll
   // (at least one thread: one may be stuck outside any task).
   void report_left_in_poll();
-  // One line of dump() for `t`.
+  // What Runtime::tasks() says of `t`, but its backtrace (which needs a claim).
+  TaskSnapshot snapshot_of(const TaskHeader& t) const;
+  // One line of dump() for `t` (without its backtrace: callers hold the list's lock).
   void describe(const TaskHeader& t, std::ostream& out) const;
 
   const RuntimeConfig config_;

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <cassert>
+#include <exception>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "context/budget.hpp"
@@ -323,6 +325,46 @@ bool wake_deferred(DeferredWakes& list) {
 }
 
 // --- JoinHandle operations (spool/detail/join.hpp) ---
+
+std::optional<Backtrace> inspect_backtrace(TaskHeader* t) {
+  // COMPLETE (acquire: final once seen): the runtime may be gone, and there is no chain.
+  // Otherwise the scheduler is alive until the task completes, and should it complete now,
+  // the completer pins it for this reference (docs/tasks.md, "Who keeps the scheduler
+  // alive"): the pin then keeps it for the give-back below, which may schedule or cancel.
+  std::shared_ptr<void> pin;
+  if (t->state.load(std::memory_order_acquire) & kComplete || !(pin = t->scheduler->pin()) ||
+      !transition_to_inspecting(*t)) {
+    drop_task_refs(t);
+    return std::nullopt;
+  }
+  std::optional<Backtrace> bt;
+  std::exception_ptr failed;
+  try {
+    bt.emplace(t->promise->waiting_backtrace());
+  } catch (...) {
+    failed = std::current_exception();  // (no memory for the frames: given back first)
+  }
+  switch (transition_to_idle(*t)) {  // the claim given back as after a poll
+    case IdleResult::kIdle:
+      break;
+    case IdleResult::kNotified:
+      t->scheduler->schedule(t, false);  // woken meanwhile: the reference is the entry's
+      break;
+    case IdleResult::kCancel:
+      cancel(t);  // aborted or shut down meanwhile: the claimer cancels
+      break;
+    case IdleResult::kDealloc:
+      dealloc(t);
+      break;
+  }
+  if (failed) std::rethrow_exception(failed);
+  return bt;
+}
+
+std::optional<Backtrace> join_backtrace(TaskHeader* t) {
+  ref_inc(*t);  // inspect_backtrace's, made from the JoinHandle's
+  return inspect_backtrace(t);
+}
 
 bool join_poll_complete(TaskHeader* t, const Waker& waker) {
   return join_register_waker(*t, waker);

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "context/deferred.hpp"
+#include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
 #include "task/header.hpp"
 
@@ -40,6 +42,12 @@ void join_cancel_now(TaskHeader* task) noexcept;
 // Keeps `task`'s runtime alive while the result is held (null once it is being destroyed).
 // Safe on one of that runtime's threads, or while a reference to a live task pins it.
 std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
+
+// Where an idle task waits (its chain's backtrace), read under an inspection claim;
+// nullopt if it is queued, being polled or complete. Consumes a reference the caller took.
+// The task keeps running as before: a wake, abort or shutdown that came meanwhile is acted
+// on here (the task rescheduled or cancelled on this thread).
+std::optional<Backtrace> inspect_backtrace(TaskHeader* task);
 
 // Drops `n` references, freeing the task after the last.
 void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;

@@ -117,6 +117,22 @@ inline bool transition_to_complete_for_join(StateWord& state, std::uint64_t& exp
                                      std::memory_order_acq_rel, std::memory_order_acquire);
 }
 
+// An inspection claim (another thread reading the task's chain: Runtime::dump, tasks(),
+// JoinHandle::backtrace): claims an idle task so that no poll runs while its chain is read.
+// The caller's own reference, taken before, becomes the claim's, as a queue entry's does.
+// Only an idle task: a queued one (NOTIFIED) has an entry whose claim must not find it
+// taken, and a claimed or complete one is refused (false: the caller keeps its reference).
+// Given back as a poll's claim is, by transition_to_idle: a wake meanwhile set NOTIFIED
+// (the reference becomes the entry's, the caller schedules it), an abort or shutdown set
+// CANCELLED (the caller, the claimer, cancels). AcqRel: acquire sees the chain as the last
+// poll left it; transition_to_idle's release orders the reads before the next poll.
+inline bool transition_to_inspecting(StateWord& state) noexcept {
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
+    if (cur & (kRunning | kNotified | kComplete)) return {false, std::nullopt};
+    return {true, cur | kRunning};
+  });
+}
+
 // A wake through a Waker reference. Submit: the caller must schedule the task with the
 // reference this added.
 //
@@ -337,6 +353,9 @@ inline WakeResult transition_to_notified_by_val(TaskHeader& t) noexcept {
 }
 inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
   return transition_to_notified_and_cancel(t.state);
+}
+inline bool transition_to_inspecting(TaskHeader& t) noexcept {
+  return transition_to_inspecting(t.state);
 }
 inline bool transition_to_shutdown(TaskHeader& t) noexcept {
   return transition_to_shutdown(t.state);

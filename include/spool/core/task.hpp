@@ -30,6 +30,7 @@
 
 #include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
+#include "spool/core/frame_prefix.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
 
@@ -53,13 +54,18 @@ struct PendingLeaf {
   const std::type_info* type;  // the leaf future's type, for diagnostics (Runtime::dump)
 };
 
+class TaskPromiseBase;
+
 // The trampoline state of one chain of nested Tasks, owned by the outermost promise.
 // Touched only by the thread polling the outermost Task.
 struct TaskChain {
   Context* cx = nullptr;               // the context of the poll in progress
   PendingLeaf* leaf = nullptr;         // the leaf the chain waits for, or null
   std::coroutine_handle<> after_leaf;  // resumed when `leaf` is ready
-  std::coroutine_handle<> next;        // resumed next by the loop in Task::poll
+  // after_leaf's promise, for another thread's backtrace of the chain: written with `leaf`
+  // at each suspension, read only while `leaf` is set (no initial store at creation).
+  const TaskPromiseBase* leaf_awaiter;
+  std::coroutine_handle<> next;  // resumed next by the loop in Task::poll
 };
 
 // An awaitable that runs its coroutine inside the awaiting chain instead of being polled as
@@ -74,7 +80,6 @@ template <class F>
 class FutureAwaiter;
 template <class T>
 class TaskAwaiter;
-class TaskPromiseBase;
 template <class T>
 class TaskPromise;
 template <class T>
@@ -91,33 +96,6 @@ bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx);
 // (returns false) or the outermost one finished (returns true). Shared by Task::poll and
 // the scheduler's spawned tasks.
 bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
-
-// Every Task frame is allocated with this many bytes in front of it: room for the task
-// header of a spawned task (src/task), so that a spawned task is one allocation. Exactly the
-// header's size, rounded up to 16 so that the frame keeps operator new's alignment.
-inline constexpr std::size_t kFramePrefixSize = 144;
-static_assert(kFramePrefixSize % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0,
-              "the frame after the prefix must keep operator new's alignment");
-
-// The start of every frame's prefix. `spawned` is false for a frame that was never spawned:
-// freeing the frame then frees the memory at once. A spawned task's header sets it, and
-// from then on frees the memory itself (the header may outlive the frame): freeing the
-// frame only sets `frame_destroyed`.
-// `size_class` says which free list the memory returns to (see allocate_frame).
-struct FramePrefix {
-  std::uint16_t size_class = 0;
-  bool spawned = false;
-  // Set when a spawned task's frame is destroyed, always before the header's last reference
-  // goes: by the claimer (a cancel, or a completion without JoinHandle) or by the
-  // JoinHandle's drop after completion; ordered before later readers by the acq_rel RMWs
-  // of the header's state word.
-  bool frame_destroyed = false;
-};
-
-// Frame memory, recycled through per-thread free lists by size class (src/task/
-// frame_pool.cpp). allocate_frame sets `size_class`, which deallocate_frame needs back.
-SPOOL_API void* allocate_frame(std::size_t bytes, std::uint16_t& size_class);
-SPOOL_API void deallocate_frame(void* memory, std::uint16_t size_class) noexcept;
 
 // `co_await spool::backtrace()`: ready at once, with the awaiting chain's sites.
 struct BacktraceAwaiter {
@@ -252,6 +230,12 @@ class TaskPromiseBase {
     }
     return bt;
   }
+  // Where the chain of this outermost Task waits: the sites from the coroutine that awaits
+  // the leaf up to this one (no frames when it waits on no leaf). Only while nobody polls
+  // the chain (another thread holds a claim that orders it after the last poll).
+  Backtrace waiting_backtrace() const {
+    return own_chain_.leaf ? own_chain_.leaf_awaiter->backtrace() : Backtrace{};
+  }
   // The type of the leaf future the chain waits on, or null.
   const std::type_info* waiting_on() const noexcept {
     return own_chain_.leaf ? own_chain_.leaf->type : nullptr;
@@ -340,9 +324,11 @@ class FutureAwaiter : PendingLeaf {
 
   // Polls at once: a future that is already ready costs no suspension.
   bool await_ready() { return poll_into_result(*chain_.cx); }
-  void await_suspend(std::coroutine_handle<> awaiting) noexcept {
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
     chain_.leaf = this;
     chain_.after_leaf = awaiting;
+    chain_.leaf_awaiter = &awaiting.promise();
   }
   Output await_resume() {
     if (error_) std::rethrow_exception(error_);

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "spool/core/backtrace.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 
@@ -28,6 +30,8 @@ SPOOL_API void join_drop(TaskHeader* task) noexcept;
 SPOOL_API void task_ref_inc(TaskHeader* task) noexcept;
 SPOOL_API void task_ref_drop(TaskHeader* task) noexcept;
 SPOOL_API std::uint64_t join_task_id(const TaskHeader* task) noexcept;
+// Where the task waits, if it is idle (JoinHandle::backtrace).
+SPOOL_API std::optional<Backtrace> join_backtrace(TaskHeader* task);
 // JoinError's what(): "spool: task <id> was cancelled", or "spool: task <id> threw an
 // exception: <what() of the innermost std::exception nested in `cause`>".
 SPOOL_API std::string join_error_message(bool cancelled, std::uint64_t id,

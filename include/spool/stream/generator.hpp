@@ -130,13 +130,16 @@ class GeneratorPromise : public TaskPromiseBase, private PendingLeaf {
     return true;
   }
   // For a co_await of next() on a kPolled generator: runs it now in its own chain (true:
-  // the value or end is there), else makes it `chain`'s leaf, after which `awaiting` goes on.
-  bool run_or_wait_as_leaf(TaskChain& chain, std::coroutine_handle<> awaiting) {
+  // the value or end is there), else makes it the leaf of the chain of `awaiting` (whose
+  // promise is `ap`), which goes on after it.
+  bool run_or_wait_as_leaf(TaskPromiseBase& ap, std::coroutine_handle<> awaiting) {
+    TaskChain& chain = ap.chain();
     if (run_polled(Handle::from_promise(*this), *chain.cx, GeneratorPhase::kAsLeaf)) return true;
     poll_fn = &poll_as_leaf;
     type = &typeid(GeneratorPromise);
     chain.leaf = this;
     chain.after_leaf = awaiting;
+    chain.leaf_awaiter = &ap;
     return false;
   }
   static bool poll_as_leaf(PendingLeaf* leaf, Context& cx) {
@@ -196,7 +199,7 @@ class GeneratorNextAwaiter {
     TaskPromiseBase& ap = awaiting.promise();
     running_ = true;
     if (gp.phase_ == GeneratorPhase::kPolled) [[unlikely]] {
-      return !gp.run_or_wait_as_leaf(ap.chain(), awaiting);
+      return !gp.run_or_wait_as_leaf(ap, awaiting);
     }
     gp.phase_ = GeneratorPhase::kAwaited;
     ap.run_child_next(awaiting, gp, gen_);

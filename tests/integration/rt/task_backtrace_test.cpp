@@ -1,0 +1,202 @@
+// Another task's backtrace: JoinHandle::backtrace, AbortHandle::backtrace, the backtraces of
+// Runtime::tasks() and the lines Runtime::dump() prints, read while the task is held idle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+
+using spool::Backtrace;
+using spool::Task;
+using spool::TaskSnapshot;
+using spool_rt_test::ManualLeaf;
+
+// Where the coroutines below await: set by them, read by the tests.
+struct Lines {
+  std::uint32_t leaf = 0, nest = 0;
+};
+
+// Awaits `leaf` at the bottom of a chain of `depth` coroutines.
+Task<int> nest(int depth, ManualLeaf leaf, Lines& at) {
+  if (depth == 1) {
+    at.leaf = __LINE__ + 1;
+    co_await leaf;
+    co_return 1;
+  }
+  at.nest = __LINE__ + 1;
+  co_return 1 + co_await nest(depth - 1, leaf, at);
+}
+
+// As backtrace_test.cpp's: exact sites where the compiler records them (g++), unknown ones
+// where it cannot (clang 14).
+void expect_site(const spool::AwaitSite& s, std::uint32_t line) {
+#if defined(__cpp_lib_source_location)
+  EXPECT_STREQ(s.file, __FILE__);
+  EXPECT_EQ(s.line, line);
+  EXPECT_NE(std::string(s.function).find("nest("), std::string::npos) << s.function;
+#else
+  (void)line;
+  EXPECT_STREQ(s.file, "");
+  EXPECT_EQ(s.line, 0u);
+#endif
+}
+
+class TaskBacktraceAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  // The backtrace of `h`'s task once it is idle (it may still be finishing its poll when
+  // its leaf reports pending): asked until it is given, within a bound.
+  template <class Handle>
+  std::optional<Backtrace> idle_backtrace(spool::Runtime& rt, const Handle& h) const {
+    std::optional<Backtrace> bt;
+    EXPECT_TRUE(within_rounds(rt, [&] { return (bt = h.backtrace()).has_value(); }));
+    return bt;
+  }
+};
+SPOOL_RT_INSTANTIATE_FLAVORS(TaskBacktraceAnyFlavor);
+
+// Depth 1, 2 and 10: innermost first, each frame at its co_await; the task goes on as before.
+TEST_P(TaskBacktraceAnyFlavor, AJoinHandleReadsItsIdleTasksChain) {
+  auto rt = build();
+  for (int depth : {1, 2, 10}) {
+    ManualLeaf leaf;
+    Lines at;
+    auto h = rt.spawn(nest(depth, leaf, at));
+    until_pending(rt, leaf);
+    const std::optional<Backtrace> bt = idle_backtrace(rt, h);
+    ASSERT_TRUE(bt.has_value());
+    ASSERT_EQ(bt->frames.size(), static_cast<std::size_t>(depth));
+    expect_site(bt->frames[0], at.leaf);
+    for (int i = 1; i < depth; ++i) expect_site(bt->frames[static_cast<std::size_t>(i)], at.nest);
+    leaf.fire();
+    EXPECT_EQ(wait(rt, std::move(h)), depth);
+  }
+}
+
+TEST_P(TaskBacktraceAnyFlavor, AnAbortHandleReadsItToo) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  auto h = rt.spawn(nest(2, leaf, at));
+  const spool::AbortHandle a = h.abort_handle();
+  until_pending(rt, leaf);
+  const std::optional<Backtrace> bt = idle_backtrace(rt, a);
+  ASSERT_TRUE(bt.has_value());
+  EXPECT_EQ(bt->frames.size(), 2u);
+  leaf.fire();
+  EXPECT_EQ(wait(rt, std::move(h)), 2);
+  EXPECT_FALSE(a.backtrace().has_value());  // finished
+}
+
+TEST_P(TaskBacktraceAnyFlavor, AFinishedOrEmptyHandleHasNone) {
+  auto rt = build();
+  auto h = rt.spawn([]() -> Task<int> { co_return 7; }());
+  EXPECT_TRUE(within_rounds(rt, [&] { return h.is_finished(); }));
+  EXPECT_FALSE(h.backtrace().has_value());
+  EXPECT_EQ(wait(rt, std::move(h)), 7);
+  EXPECT_FALSE(h.backtrace().has_value());  // NOLINT(bugprone-use-after-move): empty now
+  EXPECT_FALSE(spool::AbortHandle().backtrace().has_value());
+}
+
+// A task asking for its own backtrace through its handle is running: none (it has
+// co_await spool::backtrace() for that).
+TEST_P(TaskBacktraceAnyFlavor, ARunningTaskHasNone) {
+  auto rt = build();
+  auto handle = std::make_shared<std::optional<spool::AbortHandle>>();
+  ManualLeaf go;
+  auto h = rt.spawn(
+      [](std::shared_ptr<std::optional<spool::AbortHandle>> self, ManualLeaf go) -> Task<bool> {
+        co_await go;
+        co_return !(*self)->backtrace().has_value();
+      }(handle, go));
+  *handle = h.abort_handle();
+  go.fire();
+  EXPECT_TRUE(wait(rt, std::move(h)));
+}
+
+// The read gives the task back as it found it: an abort after it cancels the task. (Wakes and
+// aborts that land during the read: the stress test races them, the model explores them.)
+TEST_P(TaskBacktraceAnyFlavor, AnAbortedTaskIsCancelledAfterTheRead) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  auto h = rt.spawn(nest(3, leaf, at));
+  until_pending(rt, leaf);
+  ASSERT_TRUE(idle_backtrace(rt, h).has_value());
+  h.abort();
+  EXPECT_TRUE(within_rounds(rt, [&] { return h.is_finished(); }));
+  EXPECT_THROW(wait(rt, std::move(h)), spool::JoinError);
+}
+
+const TaskSnapshot* find(const std::vector<TaskSnapshot>& all, std::uint64_t id) {
+  auto it =
+      std::find_if(all.begin(), all.end(), [id](const TaskSnapshot& s) { return s.id == id; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+TEST_P(TaskBacktraceAnyFlavor, TasksGivesIdleTasksTheirBacktraceAndLeaf) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  auto h = rt.spawn(nest(2, leaf, at));
+  until_pending(rt, leaf);
+  std::vector<TaskSnapshot> all;
+  EXPECT_TRUE(within_rounds(rt, [&] {
+    all = rt.tasks();
+    const TaskSnapshot* s = find(all, h.id());
+    return s != nullptr && s->backtrace.has_value();
+  }));
+  const TaskSnapshot* s = find(all, h.id());
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->state, TaskSnapshot::State::kIdle);
+  ASSERT_TRUE(s->backtrace.has_value());
+  ASSERT_EQ(s->backtrace->frames.size(), 2u);
+  expect_site(s->backtrace->frames[0], at.leaf);
+  expect_site(s->backtrace->frames[1], at.nest);
+  EXPECT_EQ(s->waiting_on, "spool_rt_test::ManualLeaf");
+  leaf.fire();
+  EXPECT_EQ(wait(rt, std::move(h)), 2);
+}
+
+// The task that asks, running, is listed without one (it is named to be found).
+TEST_P(TaskBacktraceAnyFlavor, TheAskingTaskIsListedRunningWithout) {
+  auto rt = build();
+  auto h = rt.spawn(spool::named("asking", [](spool::Runtime* rt) -> Task<bool> {
+    for (const TaskSnapshot& s : rt->tasks()) {
+      if (s.name == "asking") co_return s.state == TaskSnapshot::State::kRunning && !s.backtrace;
+    }
+    co_return false;
+  }(&rt)));
+  EXPECT_TRUE(wait(rt, std::move(h)));
+}
+
+TEST_P(TaskBacktraceAnyFlavor, DumpPrintsEachIdleTasksBacktrace) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  auto h = rt.spawn(spool::named("nested", nest(2, leaf, at)));
+  until_pending(rt, leaf);
+  std::string dump;
+  EXPECT_TRUE(within_rounds(rt, [&] {
+    dump = rt.dump();
+    return dump.find(" in ") != std::string::npos;  // a backtrace line
+  }));
+  const std::string head = "task " + std::to_string(h.id()) + " \"nested\" [default]: idle, " +
+                           "waiting on spool_rt_test::ManualLeaf, 1 poll(s), spawned at ";
+  EXPECT_NE(dump.find(head), std::string::npos) << dump;
+  const std::string first = "  at " + std::string(__FILE__) + ":" + std::to_string(at.leaf);
+#if defined(__cpp_lib_source_location)
+  EXPECT_NE(dump.find(first), std::string::npos) << dump;
+#endif
+  leaf.fire();
+  EXPECT_EQ(wait(rt, std::move(h)), 2);
+}
+
+}  // namespace
