@@ -81,7 +81,9 @@ spool::console::Snapshot read_snapshot(const std::string& line) {
   if (line.find("\"error\"") != std::string::npos && line.find("\"tasks\"") == std::string::npos) {
     throw std::runtime_error("spool-console: the runtime refused: " + line);
   }
-  return spool::console::snapshot_from_json(line);
+  spool::console::Snapshot s = spool::console::snapshot_from_json(line);
+  spool_console::make_printable(s);
+  return s;
 }
 
 int once(const Options& o) {

@@ -233,6 +233,36 @@ std::vector<std::string> whole_text(const Snapshot& s, SortKey key, bool reverse
   return out;
 }
 
+void make_printable(Snapshot& s) {
+  auto clean = [](std::string& text) {
+    for (char& c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) c = '?';
+    }
+  };
+  clean(s.runtime.flavor);
+  clean(s.runtime.io_backend);
+  for (ChannelInfo& c : s.channels) {
+    clean(c.name);
+    clean(c.kind);
+  }
+  for (TaskInfo& t : s.tasks) {
+    for (std::string* text : {&t.name, &t.channel, &t.file, &t.state}) clean(*text);
+    if (t.waiting_on) clean(*t.waiting_on);
+    if (t.backtrace) {
+      for (auto& f : *t.backtrace) {
+        clean(f.file);
+        clean(f.function);
+      }
+    }
+  }
+  for (auto& l : s.lints) {
+    clean(l.kind);
+    clean(l.message);
+    if (l.channel) clean(*l.channel);
+  }
+}
+
 std::string human_duration(std::uint64_t ns) {
   const double d = static_cast<double>(ns);
   if (ns < 1'000) return format("%llu ns", static_cast<unsigned long long>(ns));

@@ -43,6 +43,10 @@ std::vector<std::string> lints_list(const spool::console::Snapshot& s);
 // Everything, as --once prints it.
 std::vector<std::string> whole_text(const spool::console::Snapshot& s, SortKey key, bool reverse);
 
+// Replaces the control characters (escape sequences included) in every text of `s` by '?': a
+// task name is the program's data, and must not drive the terminal that shows it.
+void make_printable(spool::console::Snapshot& s);
+
 // A duration for people: "850 ns", "12.3 us", "4.1 ms", "2.50 s", "3m05s".
 std::string human_duration(std::uint64_t ns);
 
