@@ -2,10 +2,13 @@
 // levels: a ticker, a task that yields a thousand times between naps (the self_wake lint), a
 // connection and a report that wait (the report on a complete-on-close channel: after 5 s, the
 // never_drains lint).
-//   console-demo SOCKET [SECONDS]     serves SOCKET for SECONDS (default 60), then exits
+//   console-demo SOCKET [SECONDS [stuck]]   serves SOCKET for SECONDS (default 60), then exits;
+//                                           with `stuck`, two more tasks block both workers
+//                                           (the console still answers: docs/console.md)
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -24,6 +27,12 @@ spool::Task<void> spinner() {
 }
 
 spool::Task<void> waits(spool::oneshot::Receiver<int> rx) { (void)co_await std::move(rx); }
+
+// Blocks its worker for `seconds` inside one poll: the bug a console is for.
+spool::Task<void> blocks(int seconds) {
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  co_return;
+}
 
 }  // namespace
 
@@ -51,6 +60,11 @@ int main(int argc, char** argv) {
   auto b = rt.spawn_on(batch, spool::named("spinner", spinner()));
   auto c = rt.spawn_on(ui, spool::named("conn 127.0.0.1:5412", waiting()));
   auto d = rt.spawn_on(batch, spool::named("report", waiting()));
+  const bool stuck = argc > 3 && std::string(argv[3]) == "stuck";
+  std::vector<spool::JoinHandle<void>> blockers;
+  for (int i = 0; stuck && i < 2; ++i) {
+    blockers.push_back(rt.spawn_on(ui, spool::named("blocking call", blocks(seconds))));
+  }
   std::printf("console-demo: serving %s for %d s\n", argv[1], seconds);
   std::fflush(stdout);
   rt.block_on(spool::sleep(std::chrono::seconds(seconds)));

@@ -25,7 +25,26 @@ std::vector<Lint> Linter::check(const Snapshot& s) {
       std::chrono::duration_cast<std::chrono::milliseconds>(options_.stall).count());
   const auto long_poll_ns = static_cast<std::uint64_t>(options_.long_poll.count());
 
+  std::map<std::uint64_t, Running> running;
   for (const TaskInfo& t : s.tasks) {
+    // Running in two snapshots with the same poll count: the same poll (the count changes
+    // with every poll), in progress since at least the first of them.
+    bool in_long_poll = false;
+    if (t.state == "running") {
+      const auto it = running_.find(t.id);
+      const Running r = it != running_.end() && it->second.polls == t.polls
+                            ? it->second
+                            : Running{t.polls, s.runtime.uptime_ms};
+      running.emplace(t.id, r);
+      const std::uint64_t ms = s.runtime.uptime_ms - r.since_ms;
+      if (ms > 0 && ms * 1'000'000 >= long_poll_ns) {
+        in_long_poll = true;
+        out.push_back({"long_poll", t.id, std::nullopt,
+                       format("%s has been inside one poll for at least %.1f s: it blocks its "
+                              "worker (spawn_blocking or block_in_place for blocking work)",
+                              task_label(t).c_str(), static_cast<double>(ms) / 1e3)});
+      }
+    }
     if (t.polls >= options_.self_wake_min_polls &&
         static_cast<double>(t.self_wakes) >
             options_.self_wake_share * static_cast<double>(t.polls)) {
@@ -43,13 +62,15 @@ std::vector<Lint> Linter::check(const Snapshot& s) {
                             "waker)",
                             task_label(t).c_str())});
     }
-    if (t.longest_poll_ns && *t.longest_poll_ns > long_poll_ns) {
+    if (!in_long_poll && t.longest_poll_ns && *t.longest_poll_ns > long_poll_ns) {
       out.push_back({"long_poll", t.id, std::nullopt,
                      format("%s ran %.1f ms in one poll: it blocks its worker (spawn_blocking or "
                             "block_in_place for blocking work)",
                             task_label(t).c_str(), static_cast<double>(*t.longest_poll_ns) / 1e6)});
     }
   }
+
+  running_ = std::move(running);
 
   for (const ChannelInfo& c : s.channels) {
     ChannelHistory& h =

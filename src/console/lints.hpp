@@ -21,7 +21,8 @@ struct LintOptions {
   std::uint64_t self_wake_min_polls = 100;
   // never_drains: a complete-on-close channel whose tasks all waited, with no poll, this long.
   std::chrono::nanoseconds stall{std::chrono::seconds(5)};
-  // long_poll: a task whose longest poll took longer than this.
+  // long_poll: a task whose longest poll took longer than this, or that was seen in the same
+  // poll this long (in two snapshots, running, with the same poll count).
   std::chrono::nanoseconds long_poll{std::chrono::milliseconds(10)};
 };
 
@@ -38,8 +39,13 @@ class Linter {
     std::uint64_t polled = 0;
     std::uint64_t since_ms = 0;  // uptime when `polled` last changed (or was first seen)
   };
+  struct Running {
+    std::uint64_t polls = 0;
+    std::uint64_t since_ms = 0;  // uptime of the first snapshot that saw this poll
+  };
   LintOptions options_;
   std::map<std::string, ChannelHistory> channels_;
+  std::map<std::uint64_t, Running> running_;  // by task id: the tasks seen in a poll
 };
 
 }  // namespace spool::console

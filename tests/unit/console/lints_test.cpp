@@ -63,6 +63,31 @@ TEST(ConsoleLints, LostWakerAndLongPollOnlyWhenMeasured) {
   EXPECT_EQ(lints[1].task, 3u);
 }
 
+// Without longest_poll_ns: a task seen running in two snapshots with the same poll count has
+// been in one poll since the first.
+TEST(ConsoleLints, LongPollSeenInProgress) {
+  Linter linter;
+  Snapshot s;
+  s.tasks = {task(1, "default", "running"), task(2, "default", "running")};
+  s.tasks[0].polls = s.tasks[1].polls = 3;
+  s.runtime.uptime_ms = 1000;
+  EXPECT_TRUE(linter.check(s).empty()) << "one sighting says nothing";
+  s.runtime.uptime_ms = 1020;
+  s.tasks[1].polls = 4;  // task 2 finished that poll and is in another
+  auto lints = linter.check(s);
+  ASSERT_EQ(kinds(lints), std::vector<std::string>{"long_poll"});
+  EXPECT_EQ(lints[0].task, 1u);
+  s.runtime.uptime_ms = 1025;  // task 2's new poll: 5 ms so far
+  lints = linter.check(s);
+  ASSERT_EQ(lints.size(), 1u);
+  EXPECT_EQ(lints[0].task, 1u);
+  s.runtime.uptime_ms = 2000;
+  s.tasks[0].polls = 4;  // task 1 is in a new poll: it starts again
+  lints = linter.check(s);
+  ASSERT_EQ(lints.size(), 1u);
+  EXPECT_EQ(lints[0].task, 2u) << "task 2 stayed in its poll from 1020 to 2000";
+}
+
 TEST(ConsoleLints, CompleteOnCloseChannelThatNeverDrains) {
   spool::console::LintOptions options;
   options.stall = std::chrono::seconds(1);
