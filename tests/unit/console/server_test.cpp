@@ -136,7 +136,11 @@ TEST(ConsoleServer, ReplacesAStaleSocketAndRefusesALiveOne) {
 TEST(ConsoleServer, EnvironmentPathAndItsPrecedence) {
   TempDir dir;
   const std::string env_path = dir / "env.sock";
-  ::setenv("SPOOL_CONSOLE", env_path.c_str(), 1);
+  // Set for this test only, however it ends.
+  struct EnvGuard {
+    explicit EnvGuard(const std::string& v) { ::setenv("SPOOL_CONSOLE", v.c_str(), 1); }
+    ~EnvGuard() { ::unsetenv("SPOOL_CONSOLE"); }
+  } env(env_path);
   {
     spool::Runtime rt = spool::Builder::current_thread().build();
     EXPECT_EQ(once(env_path).runtime.flavor, "current_thread");
@@ -155,7 +159,6 @@ TEST(ConsoleServer, EnvironmentPathAndItsPrecedence) {
     EXPECT_EQ(::lstat(own.c_str(), &st), 0) << "console(path) overrides SPOOL_CONSOLE";
     EXPECT_NE(::lstat(env_path.c_str(), &st), 0);
   }
-  ::unsetenv("SPOOL_CONSOLE");
 }
 
 TEST(ConsoleServer, TwoSubscribersEachGetTheirOwnSnapshots) {
