@@ -234,7 +234,10 @@ TEST(ConsoleServer, ClientThatNeverReadsStaysWithinTheBound) {
 TEST(ConsoleServer, AStuckRuntimeStillAnswers) {
   TempDir dir;
   const std::string path = dir / "console.sock";
+  // Set by the test once it has looked; read by the stuck task in its loop (seq_cst both: a
+  // flag, ordering nothing else).
   std::atomic<bool> release{false};
+  // Set by the stuck task as its poll starts; read by the test before it looks (seq_cst).
   std::atomic<bool> entered{false};
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).console(path).build();
   auto h = rt.spawn(
