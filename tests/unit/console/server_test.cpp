@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -252,6 +253,48 @@ TEST(ConsoleServer, AStuckRuntimeStillAnswers) {
   EXPECT_EQ(s.tasks[0].state, "running");
   release.store(true);
   rt.block_on(std::move(h));
+}
+
+// Sets `flag` when destroyed: a task's local that says the task was cancelled.
+struct SetOnDestroy {
+  std::atomic<bool>* flag;
+  ~SetOnDestroy() { flag->store(true); }
+};
+
+spool::Task<void> waits_holding(SetOnDestroy, spool::oneshot::Receiver<int> rx) {
+  (void)co_await std::move(rx);
+}
+
+// The console serves during the drain of complete-on-close channels (a drain that hangs is
+// when one looks), and stops with the shutdown once the drain is done.
+TEST(ConsoleServer, ServesDuringTheDrainAndStopsAfterIt) {
+  TempDir dir;
+  const std::string path = dir / "console.sock";
+  spool::Runtime rt = spool::Builder::multi_thread()
+                          .worker_threads(1)
+                          .levels({spool::Level{spool::Channel("other"),
+                                                spool::Channel("batch").complete_on_close()}})
+                          .console(path)
+                          .build();
+  // Set by the other channel's task's destructor as the drain cancels it; read by the test
+  // (seq_cst: a flag).
+  std::atomic<bool> drain_began{false};
+  auto [other_tx, other_rx] = spool::oneshot::channel<int>();
+  auto [batch_tx, batch_rx] = spool::oneshot::channel<int>();
+  (void)rt.spawn_on(rt.channel("other"),
+                    waits_holding(SetOnDestroy{&drain_began}, std::move(other_rx)));
+  (void)rt.spawn_on(rt.channel("batch"), spool::named("report", wait_on(std::move(batch_rx))));
+  std::thread shutdown([&] { (void)rt.shutdown_timeout(std::chrono::seconds(60)); });
+  while (!drain_began.load()) std::this_thread::yield();
+  // (The cancelled task may still be listed: its destructor runs before it leaves the list.)
+  const auto s = once(path);
+  EXPECT_TRUE(std::any_of(s.tasks.begin(), s.tasks.end(), [](const auto& t) {
+    return t.name == "report";
+  })) << "the drain waits for the report";
+  batch_tx.send(0);  // the drain completes
+  shutdown.join();
+  struct stat st {};
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << "the shutdown unlinked the socket";
 }
 
 }  // namespace
