@@ -31,6 +31,8 @@ constexpr const char* kUsage = R"(usage: mini-redis [flags]
                         0: it sleeps at once)
   --tls-cert FILE       serve TLS with this certificate chain (PEM; with --tls-key)
   --tls-key FILE        the certificate's private key (PEM, unencrypted)
+  --console PATH        serve spool's console on the Unix socket PATH (owner-only): watch it
+                        with `spool-console PATH` (SPOOL_CONSOLE=PATH does the same)
 SIGINT or SIGTERM stop it: it stops accepting, lets each connection finish the commands it
 has read, and exits 0 once every connection has closed.
 )";
@@ -39,6 +41,7 @@ struct Options {
   mini_redis::ServerConfig server;
   std::size_t workers = 0;
   std::chrono::microseconds busy_poll{50};
+  std::string console;  // empty: SPOOL_CONSOLE's, if set
   bool help = false;
 };
 
@@ -92,6 +95,8 @@ Options parse_flags(int argc, char** argv) {
       o.server.tls_cert_file = value;
     } else if (flag == "--tls-key") {
       o.server.tls_key_file = value;
+    } else if (flag == "--console") {
+      o.console = value;
     } else if (flag == "--shards") {
       o.server.shards = number(flag, value, 1u << 20);
     } else {
@@ -115,8 +120,8 @@ spool::Task<void> shutdown_on_signal(mini_redis::Server& server, spool::Signal s
 spool::Task<void> run(const mini_redis::ServerConfig& config) {
   mini_redis::Server server(config);
   // The handlers first, then the line that scripts wait for.
-  auto watcher =
-      spool::spawn(shutdown_on_signal(server, spool::signal(SIGINT), spool::signal(SIGTERM)));
+  auto watcher = spool::spawn(spool::named(
+      "signals", shutdown_on_signal(server, spool::signal(SIGINT), spool::signal(SIGTERM))));
   std::printf("mini-redis: listening on %s\n", server.local_addr().to_string().c_str());
   std::fflush(stdout);
   co_await server.run();
@@ -141,6 +146,7 @@ int main(int argc, char** argv) {
     auto builder = spool::Builder::multi_thread();
     if (options.workers != 0) builder.worker_threads(options.workers);
     builder.busy_poll(options.busy_poll);
+    if (!options.console.empty()) builder.console(options.console);
     spool::Runtime rt = builder.build();
     rt.block_on(run(options.server));
     return 0;

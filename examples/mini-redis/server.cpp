@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -115,15 +116,18 @@ Server::Server(const ServerConfig& config)
 spool::Task<void> Server::run() {
   ServerState& state = *state_;
   auto [done, all_closed] = spool::mpsc::channel<int>(1);
-  auto purger = spool::spawn(purge_expired(state));
+  auto purger = spool::spawn(spool::named("purge expired", purge_expired(state)));
   for (;;) {
     auto permit = co_await state.shutdown.run_until_cancelled(state.connections.acquire());
     if (!permit) break;
     try {
       auto accepted = co_await state.shutdown.run_until_cancelled(listener_.accept());
       if (!accepted) break;
-      (void)spool::spawn(
-          serve(std::move(accepted->first), state, ConnectionSlot{done, std::move(*permit)}));
+      // Named by the peer: spool-console and Runtime::dump() show which connection is which.
+      std::string name = "conn " + accepted->second.to_string();
+      (void)spool::spawn(spool::named(
+          std::move(name),
+          serve(std::move(accepted->first), state, ConnectionSlot{done, std::move(*permit)})));
     } catch (const std::system_error& e) {
       // accept(2) failed for this connection only (ECONNABORTED...); EMFILE and ENFILE
       // back off inside accept. Say so and go on.

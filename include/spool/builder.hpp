@@ -194,6 +194,18 @@ class Builder {
     config_.default_channel = std::move(name);
     return *this;
   }
+  /// Serves the runtime's console (docs/console.md) on a Unix socket at `path`, owner-only
+  /// (mode 0600), from a thread of its own, until the shutdown (after the drain of
+  /// complete-on-close channels) unlinks it; `spool-console <path>` shows it. Overrides the
+  /// SPOOL_CONSOLE environment variable, which names a path for runtimes built without this
+  /// setting; `console("")` serves none, whatever SPOOL_CONSOLE says. build() throws
+  /// std::invalid_argument when `path` exists and is not a socket, or a live program serves
+  /// there, and std::system_error when it cannot bind (a missing directory, say); a socket
+  /// left by a program that exited is replaced. Without a console: no thread, no cost.
+  Builder& console(std::string path) {
+    config_.console = std::move(path);
+    return *this;
+  }
   /// Seed of the scheduler's random choices (which worker to steal from first), so that
   /// tests can make them repeatable.
   Builder& rng_seed(std::uint64_t seed) {
@@ -224,7 +236,9 @@ class Builder {
           "spool::Builder: levels({}): a runtime needs at least one level of at least one "
           "channel (leave levels() out for a single \"default\" channel)");
     }
-    return Runtime(detail::build_runtime(config_));
+    Runtime rt(detail::build_runtime(config_));
+    detail::start_console(*rt.rt_, config_);  // should it throw, rt shuts down
+    return rt;
   }
 
  private:

@@ -84,6 +84,10 @@ SPOOL_API std::shared_ptr<RuntimeShared> current_runtime();
 [[noreturn]] SPOOL_API void throw_no_current_runtime();
 SPOOL_API void block_in_place_impl(const std::function<void()>& fn);
 SPOOL_API std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config);
+// Starts `rt`'s console server (docs/console.md) at config.console's path, else at
+// SPOOL_CONSOLE's; nothing (no thread) when neither names one. Throws as the server does for
+// config.console; reports a failure for SPOOL_CONSOLE on stderr and serves no console.
+SPOOL_API void start_console(RuntimeShared& rt, const RuntimeConfig& config);
 // Shuts `rt` down. On one of its own threads: throws std::logic_error, or — called from
 // ~Runtime — finishes the shutdown on a background thread.
 SPOOL_API ShutdownReport shutdown_runtime(RuntimeShared& rt,

@@ -221,6 +221,16 @@ void RuntimeShared::block_off_core(const std::function<void()>& fn) {
   }
 }
 
+void RuntimeShared::attach(std::unique_ptr<Attachment> a) {
+  std::unique_lock lock(shutdown_mutex_);
+  if (!shut_down_) {
+    attachment_ = std::move(a);
+    return;
+  }
+  lock.unlock();
+  a.reset();
+}
+
 std::optional<ShutdownReport> RuntimeShared::shutdown(
     std::optional<std::chrono::nanoseconds> timeout) {
   std::lock_guard lock(shutdown_mutex_);
@@ -232,6 +242,8 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   if (levels_.complete_on_close_mask() != 0 || owned_.drain().guards() > 0) {
     report_ = drain(deadline);
   }
+  // The console stops here, once a drain that hangs could still be looked at.
+  attachment_.reset();
   // 1. No new task can slip in, and every task is asked to stop: one in a poll ends it at its
   //    next cooperative point (a CPU-bound loop's yield_if_requested, say).
   owned_.close();

@@ -15,6 +15,7 @@
 
 #include "blocking/pool.hpp"
 #include "driver/driver.hpp"
+#include "runtime/attachment.hpp"
 #include "runtime/task_hooks.hpp"
 #include "scheduler/current_thread/current_thread.hpp"
 #include "scheduler/levels.hpp"
@@ -77,6 +78,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
     std::lock_guard lock(shutdown_mutex_);
     return report_;
   }
+
+  // Keeps `a` until the shutdown (runtime/attachment.hpp); after the shutdown began, destroys it
+  // at once.
+  void attach(std::unique_ptr<Attachment> a);
 
   // CloseGuards: a shutdown waits until every one taken is released.
   void add_close_guard() noexcept { owned_.drain().add_guard(); }
@@ -155,6 +160,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_
   ShutdownReport report_;      // guarded by shutdown_mutex_: what the shutdown found
+  // Guarded by shutdown_mutex_; last, so that it stops first should the destructor free it.
+  std::unique_ptr<Attachment> attachment_;
 };
 
 }  // namespace spool::detail

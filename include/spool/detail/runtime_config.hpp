@@ -52,6 +52,8 @@ struct RuntimeConfig {
   bool round_robin = false;
   std::vector<std::chrono::nanoseconds> slices;
   std::string default_channel;  // empty: the first channel of the lowest level
+  // Builder::console: the console socket's path, "" for none; unset: SPOOL_CONSOLE's.
+  std::optional<std::string> console;
 };
 
 /// The name of the one channel of a runtime built without Builder::levels.

@@ -1,0 +1,115 @@
+#include "console/sample.hpp"
+
+#include <unistd.h>
+#include <algorithm>
+
+namespace spool::console {
+namespace {
+
+std::uint64_t ns(std::chrono::nanoseconds d) { return static_cast<std::uint64_t>(d.count()); }
+
+// Each entry's part of the growth of `now` over `before` (which becomes `now`): absent for
+// all when nothing grew (or busy time is not measured).
+template <class Info>
+void shares(std::vector<Info>& infos, std::vector<std::uint64_t>& before) {
+  std::uint64_t total = 0;
+  before.resize(infos.size(), 0);
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    total += infos[i].busy_ns - std::min(before[i], infos[i].busy_ns);
+  }
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const std::uint64_t grew = infos[i].busy_ns - std::min(before[i], infos[i].busy_ns);
+    if (total > 0) infos[i].share = static_cast<double>(grew) / static_cast<double>(total);
+    before[i] = infos[i].busy_ns;
+  }
+}
+
+}  // namespace
+
+RuntimeFacts runtime_facts(const detail::RuntimeConfig& config) {
+  RuntimeFacts facts;
+  facts.flavor = config.flavor == detail::RuntimeConfig::Flavor::kMultiThread ? "multi_thread"
+                                                                              : "current_thread";
+  for (const auto& level : config.levels) {
+    for (const auto& c : level)
+      facts.channels.push_back({c.complete_on_close, c.earliest_deadline_first});
+  }
+  if (facts.channels.empty()) facts.channels.emplace_back();  // the one FIFO "default" channel
+  return facts;
+}
+
+TaskInfo task_info(const TaskSnapshot& t) {
+  TaskInfo info;
+  info.id = t.id;
+  info.name = t.name;
+  info.channel = t.channel;
+  info.file = t.location.file;
+  info.line = t.location.line;
+  switch (t.state) {
+    case TaskSnapshot::State::kRunning:
+      info.state = "running";
+      break;
+    case TaskSnapshot::State::kScheduled:
+      info.state = "scheduled";
+      break;
+    case TaskSnapshot::State::kIdle:
+      info.state = "idle";
+      break;
+  }
+  info.cancel_requested = t.cancel_requested;
+  info.polls = t.polls;
+  info.wakes = t.wakes;
+  info.self_wakes = t.self_wakes;
+  if (!t.waiting_on.empty()) info.waiting_on = t.waiting_on;
+  if (t.backtrace) {
+    std::vector<FrameInfo>& frames = info.backtrace.emplace();
+    for (const AwaitSite& f : t.backtrace->frames) frames.push_back({f.file, f.line, f.function});
+  }
+  // The other optional fields (busy, scheduled and idle time, longest poll, waker clones and
+  // drops) are filled here once TaskSnapshot carries them.
+  return info;
+}
+
+Snapshot SnapshotMaker::make(const RuntimeMetrics& m, const std::vector<TaskSnapshot>& tasks,
+                             std::chrono::nanoseconds uptime) {
+  Snapshot s;
+  s.seq = ++seq_;
+  RuntimeInfo& r = s.runtime;
+  r.flavor = facts_.flavor;
+  r.pid = static_cast<std::uint64_t>(::getpid());
+  r.uptime_ms = ns(uptime) / 1'000'000;
+  r.live_tasks = m.live_tasks;
+  r.inject_queue_depth = m.inject_queue_depth;
+  r.blocking_threads = m.blocking_threads;
+  r.idle_blocking_threads = m.idle_blocking_threads;
+  r.blocking_queue_depth = m.blocking_queue_depth;
+  r.timers_armed = m.timers_armed;
+  r.timers_fired = m.timers_fired;
+  r.io_events = m.io_events;
+  r.io_registrations = m.io_registrations;
+  r.io_backend = m.io_backend == IoBackend::kIoUring ? "io_uring" : "epoll";
+  for (const WorkerMetrics& w : m.workers) {
+    s.workers.push_back({w.polls, w.steals, w.parks, w.local_queue_depth});
+  }
+  for (const LevelMetrics& l : m.levels) {
+    s.levels.push_back({l.queued, l.polled, ns(l.busy_time), l.deadline_misses, std::nullopt});
+  }
+  for (std::size_t i = 0; i < m.channels.size(); ++i) {
+    const ChannelMetrics& c = m.channels[i];
+    const RuntimeFacts::Channel kind =
+        i < facts_.channels.size() ? facts_.channels[i] : RuntimeFacts::Channel{};
+    s.channels.push_back({c.name, c.level, kind.earliest_deadline_first ? "edf" : "fifo",
+                          kind.complete_on_close, c.queued, c.polled, ns(c.busy_time),
+                          c.deadline_misses, std::nullopt});
+  }
+  shares(s.levels, level_busy_);
+  shares(s.channels, channel_busy_);
+  s.tasks.reserve(tasks.size());
+  for (const TaskSnapshot& t : tasks) s.tasks.push_back(task_info(t));
+  std::sort(s.tasks.begin(), s.tasks.end(),
+            [](const TaskInfo& a, const TaskInfo& b) { return a.id < b.id; });
+  s.lints = linter_.check(s);
+  return s;
+}
+
+}  // namespace spool::console

@@ -1,0 +1,115 @@
+// spool-console's views and keys (tools/spool-console): sorting, the details view and back,
+// a task that finished, lines cut to the screen's width, control characters neutralised.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "render.hpp"
+#include "ui.hpp"
+
+namespace {
+
+using spool::console::Snapshot;
+using spool::console::TaskInfo;
+using spool_console::SortKey;
+using spool_console::Ui;
+
+Snapshot three_tasks() {
+  Snapshot s;
+  s.runtime.flavor = "multi_thread";
+  for (std::uint64_t id : {1, 2, 3}) {
+    TaskInfo t;
+    t.id = id;
+    t.name = "task-" + std::to_string(id);
+    t.channel = "default";
+    t.state = "idle";
+    t.polls = id == 2 ? 100 : id;  // task 2 the busiest
+    t.wakes = 10 - id;             // task 1 woken most
+    s.tasks.push_back(t);
+  }
+  return s;
+}
+
+// The line of the frame that contains `text`, or "".
+std::string find_line(const std::vector<std::string>& frame, const std::string& text) {
+  for (const auto& l : frame) {
+    if (l.find(text) != std::string::npos) return l;
+  }
+  return "";
+}
+
+TEST(ConsoleClient, SortKeysByNameAndOrder) {
+  EXPECT_EQ(spool_console::sort_key("self_wakes"), SortKey::kSelfWakes);
+  EXPECT_THROW(spool_console::sort_key("nonsense"), std::invalid_argument);
+  EXPECT_EQ(spool_console::next_sort_key(SortKey::kIdle), SortKey::kId) << "wraps";
+  const Snapshot s = three_tasks();
+  EXPECT_EQ(spool_console::sorted_tasks(s, SortKey::kPolls, false)[0]->id, 2u) << "largest first";
+  EXPECT_EQ(spool_console::sorted_tasks(s, SortKey::kWakes, false)[0]->id, 1u);
+  EXPECT_EQ(spool_console::sorted_tasks(s, SortKey::kName, false)[0]->id, 1u) << "A to Z";
+  EXPECT_EQ(spool_console::sorted_tasks(s, SortKey::kName, true)[0]->id, 3u);
+}
+
+TEST(ConsoleClient, EnterShowsTheSelectedTaskAndBackReturns) {
+  Ui ui("sock", SortKey::kPolls, false);
+  ui.update(three_tasks());
+  // The first row (by polls: task 2) is selected and shown in inverse video.
+  EXPECT_NE(find_line(ui.frame(200, 40), "task-2").find("\x1b[7m"), std::string::npos);
+  ASSERT_TRUE(ui.keys("j"));  // down: the next row
+  ASSERT_TRUE(ui.keys("\r"));
+  EXPECT_EQ(ui.view(), Ui::View::kDetails);
+  EXPECT_NE(find_line(ui.frame(200, 40), "task 3 \"task-3\""), "");
+  EXPECT_NE(find_line(ui.frame(200, 40), "(not measured by this runtime)"), "");
+  Snapshot gone = three_tasks();
+  gone.tasks.pop_back();
+  ui.update(gone);
+  EXPECT_NE(find_line(ui.frame(200, 40), "task 3 has finished"), "");
+  ASSERT_TRUE(ui.keys("b"));
+  EXPECT_EQ(ui.view(), Ui::View::kTasks);
+  ASSERT_TRUE(ui.keys("s"));
+  EXPECT_NE(find_line(ui.frame(200, 40), "sort: wakes"), "");
+  EXPECT_FALSE(ui.keys("q")) << "q quits";
+}
+
+TEST(ConsoleClient, FrameFitsTheScreen) {
+  Ui ui("sock", SortKey::kId, false);
+  Snapshot s = three_tasks();
+  // Appended, not built with operator+ (g++ 12 at -O1 warns, wrongly, of an out-of-bounds
+  // memcpy in the concatenation of temporaries).
+  std::string message(300, 'x');
+  message.append(" yyyyyyyyyy");
+  s.lints.push_back({"self_wake", 1, std::nullopt, message});
+  ui.update(s);
+  const auto frame = ui.frame(40, 5);
+  EXPECT_LE(frame.size(), 5u);
+  ASSERT_TRUE(ui.keys("l"));
+  for (const auto& l : ui.frame(40, 20)) {
+    std::string visible = l;
+    for (const char* attr : {"\x1b[1m", "\x1b[7m", "\x1b[0m"}) {
+      for (std::size_t at; (at = visible.find(attr)) != std::string::npos;) visible.erase(at, 4);
+    }
+    EXPECT_LE(visible.size(), 40u) << l;
+  }
+  EXPECT_NE(find_line(ui.frame(40, 20), "yyyyyyyyyy"), "") << "a long lint wraps";
+}
+
+TEST(ConsoleClient, ControlCharactersCannotDriveTheTerminal) {
+  Snapshot s = three_tasks();
+  s.tasks[0].name = "evil\x1b]0;owned\x07";
+  spool_console::make_printable(s);
+  EXPECT_EQ(s.tasks[0].name, "evil?]0;owned?");
+}
+
+TEST(ConsoleClient, OptionalColumnsOnlyWhenMeasured) {
+  Snapshot s = three_tasks();
+  const auto plain =
+      spool_console::tasks_table(s, spool_console::sorted_tasks(s, SortKey::kId, false));
+  EXPECT_EQ(plain[0].find("BUSY"), std::string::npos);
+  s.tasks[0].busy_ns = 1'500'000;
+  const auto busy =
+      spool_console::tasks_table(s, spool_console::sorted_tasks(s, SortKey::kId, false));
+  EXPECT_NE(busy[0].find("BUSY"), std::string::npos);
+  EXPECT_NE(busy[1].find("1.5 ms"), std::string::npos);
+  EXPECT_NE(busy[2].find(" - "), std::string::npos) << "an unmeasured task shows -";
+}
+
+}  // namespace
