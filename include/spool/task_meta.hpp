@@ -96,6 +96,11 @@ struct TaskSnapshot {
   /// Where it waits, for a task that was idle when asked: the co_await sites of its chain,
   /// innermost first (JoinHandle::backtrace). Empty for a task running or scheduled.
   std::optional<Backtrace> backtrace;
+  /// For a task that was idle when asked: the references that could wake it, its Wakers
+  /// (kept by a timer, a socket, a channel...) and AbortHandles. 0 means nothing can wake
+  /// it: the future it waits on returned pending without keeping its waker (a lost waker).
+  /// Empty also once its cancellation was asked for.
+  std::optional<std::uint32_t> wakers;
   /// wakes - self_wakes: wake-ups from other tasks, timers, I/O or threads.
   /// (0 while a self-wake's poll is still to come).
   std::uint32_t wakes_by_others() const noexcept {

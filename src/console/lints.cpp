@@ -54,8 +54,8 @@ std::vector<Lint> Linter::check(const Snapshot& s) {
                             task_label(t).c_str(), static_cast<unsigned long long>(t.self_wakes),
                             static_cast<unsigned long long>(t.polls))});
     }
-    // Wakers made minus wakers dropped: the ones that can still wake it.
-    if (t.state == "idle" && t.waker_clones && t.waker_drops && *t.waker_clones <= *t.waker_drops) {
+    // No Waker (nor AbortHandle) left that could wake it.
+    if (t.state == "idle" && t.wakers && *t.wakers == 0) {
       out.push_back({"lost_waker", t.id, std::nullopt,
                      format("%s waits, but every waker it gave out was dropped: nothing can "
                             "wake it (a leaf future that returned pending without keeping the "

@@ -61,12 +61,13 @@ TaskInfo task_info(const TaskSnapshot& t) {
   info.wakes = t.wakes;
   info.self_wakes = t.self_wakes;
   if (!t.waiting_on.empty()) info.waiting_on = t.waiting_on;
+  if (t.wakers) info.wakers = *t.wakers;
   if (t.backtrace) {
     std::vector<FrameInfo>& frames = info.backtrace.emplace();
     for (const AwaitSite& f : t.backtrace->frames) frames.push_back({f.file, f.line, f.function});
   }
-  // The other optional fields (busy, scheduled and idle time, longest poll, waker clones and
-  // drops) are filled here once TaskSnapshot carries them.
+  // The other optional fields (busy, scheduled and idle time, longest poll) are filled here
+  // once TaskSnapshot carries them.
   return info;
 }
 

@@ -68,8 +68,7 @@ void fields(T& r, V& v) {
     v("scheduled_ns", r.scheduled_ns);
     v("idle_ns", r.idle_ns);
     v("longest_poll_ns", r.longest_poll_ns);
-    v("waker_clones", r.waker_clones);
-    v("waker_drops", r.waker_drops);
+    v("wakers", r.wakers);
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);
   } else if constexpr (std::is_same_v<R, Lint>) {

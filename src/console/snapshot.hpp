@@ -89,8 +89,7 @@ struct TaskInfo {
   std::optional<std::uint64_t> scheduled_ns;     // time between a wake and its poll
   std::optional<std::uint64_t> idle_ns;          // time waiting for a wake
   std::optional<std::uint64_t> longest_poll_ns;  // the longest single poll
-  std::optional<std::uint64_t> waker_clones;     // wakers made for it
-  std::optional<std::uint64_t> waker_drops;      // of those, the ones dropped
+  std::optional<std::uint64_t> wakers;           // live Wakers and AbortHandles (idle tasks)
   std::optional<std::string> waiting_on;         // the leaf it waits on (a type name)
   std::optional<std::vector<FrameInfo>> backtrace;
 };

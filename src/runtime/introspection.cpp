@@ -49,6 +49,13 @@ void write(const TaskSnapshot& t, std::ostream& out) {
   out << " [" << t.channel << "]: " << state_name(t.state);
   if (t.cancel_requested) out << ", cancel requested";
   if (!t.waiting_on.empty()) out << ", waiting on " << t.waiting_on;
+  if (t.wakers) {
+    if (*t.wakers == 0) {
+      out << ", no waker (nothing can wake it)";
+    } else {
+      out << ", " << *t.wakers << " waker(s)";
+    }
+  }
   out << ", " << t.polls << " poll(s)";
   if (t.location.line != 0) out << ", spawned at " << t.location.file << ':' << t.location.line;
   out << '\n';
@@ -89,7 +96,10 @@ std::vector<TaskSnapshot> RuntimeShared::tasks() {
     all.reserve(held.size());
     for (TaskHeader*& t : held) {
       TaskSnapshot& snap = all.emplace_back(snapshot_of(*t));
-      snap.backtrace = inspect_backtrace(std::exchange(t, nullptr));
+      if (std::optional<Inspection> seen = inspect_task(std::exchange(t, nullptr))) {
+        snap.backtrace = std::move(seen->backtrace);
+        if (seen->wakers) snap.wakers = static_cast<std::uint32_t>(*seen->wakers);
+      }
     }
   } catch (...) {
     for (TaskHeader* t : held) {

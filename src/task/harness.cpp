@@ -326,7 +326,7 @@ bool wake_deferred(DeferredWakes& list) {
 
 // --- JoinHandle operations (spool/detail/join.hpp) ---
 
-std::optional<Backtrace> inspect_backtrace(TaskHeader* t) {
+std::optional<Inspection> inspect_task(TaskHeader* t) {
   // COMPLETE (acquire: final once seen): the runtime may be gone, and there is no chain.
   // Otherwise the scheduler is alive until the task completes, and should it complete now,
   // the completer pins it for this reference (docs/tasks.md, "Who keeps the scheduler
@@ -337,10 +337,14 @@ std::optional<Backtrace> inspect_backtrace(TaskHeader* t) {
     drop_task_refs(t);
     return std::nullopt;
   }
-  std::optional<Backtrace> bt;
+  std::optional<Inspection> seen;
   std::exception_ptr failed;
   try {
-    bt.emplace(t->promise->waiting_backtrace());
+    // Claimed and idle: no queue entry holds a reference, and a wake meanwhile adds none.
+    const std::uint64_t s = t->state.load(std::memory_order_relaxed);
+    const std::uint64_t others = 2 + ((s & kJoinInterest) ? 1 : 0);  // list, reader, JoinHandle
+    seen.emplace(Inspection{t->promise->waiting_backtrace(), std::nullopt});
+    if (!(s & kCancelled)) seen->wakers = ref_count(s) > others ? ref_count(s) - others : 0;
   } catch (...) {
     failed = std::current_exception();  // (no memory for the frames: given back first)
   }
@@ -358,12 +362,14 @@ std::optional<Backtrace> inspect_backtrace(TaskHeader* t) {
       break;
   }
   if (failed) std::rethrow_exception(failed);
-  return bt;
+  return seen;
 }
 
 std::optional<Backtrace> join_backtrace(TaskHeader* t) {
-  ref_inc(*t);  // inspect_backtrace's, made from the JoinHandle's
-  return inspect_backtrace(t);
+  ref_inc(*t);  // inspect_task's, made from the JoinHandle's
+  std::optional<Inspection> seen = inspect_task(t);
+  if (!seen) return std::nullopt;
+  return std::move(seen->backtrace);
 }
 
 bool join_poll_complete(TaskHeader* t, const Waker& waker) {

@@ -43,11 +43,19 @@ void join_cancel_now(TaskHeader* task) noexcept;
 // Safe on one of that runtime's threads, or while a reference to a live task pins it.
 std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 
-// Where an idle task waits (its chain's backtrace), read under an inspection claim;
-// nullopt if it is queued, being polled or complete. Consumes a reference the caller took.
-// The task keeps running as before: a wake, abort or shutdown that came meanwhile is acted
-// on here (the task rescheduled or cancelled on this thread).
-std::optional<Backtrace> inspect_backtrace(TaskHeader* task);
+// What an inspection of an idle task reads: where it waits, and how many references besides
+// the owned-task list's, the JoinHandle's and the reader's it had: its Wakers (a timer's, a
+// socket's, a channel's...) and AbortHandles. 0 means nothing can wake it (a lost waker);
+// unknown (nullopt) once a cancel was asked for, since a shutdown may have dropped the list's.
+struct Inspection {
+  Backtrace backtrace;
+  std::optional<std::uint64_t> wakers;
+};
+// Inspects an idle task under an inspection claim; nullopt if it is queued, being polled or
+// complete. Consumes a reference the caller took. The task keeps running as before: a wake,
+// abort or shutdown that came meanwhile is acted on here (rescheduled or cancelled on this
+// thread).
+std::optional<Inspection> inspect_task(TaskHeader* task);
 
 // Drops `n` references, freeing the task after the last.
 void drop_task_refs(TaskHeader* task, std::uint64_t n = 1) noexcept;

@@ -1,5 +1,5 @@
 // Model of the inspection claim (state.hpp transition_to_inspecting, harness.cpp
-// inspect_backtrace): another thread claims an idle task to read its chain, then gives the claim
+// inspect_task): another thread claims an idle task to read its chain, then gives the claim
 // back as a poll does (transition_to_idle), while the task is woken, aborted, shut down and
 // its JoinHandle dropped.
 //
@@ -13,7 +13,7 @@
 //  - the reference count reaches zero exactly once, and the memory is freed then.
 // The claim's CAS relaxed fails it (a race on `chain` with the first poll).
 //
-// Threads: the inspector, holding a reference of its own (taken before, as inspect_backtrace's
+// Threads: the inspector, holding a reference of its own (taken before, as inspect_task's
 // caller does); a worker that runs the task's first queue entry (a poll that does not see
 // the event); a waker that sets the event and wakes the task by reference, or shutdown's
 // pop of the task from its list; the JoinHandle's thread, which optionally aborts and then
@@ -37,7 +37,7 @@ struct TaskInspectModel : rl::test_suite<TaskInspectModel<kOther, kAbort>, 4> {
 
   void before() { task.reset(); }
 
-  // harness.cpp inspect_backtrace, after its COMPLETE check and its pin.
+  // harness.cpp inspect_task, after its COMPLETE check and its pin.
   void inspect() {
     if (!sd::transition_to_inspecting(task.state)) {
       task.drop_refs(1);

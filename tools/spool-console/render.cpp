@@ -147,10 +147,8 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  scheduled      " + optional_duration(t.scheduled_ns));
   out.push_back("  idle           " + optional_duration(t.idle_ns));
   out.push_back("  longest poll   " + optional_duration(t.longest_poll_ns));
-  if (t.waker_clones && t.waker_drops) {
-    out.push_back(format("  wakers         %llu made, %llu dropped",
-                         static_cast<unsigned long long>(*t.waker_clones),
-                         static_cast<unsigned long long>(*t.waker_drops)));
+  if (t.wakers) {
+    out.push_back(format("  wakers         %llu", static_cast<unsigned long long>(*t.wakers)));
   } else {
     out.push_back("  wakers         -");
   }

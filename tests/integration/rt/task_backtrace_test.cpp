@@ -177,6 +177,30 @@ TEST_P(TaskBacktraceAnyFlavor, TheAskingTaskIsListedRunningWithout) {
   EXPECT_TRUE(wait(rt, std::move(h)));
 }
 
+// The lost-waker count: a leaf that keeps its waker leaves one, a leaf that drops it (returns
+// pending without storing it) none: nothing can wake that task. An AbortHandle counts too.
+TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
+  auto rt = build();
+  ManualLeaf leaf;  // keeps the latest waker
+  auto kept = rt.spawn([](ManualLeaf leaf) -> Task<void> { co_await leaf; }(leaf));
+  auto lost = rt.spawn([]() -> Task<void> { co_await spool_rt_test::NeverReady{}; }());
+  auto lost_abortable = rt.spawn([]() -> Task<void> { co_await spool_rt_test::NeverReady{}; }());
+  const spool::AbortHandle abort = lost_abortable.abort_handle();
+  std::vector<TaskSnapshot> all;
+  EXPECT_TRUE(within_rounds(rt, [&] {
+    all = rt.tasks();
+    return std::all_of(all.begin(), all.end(), [](const TaskSnapshot& s) { return s.wakers; });
+  }));
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(find(all, kept.id())->wakers, 1u);
+  EXPECT_EQ(find(all, lost.id())->wakers, 0u);
+  EXPECT_EQ(find(all, lost_abortable.id())->wakers, 1u);
+  lost.abort();
+  lost_abortable.abort();
+  leaf.fire();
+  wait(rt, std::move(kept));
+}
+
 TEST_P(TaskBacktraceAnyFlavor, DumpPrintsEachIdleTasksBacktrace) {
   auto rt = build();
   ManualLeaf leaf;
@@ -188,8 +212,9 @@ TEST_P(TaskBacktraceAnyFlavor, DumpPrintsEachIdleTasksBacktrace) {
     dump = rt.dump();
     return dump.find(" in ") != std::string::npos;  // a backtrace line
   }));
-  const std::string head = "task " + std::to_string(h.id()) + " \"nested\" [default]: idle, " +
-                           "waiting on spool_rt_test::ManualLeaf, 1 poll(s), spawned at ";
+  const std::string head =
+      "task " + std::to_string(h.id()) + " \"nested\" [default]: idle, " +
+      "waiting on spool_rt_test::ManualLeaf, 1 waker(s), 1 poll(s), spawned at ";
   EXPECT_NE(dump.find(head), std::string::npos) << dump;
   const std::string first = "  at " + std::string(__FILE__) + ":" + std::to_string(at.leaf);
 #if defined(__cpp_lib_source_location)

@@ -100,7 +100,7 @@ TEST(TaskCounts, TasksListsEveryLiveTaskAndItsState) {
   // The dump shows the counts too.
   auto again = rt.spawn(waits({}, 0, leaf));
   rt.block_on(spool::yield_now());
-  EXPECT_NE(rt.dump().find("idle, waiting on spool_rt_test::ManualLeaf, 1 poll(s)"),
+  EXPECT_NE(rt.dump().find("idle, waiting on spool_rt_test::ManualLeaf, 1 waker(s), 1 poll(s)"),
             std::string::npos)
       << rt.dump();
   again.abort();

@@ -46,11 +46,9 @@ TEST(ConsoleLints, SelfWakeInMostPolls) {
 TEST(ConsoleLints, LostWakerAndLongPollOnlyWhenMeasured) {
   Snapshot s;
   TaskInfo lost = task(1, "default", "idle");
-  lost.waker_clones = 2;
-  lost.waker_drops = 2;
+  lost.wakers = 0;
   TaskInfo kept = task(2, "default", "idle");
-  kept.waker_clones = 2;
-  kept.waker_drops = 1;
+  kept.wakers = 1;
   TaskInfo slow = task(3, "default", "idle");
   slow.longest_poll_ns = 11'000'000;
   TaskInfo quick = task(4, "default", "idle");

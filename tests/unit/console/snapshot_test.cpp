@@ -112,8 +112,7 @@ Snapshot full_snapshot() {
   t.state = "idle";
   t.busy_ns = 5;
   t.longest_poll_ns = 20'000'000;
-  t.waker_clones = 1;
-  t.waker_drops = 1;
+  t.wakers = 1;
   t.waiting_on = "spool::Sleep";
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}, {"b.cpp", 4, "g()"}};
   s.tasks.push_back(t);
@@ -141,7 +140,7 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   s.tasks.emplace_back();
   const std::string line = spool::console::to_json(s);
   for (const char* name :
-       {"busy_ns", "idle_ns", "longest_poll_ns", "waker_clones", "backtrace", "waiting_on"}) {
+       {"busy_ns", "idle_ns", "longest_poll_ns", "wakers", "backtrace", "waiting_on"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
 }
