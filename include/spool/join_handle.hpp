@@ -182,10 +182,12 @@ class [[nodiscard]] JoinHandle {
   /// from).
   std::uint64_t id() const noexcept { return task_ ? detail::join_task_id(task_) : 0; }
   /// Where the task waits: the co_await sites of its chain, innermost first, as
-  /// `co_await spool::backtrace()` inside it would give. nullopt while it is queued or being
-  /// polled (its chain moves), once it finished, and for an empty handle. Any thread may
-  /// ask: the task is held idle while its chain is read, and a wake meanwhile only delays
-  /// its next poll until the read ends.
+  /// `co_await spool::backtrace()` inside it would give. nullopt while it is queued, being
+  /// polled (its chain moves) or read by another thread, once it was asked to stop or
+  /// finished, and for an empty handle. The task is held idle while its chain is read: a
+  /// wake or an abort meanwhile takes effect when the read ends, on a runtime thread. Not
+  /// concurrently with this handle's own poll, move or drop (as every member): from another
+  /// thread, ask through an AbortHandle. May throw std::bad_alloc.
   std::optional<Backtrace> backtrace() const {
     return task_ ? detail::join_backtrace(task_) : std::nullopt;
   }

@@ -384,10 +384,11 @@ class Handle {
   /// backtrace of each idle one.
   std::string dump() const { return detail::runtime_dump(rt()); }
   /// Every live task (spawned, not yet finished or cancelled): its id, name, channel, spawn
-  /// location, state, counts and, if it is idle, where it waits (its backtrace, read while
-  /// the task is held idle: a wake meanwhile only delays its next poll until the read ends;
-  /// an abort meanwhile cancels it on this thread). Gathered shard by shard, so it is not one
-  /// instant's picture; a spawn or completion meanwhile may or may not show.
+  /// location, state, counts and, if it is idle, where it waits and how many wakers it has
+  /// left (read while the task is held idle: a wake or an abort meanwhile delays its next
+  /// poll or its cancel until the read ends, and a runtime thread runs it). Gathered shard
+  /// by shard, so it is not one instant's picture; a spawn or completion meanwhile may or
+  /// may not show.
   std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member throws std::logic_error on a moved-from Handle.

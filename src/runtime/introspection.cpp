@@ -89,6 +89,7 @@ std::vector<TaskSnapshot> RuntimeShared::tasks() {
   std::vector<TaskHeader*> held;
   std::vector<TaskSnapshot> all;
   try {
+    held.reserve(owned_.size() + 16);  // (growth under the shard locks stalls their spawns)
     owned_.for_each([&](TaskHeader& t) {
       held.push_back(&t);  // first: a push that throws leaves no reference behind
       ref_inc(t);

@@ -248,6 +248,10 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   //    next cooperative point (a CPU-bound loop's yield_if_requested, say).
   owned_.close();
   owned_.for_each([](TaskHeader& t) { transition_to_cancel_requested(t); });
+  //    A reader holding a task for its backtrace gives it back first (rescheduled if it must
+  //    be cancelled), before the scheduler stops: no claim starts after this (all refuse
+  //    CANCELLED), and each one held is a few loads long.
+  while (owned_.inspections().busy()) std::this_thread::yield();
   // 2. Stop the scheduler: its queues refuse remote schedules, its threads leave their loops
   //    (a current-thread runtime's shutdown takes its core instead).
   const std::size_t threads_left =

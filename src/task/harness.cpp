@@ -330,37 +330,38 @@ std::optional<Inspection> inspect_task(TaskHeader* t) {
   // COMPLETE (acquire: final once seen): the runtime may be gone, and there is no chain.
   // Otherwise the scheduler is alive until the task completes, and should it complete now,
   // the completer pins it for this reference (docs/tasks.md, "Who keeps the scheduler
-  // alive"): the pin then keeps it for the give-back below, which may schedule or cancel.
+  // alive"): the pin then keeps it for the give-back below, which may schedule the task.
   std::shared_ptr<void> pin;
-  if (t->state.load(std::memory_order_acquire) & kComplete || !(pin = t->scheduler->pin()) ||
-      !transition_to_inspecting(*t)) {
+  if (t->state.load(std::memory_order_acquire) & kComplete || !(pin = t->scheduler->pin())) {
+    drop_task_refs(t);
+    return std::nullopt;
+  }
+  InspectionCount& readers = t->scheduler->owned().inspections();
+  readers.enter();  // before the claim: a shutdown waits for the give-back
+  if (!transition_to_inspecting(*t)) {
+    readers.leave();
     drop_task_refs(t);
     return std::nullopt;
   }
   std::optional<Inspection> seen;
   std::exception_ptr failed;
   try {
-    // Claimed and idle: no queue entry holds a reference, and a wake meanwhile adds none.
+    // Claimed and idle: no queue entry holds a reference. A wake meanwhile may drop its
+    // Waker's (by value) as it sets NOTIFIED, and a cancel may let the list's go: then the
+    // count is unknown.
     const std::uint64_t s = t->state.load(std::memory_order_relaxed);
     const std::uint64_t others = 2 + ((s & kJoinInterest) ? 1 : 0);  // list, reader, JoinHandle
     seen.emplace(Inspection{t->promise->waiting_backtrace(), std::nullopt});
-    if (!(s & kCancelled)) seen->wakers = ref_count(s) > others ? ref_count(s) - others : 0;
+    if (!(s & (kNotified | kCancelled))) {
+      seen->wakers = ref_count(s) > others ? ref_count(s) - others : 0;
+    }
   } catch (...) {
     failed = std::current_exception();  // (no memory for the frames: given back first)
   }
-  switch (transition_to_idle(*t)) {  // the claim given back as after a poll
-    case IdleResult::kIdle:
-      break;
-    case IdleResult::kNotified:
-      t->scheduler->schedule(t, false);  // woken meanwhile: the reference is the entry's
-      break;
-    case IdleResult::kCancel:
-      cancel(t);  // aborted or shut down meanwhile: the claimer cancels
-      break;
-    case IdleResult::kDealloc:
-      dealloc(t);
-      break;
-  }
+  // A wake or an abort that came meanwhile: the task goes to its queue with this reference,
+  // and a runtime thread polls or cancels it.
+  if (transition_from_inspecting(*t)) t->scheduler->schedule(t, false);
+  readers.leave();
   if (failed) std::rethrow_exception(failed);
   return seen;
 }

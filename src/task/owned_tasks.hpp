@@ -10,6 +10,7 @@
 #include "spool/detail/spin_lock.hpp"
 #include "task/drain_count.hpp"
 #include "task/header.hpp"
+#include "task/inspection_count.hpp"
 
 namespace spool::detail {
 
@@ -66,6 +67,8 @@ class OwnedTasks {
   void for_each(const std::function<void(TaskHeader&)>& fn);
   // The number of tasks in the list (approximate while tasks come and go).
   std::size_t size() const noexcept;
+  // The readers holding (or about to take) inspection claims on these tasks.
+  InspectionCount& inspections() noexcept { return inspections_; }
 
  private:
   static constexpr std::size_t kShards = 16;
@@ -116,6 +119,7 @@ class OwnedTasks {
   std::array<Shard, kShards> shards_;
   const std::uint64_t drained_channels_;
   DrainCount drain_;
+  InspectionCount inspections_;
 };
 
 }  // namespace spool::detail

@@ -120,16 +120,30 @@ inline bool transition_to_complete_for_join(StateWord& state, std::uint64_t& exp
 // An inspection claim (another thread reading the task's chain: Runtime::dump, tasks(),
 // JoinHandle::backtrace): claims an idle task so that no poll runs while its chain is read.
 // The caller's own reference, taken before, becomes the claim's, as a queue entry's does.
-// Only an idle task: a queued one (NOTIFIED) has an entry whose claim must not find it
-// taken, and a claimed or complete one is refused (false: the caller keeps its reference).
-// Given back as a poll's claim is, by transition_to_idle: a wake meanwhile set NOTIFIED
-// (the reference becomes the entry's, the caller schedules it), an abort or shutdown set
-// CANCELLED (the caller, the claimer, cancels). AcqRel: acquire sees the chain as the last
-// poll left it; transition_to_idle's release orders the reads before the next poll.
+// Only an idle task that nobody asked to stop: a queued one (NOTIFIED) has an entry whose
+// claim must find it as it left it, and a CANCELLED one is the shutdown's or its canceller's
+// to claim (inspection_count.hpp); a claimed or complete one is refused too (false: the
+// caller keeps its reference). AcqRel: acquire sees the chain as the last poll left it.
 inline bool transition_to_inspecting(StateWord& state) noexcept {
   return update_state(state, [](std::uint64_t cur) -> Step<bool> {
-    if (cur & (kRunning | kNotified | kComplete)) return {false, std::nullopt};
+    if (cur & (kRunning | kNotified | kComplete | kCancelled)) return {false, std::nullopt};
     return {true, cur | kRunning};
+  });
+}
+
+// Gives an inspection claim back. A wake (NOTIFIED) or an abort (CANCELLED) that came
+// meanwhile found the task "running" and left it to the claimer: the claim's reference
+// becomes a queue entry's (true: the caller schedules it), so that a runtime thread polls or
+// cancels it, never the reader. Otherwise the task is idle again and the reference dropped
+// (never the last: an uncancelled task is in the owned list). Release: the reads happen
+// before the next claim.
+inline bool transition_from_inspecting(StateWord& state) noexcept {
+  return update_state(state, [](std::uint64_t cur) -> Step<bool> {
+    assert(cur & kRunning);
+    const std::uint64_t next = cur & ~kRunning;
+    if (next & (kNotified | kCancelled)) return {true, next | kNotified};
+    assert(ref_count(next) >= 2);
+    return {false, next - kRefOne};
   });
 }
 
@@ -356,6 +370,9 @@ inline WakeResult transition_to_notified_and_cancel(TaskHeader& t) noexcept {
 }
 inline bool transition_to_inspecting(TaskHeader& t) noexcept {
   return transition_to_inspecting(t.state);
+}
+inline bool transition_from_inspecting(TaskHeader& t) noexcept {
+  return transition_from_inspecting(t.state);
 }
 inline bool transition_to_shutdown(TaskHeader& t) noexcept {
   return transition_to_shutdown(t.state);

@@ -186,17 +186,28 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
   auto lost = rt.spawn([]() -> Task<void> { co_await spool_rt_test::NeverReady{}; }());
   auto lost_abortable = rt.spawn([]() -> Task<void> { co_await spool_rt_test::NeverReady{}; }());
   const spool::AbortHandle abort = lost_abortable.abort_handle();
+  // Detached (no JoinHandle): the same counts without it.
+  ManualLeaf detached_leaf;
+  auto detached_kept =
+      rt.spawn([](ManualLeaf leaf) -> Task<void> { co_await leaf; }(detached_leaf));
+  auto detached_lost = rt.spawn([]() -> Task<void> { co_await spool_rt_test::NeverReady{}; }());
+  const std::uint64_t kept_id = detached_kept.id(), lost_id = detached_lost.id();
+  detached_kept.detach();
+  detached_lost.detach();
   std::vector<TaskSnapshot> all;
   EXPECT_TRUE(within_rounds(rt, [&] {
     all = rt.tasks();
     return std::all_of(all.begin(), all.end(), [](const TaskSnapshot& s) { return s.wakers; });
   }));
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(find(all, kept.id())->wakers, 1u);
   EXPECT_EQ(find(all, lost.id())->wakers, 0u);
   EXPECT_EQ(find(all, lost_abortable.id())->wakers, 1u);
+  EXPECT_EQ(find(all, kept_id)->wakers, 1u);
+  EXPECT_EQ(find(all, lost_id)->wakers, 0u);  // (cancelled by the runtime's drop)
   lost.abort();
   lost_abortable.abort();
+  detached_leaf.fire();
   leaf.fire();
   wait(rt, std::move(kept));
 }

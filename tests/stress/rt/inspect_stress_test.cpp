@@ -1,6 +1,6 @@
 // Stress (run under TSan and ASan): reading other tasks' backtraces (Runtime::tasks(),
-// JoinHandle::backtrace) from outside threads while the tasks are woken, aborted, or shut down
-// with their runtime. Each read holds an idle task for a moment: a wake meanwhile must still
+// AbortHandle::backtrace) from outside threads while the tasks are woken, aborted, or shut
+// down with their runtime. Each read holds an idle task for a moment: a wake meanwhile must still
 // bring the next poll (every task below finishes only if none is lost), an abort meanwhile
 // must still cancel it, and a shutdown meanwhile must neither free the runtime under the
 // reader nor leave the task uncancelled.
@@ -32,13 +32,15 @@ TEST(InspectStress, WakesDuringReadsAreNotLost) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   std::vector<spool::mpsc::UnboundedSender<int>> senders;
   std::vector<spool::JoinHandle<int>> handles;
+  std::vector<spool::AbortHandle> aborts;  // the reader's (a JoinHandle is its owner's alone)
   for (int t = 0; t < kTasks; ++t) {
     auto [tx, rx] = spool::mpsc::unbounded_channel<int>();
     senders.push_back(std::move(tx));
     handles.push_back(rt.spawn(count_values(std::move(rx))));
+    aborts.push_back(handles.back().abort_handle());
   }
   // Written by the main thread once every task finished (relaxed: the readers only stop on
-  // it; the handles they read are joined before the main thread drops them).
+  // it, and they are joined before anything they read goes).
   std::atomic<bool> done{false};
   std::thread reader([&] {
     while (!done.load(std::memory_order_relaxed)) {
@@ -51,8 +53,8 @@ TEST(InspectStress, WakesDuringReadsAreNotLost) {
   });
   std::thread handle_reader([&] {
     while (!done.load(std::memory_order_relaxed)) {
-      for (const auto& h : handles) {
-        if (auto bt = h.backtrace()) {
+      for (const auto& a : aborts) {
+        if (auto bt = a.backtrace()) {
           EXPECT_EQ(bt->frames.size(), 1u);
         }
       }
@@ -76,12 +78,14 @@ TEST(InspectStress, AbortsDuringReadsCancel) {
   auto rt = spool::Builder::multi_thread().worker_threads(2).build();
   for (int round = 0; round < kRounds; ++round) {
     std::vector<spool::JoinHandle<void>> handles;
+    std::vector<spool::AbortHandle> aborts;  // the reader's
     std::vector<spool_rt_test::ManualLeaf> started(kTasks);
     for (int t = 0; t < kTasks; ++t) {
       handles.push_back(rt.spawn([](spool_rt_test::ManualLeaf started) -> Task<void> {
         co_await started;
         co_await spool_rt_test::NeverReady{};
       }(started[static_cast<std::size_t>(t)])));
+      aborts.push_back(handles.back().abort_handle());
     }
     for (auto& s : started) s.fire();
     std::thread reader([&] {
@@ -89,7 +93,7 @@ TEST(InspectStress, AbortsDuringReadsCancel) {
     });
     std::thread handle_reader([&] {
       for (int i = 0; i < 50; ++i) {
-        for (const auto& h : handles) (void)h.backtrace();
+        for (const auto& a : aborts) (void)a.backtrace();
       }
     });
     for (auto& h : handles) h.abort();
@@ -126,8 +130,10 @@ TEST(InspectStress, ShutdownDuringReadsCancelsEveryTask) {
         }
       });
     }
+    // The drop cancelled every task, even one a read held at the time, before it returned:
+    // checked while the reader may still read (both threads only read the AbortHandles).
+    for (const auto& a : aborts) EXPECT_TRUE(a.is_finished());
     reader.join();
-    for (auto& a : aborts) EXPECT_TRUE(a.is_finished());
     for (auto& h : handles) {
       try {
         spool::block_on(h);
