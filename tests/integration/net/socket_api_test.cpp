@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -96,7 +97,23 @@ Task<std::vector<std::uint8_t>> read_to_end(S& s) {
   }
 }
 
-bool is_closed(int fd) { return ::fcntl(fd, F_GETFD) == -1 && errno == EBADF; }
+// The file an open descriptor refers to (a socket's or a pipe's inode is its own).
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+FileId file_of(int fd) {
+  struct stat st {};
+  EXPECT_EQ(::fstat(fd, &st), 0);
+  return {st.st_dev, st.st_ino};
+}
+// Whether `fd` no longer refers to `file`: closed, or its number already taken again by
+// another thread's open (the runtime's threads may open descriptors meanwhile).
+bool is_closed(int fd, FileId file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno == EBADF;
+  return st.st_dev != file.dev || st.st_ino != file.ino;
+}
 
 // Whether the TCP socket `fd` is in the CLOSE state (reset, or never connected).
 bool tcp_closed(int fd) {
@@ -193,6 +210,7 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
     int pipe_fds[2];
     EXPECT_EQ(::pipe(pipe_fds), 0);
     ::close(pipe_fds[1]);
+    const FileId pipe_file = file_of(pipe_fds[0]);
     try {
       (void)TcpStream::from_fd(pipe_fds[0]);
       ADD_FAILURE() << "a pipe was taken for a TcpStream";
@@ -200,12 +218,14 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
       EXPECT_NE(std::string(e.what()).find("is not a socket"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("TcpStream::from_fd"), std::string::npos);
     }
-    EXPECT_TRUE(is_closed(pipe_fds[0]));
+    EXPECT_TRUE(is_closed(pipe_fds[0], pipe_file));
 
     const int lfd = raw_listener();
+    const FileId lfile = file_of(lfd);
     EXPECT_THROW((void)TcpStream::from_fd(lfd), std::invalid_argument);  // a listener
-    EXPECT_TRUE(is_closed(lfd));
+    EXPECT_TRUE(is_closed(lfd, lfile));
     const int tfd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const FileId tfile = file_of(tfd);
     try {
       (void)UdpSocket::from_fd(tfd);
       ADD_FAILURE() << "a TCP socket was taken for a UdpSocket";
@@ -214,11 +234,13 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
                 std::string::npos)
           << e.what();
     }
-    EXPECT_TRUE(is_closed(tfd));
+    EXPECT_TRUE(is_closed(tfd, tfile));
     const int ufd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    const FileId ufile = file_of(ufd);
     EXPECT_THROW((void)TcpStream::from_fd(ufd), std::invalid_argument);  // not AF_INET
-    EXPECT_TRUE(is_closed(ufd));
+    EXPECT_TRUE(is_closed(ufd, ufile));
     const int unconnected = ::socket(AF_INET, SOCK_STREAM, 0);
+    const FileId unconnected_file = file_of(unconnected);
     try {
       (void)TcpStream::from_fd(unconnected);
       ADD_FAILURE() << "an unconnected socket was taken for a TcpStream";
@@ -227,16 +249,17 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
                 std::string::npos)
           << e.what();
     }
-    EXPECT_TRUE(is_closed(unconnected));
+    EXPECT_TRUE(is_closed(unconnected, unconnected_file));
     // A connect refused by the peer's RST: one segment received, never connected.
     const int refused = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    const FileId refused_file = file_of(refused);
     const SocketAddr nobody = spool_net_test::closed_port(SOCK_STREAM);
     (void)::connect(refused, nobody.data(), nobody.size());
     ::pollfd refusal_seen{refused, POLLOUT, 0};
     EXPECT_EQ(::poll(&refusal_seen, 1, 60'000), 1);
     EXPECT_TRUE(tcp_closed(refused));
     EXPECT_THROW((void)TcpStream::from_fd(refused), std::invalid_argument);
-    EXPECT_TRUE(is_closed(refused));
+    EXPECT_TRUE(is_closed(refused, refused_file));
     EXPECT_THROW((void)TcpListener::from_fd(-1), std::invalid_argument);  // not open
     co_return;
   }());
