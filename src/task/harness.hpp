@@ -43,20 +43,14 @@ void join_cancel_now(TaskHeader* task) noexcept;
 // Safe on one of that runtime's threads, or while a reference to a live task pins it.
 std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 
-// What an inspection of an idle task reads: where it waits, and how many references besides
-// the owned-task list's, the JoinHandle's and the reader's it had: its Wakers (a timer's, a
-// socket's, a channel's...) and AbortHandles (and, at most, other readers' and passing
-// references: an upper bound). 0 means nothing can wake it (a lost waker); unknown (nullopt)
-// if a wake or a cancel came during the read (either may drop a reference as it goes).
+// Where an idle task waits, and an upper bound of its Wakers and AbortHandles (0: a lost
+// waker; unknown if a wake or cancel came during the read). docs/observability.md.
 struct Inspection {
   Backtrace backtrace;
   std::optional<std::uint64_t> wakers;
 };
-// Inspects an idle task under an inspection claim; nullopt if it is queued, being polled,
-// held by another reader, asked to stop, or complete. Consumes a reference the caller took.
-// The task runs on as before: a wake or an abort that came meanwhile reschedules it, and a
-// runtime thread polls or cancels it (never this one). Throws std::bad_alloc after giving
-// the task back.
+// Reads an idle task under an inspection claim (nullopt if it is not idle), consuming a
+// reference the caller took; a wake or abort meanwhile reschedules it.
 std::optional<Inspection> inspect_task(TaskHeader* task);
 
 // Drops `n` references, freeing the task after the last.
