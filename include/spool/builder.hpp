@@ -201,9 +201,19 @@ class Builder {
   /// setting; `console("")` serves none, whatever SPOOL_CONSOLE says. build() throws
   /// std::invalid_argument when `path` exists and is not a socket, or a live program serves
   /// there, and std::system_error when it cannot bind (a missing directory, say); a socket
-  /// left by a program that exited is replaced. Without a console: no thread, no cost.
+  /// left by a program that exited is replaced. Without a console: no thread, no cost. The
+  /// console shows task times where the runtime measures them (measure_task_times).
   Builder& console(std::string path) {
     config_.console = std::move(path);
+    return *this;
+  }
+  /// Measures where each task's time goes — busy in its polls, scheduled (queued after a
+  /// wake), idle, its longest poll and a histogram of its polls — for Runtime::tasks()
+  /// (TaskSnapshot::times) and the console. Off by default: it reads the clock twice per poll
+  /// and once per wake (docs/observability.md has the cost). SPOOL_TASK_TIMES=1 in the
+  /// environment turns it on for every runtime, as SPOOL_CONSOLE serves a console.
+  Builder& measure_task_times(bool on = true) {
+    config_.measure_task_times = on;
     return *this;
   }
   /// Seed of the scheduler's random choices (which worker to steal from first), so that

@@ -13,11 +13,19 @@
 namespace spool {
 
 /// Counters of one worker (cumulative since the runtime started, except queue depth).
+/// What a worker thread was doing when the metrics were read.
+enum class WorkerState : std::uint8_t {
+  kRunning,   ///< running tasks, or looking for them
+  kParked,    ///< parked: it found no work
+  kInDriver,  ///< parked in the I/O and timer driver, waiting for events for the runtime
+};
+
 struct WorkerMetrics {
   std::uint64_t polls = 0;            ///< tasks polled
   std::uint64_t steals = 0;           ///< steal operations that moved at least one task here
   std::uint64_t parks = 0;            ///< times the worker parked for lack of work
   std::size_t local_queue_depth = 0;  ///< tasks in its local queue now
+  WorkerState state = WorkerState::kRunning;  ///< what it was doing
 };
 
 /// Counters of one channel (Builder::levels; cumulative, except queue depth).

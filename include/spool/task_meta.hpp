@@ -1,6 +1,9 @@
 // Task names and spawn locations: spool::named, spool::SpawnLocation (docs/observability.md).
 #pragma once
 
+#include <array>
+#include <bit>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +65,35 @@ class SPOOL_API TaskMeta {
   const void* channels_;  // its runtime's level table
 };
 
+/// Where a task's time went, measured by a runtime built with Builder::measure_task_times
+/// (or with a console). Each figure includes the period the task is in when asked: a task
+/// idle for 3 s has at least 3 s of idle time.
+struct TaskTimes {
+  /// Buckets of poll_histogram: bucket 0 counts polls shorter than 1,024 ns, bucket i
+  /// (0 < i < 20) polls of [2^(i+9), 2^(i+10)) ns, and bucket 20 every poll of 2^29 ns
+  /// (about 0.54 s) or more.
+  static constexpr std::size_t kPollBuckets = 21;
+  /// Time inside its polls.
+  std::chrono::nanoseconds busy{0};
+  /// Time between a wake-up (or the spawn) and the poll that followed: queued, waiting for a
+  /// worker.
+  std::chrono::nanoseconds scheduled{0};
+  /// Time between the end of a poll and the wake-up that queued it again: waiting on a
+  /// timer, a socket, a channel...
+  std::chrono::nanoseconds idle{0};
+  /// Its longest single poll (a poll in progress counts for what it has lasted).
+  std::chrono::nanoseconds longest_poll{0};
+  /// Its finished polls, by duration (see kPollBuckets).
+  std::array<std::uint32_t, kPollBuckets> poll_histogram{};
+
+  /// The bucket of poll_histogram that counts a poll of `d`.
+  static constexpr std::size_t bucket_of(std::chrono::nanoseconds d) noexcept {
+    const auto ns = static_cast<std::uint64_t>(d.count() > 0 ? d.count() : 0);
+    const auto b = static_cast<std::size_t>(std::bit_width(ns >> 10));
+    return b < kPollBuckets ? b : kPollBuckets - 1;
+  }
+};
+
 /// One live task as Runtime::tasks() saw it (a copy: it stays valid).
 struct TaskSnapshot {
   /// What the task was doing.
@@ -101,6 +133,9 @@ struct TaskSnapshot {
   /// it: the future it waits on returned pending without keeping its waker (a lost waker).
   /// Empty also once its cancellation was asked for.
   std::optional<std::uint32_t> wakers;
+  /// Where its time went; empty unless its runtime measures task times
+  /// (Builder::measure_task_times).
+  std::optional<TaskTimes> times;
   /// wakes - self_wakes: wake-ups from other tasks, timers, I/O or threads.
   /// (0 while a self-wake's poll is still to come).
   std::uint32_t wakes_by_others() const noexcept {

@@ -8,6 +8,18 @@ namespace {
 
 std::uint64_t ns(std::chrono::nanoseconds d) { return static_cast<std::uint64_t>(d.count()); }
 
+std::string state_name(WorkerState state) {
+  switch (state) {
+    case WorkerState::kParked:
+      return "parked";
+    case WorkerState::kInDriver:
+      return "in_driver";
+    case WorkerState::kRunning:
+      break;
+  }
+  return "running";
+}
+
 // Each entry's part of the growth of `now` over `before` (which becomes `now`): absent for
 // all when nothing grew (or busy time is not measured).
 template <class Info>
@@ -66,8 +78,13 @@ TaskInfo task_info(const TaskSnapshot& t) {
     std::vector<FrameInfo>& frames = info.backtrace.emplace();
     for (const AwaitSite& f : t.backtrace->frames) frames.push_back({f.file, f.line, f.function});
   }
-  // The other optional fields (busy, scheduled and idle time, longest poll) are filled here
-  // once TaskSnapshot carries them.
+  if (t.times) {
+    info.busy_ns = ns(t.times->busy);
+    info.scheduled_ns = ns(t.times->scheduled);
+    info.idle_ns = ns(t.times->idle);
+    info.longest_poll_ns = ns(t.times->longest_poll);
+    info.poll_histogram.emplace(t.times->poll_histogram.begin(), t.times->poll_histogram.end());
+  }
   return info;
 }
 
@@ -90,7 +107,7 @@ Snapshot SnapshotMaker::make(const RuntimeMetrics& m, const std::vector<TaskSnap
   r.io_registrations = m.io_registrations;
   r.io_backend = m.io_backend == IoBackend::kIoUring ? "io_uring" : "epoll";
   for (const WorkerMetrics& w : m.workers) {
-    s.workers.push_back({w.polls, w.steals, w.parks, w.local_queue_depth});
+    s.workers.push_back({w.polls, w.steals, w.parks, w.local_queue_depth, state_name(w.state)});
   }
   for (const LevelMetrics& l : m.levels) {
     s.levels.push_back({l.queued, l.polled, ns(l.busy_time), l.deadline_misses, std::nullopt});

@@ -33,6 +33,7 @@ void fields(T& r, V& v) {
     v("steals", r.steals);
     v("parks", r.parks);
     v("local_queue_depth", r.local_queue_depth);
+    v("state", r.state);
   } else if constexpr (std::is_same_v<R, LevelInfo>) {
     v("queued", r.queued);
     v("polled", r.polled);
@@ -68,6 +69,7 @@ void fields(T& r, V& v) {
     v("scheduled_ns", r.scheduled_ns);
     v("idle_ns", r.idle_ns);
     v("longest_poll_ns", r.longest_poll_ns);
+    v("poll_histogram", r.poll_histogram);
     v("wakers", r.wakers);
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);

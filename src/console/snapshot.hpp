@@ -39,6 +39,8 @@ struct WorkerInfo {
   std::uint64_t steals = 0;
   std::uint64_t parks = 0;
   std::uint64_t local_queue_depth = 0;
+  // "running", "parked" or "in_driver" (WorkerState); absent from older runtimes.
+  std::optional<std::string> state;
 };
 
 // One priority level (RuntimeMetrics::levels).
@@ -89,8 +91,10 @@ struct TaskInfo {
   std::optional<std::uint64_t> scheduled_ns;     // time between a wake and its poll
   std::optional<std::uint64_t> idle_ns;          // time waiting for a wake
   std::optional<std::uint64_t> longest_poll_ns;  // the longest single poll
-  std::optional<std::uint64_t> wakers;           // live Wakers and AbortHandles (idle tasks)
-  std::optional<std::string> waiting_on;         // the leaf it waits on (a type name)
+  // Polls by duration, TaskTimes::kPollBuckets buckets (TaskTimes::poll_histogram).
+  std::optional<std::vector<std::uint64_t>> poll_histogram;
+  std::optional<std::uint64_t> wakers;    // live Wakers and AbortHandles (idle tasks)
+  std::optional<std::string> waiting_on;  // the leaf it waits on (a type name)
   std::optional<std::vector<FrameInfo>> backtrace;
 };
 

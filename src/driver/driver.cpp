@@ -43,7 +43,7 @@ void Driver::notify_waiting_threads() noexcept {
   wait_cv_.notify_all();
 }
 
-bool Driver::park_thread(ThreadParker& own) {
+bool Driver::park_thread(ThreadParker& own, std::atomic<WorkerState>* state) {
   // Files in flight on this thread's own ring: the I/O layer watches the ring while the
   // thread sleeps, and what came is delivered after (its tasks wake into this thread's
   // queue). Completions already there: no sleep.
@@ -58,6 +58,7 @@ bool Driver::park_thread(ThreadParker& own) {
     own.park_in(nullptr);  // the thread in the driver hands it over when it leaves
   } else {
     time_->set_parker(TimeDriver::Parker::kScheduler);
+    if (state != nullptr) state->store(WorkerState::kInDriver, std::memory_order_relaxed);
     own.park_in(time_);
     time_->set_parker(TimeDriver::Parker::kBusy);
     unlock();

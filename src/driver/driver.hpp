@@ -3,6 +3,7 @@
 // parkers. Words: docs/scheduler.md, "Words".
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "driver/io/io_driver.hpp"
 #include "driver/thread_parker.hpp"
 #include "driver/time/time_driver.hpp"
+#include "spool/metrics.hpp"
 
 namespace spool::detail {
 
@@ -51,7 +53,8 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
   // also until it fired wakers, or spuriously). True if it parked in the driver. With files in
   // flight on this thread's ring (thread_ring.hpp), a completion unparks it too, and what came
   // is delivered before it returns (at once, without a park, if something waits already).
-  bool park_thread(ThreadParker& own);
+  // `state`, if given, says kInDriver while it parks in the driver (the caller says the rest).
+  bool park_thread(ThreadParker& own, std::atomic<WorkerState>* state = nullptr);
   // Maintenance: a zero-timeout poll if the driver is free, then a hand-over if a thread
   // parked without the driver meanwhile.
   void maintain();

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -50,6 +51,12 @@ std::shared_ptr<RuntimeShared> build_runtime(RuntimeConfig config) {
         "auto-advance");
   }
   config.io_backend = resolve_io_backend(config.io_backend);
+  // SPOOL_TASK_TIMES=1 measures task times in a program built without the setting (as
+  // SPOOL_CONSOLE serves a console), for a console attached to it.
+  if (const char* env = std::getenv("SPOOL_TASK_TIMES");
+      env != nullptr && env == std::string("1")) {
+    config.measure_task_times = true;
+  }
   auto rt = std::make_shared<RuntimeShared>(std::move(config));
   rt->start();
   return rt;

@@ -2,6 +2,8 @@
 // text, both read from the owned-task list, with the backtraces of the idle ones.
 #include <cxxabi.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -42,6 +44,22 @@ std::string demangled(const std::type_info& type) {
   return out;
 }
 
+// A duration as dump() prints it: three significant digits and a unit.
+std::string readable(std::chrono::nanoseconds d) {
+  const double ns = static_cast<double>(d.count());
+  char text[32];
+  if (ns < 1e3) {
+    std::snprintf(text, sizeof text, "%.0f ns", ns);
+  } else if (ns < 1e6) {
+    std::snprintf(text, sizeof text, "%.3g us", ns / 1e3);
+  } else if (ns < 1e9) {
+    std::snprintf(text, sizeof text, "%.3g ms", ns / 1e6);
+  } else {
+    std::snprintf(text, sizeof text, "%.3g s", ns / 1e9);
+  }
+  return text;
+}
+
 // One task as dump() prints it: a line, then its backtrace's lines, indented.
 void write(const TaskSnapshot& t, std::ostream& out) {
   out << "task " << t.id;
@@ -57,6 +75,10 @@ void write(const TaskSnapshot& t, std::ostream& out) {
     }
   }
   out << ", " << t.polls << " poll(s)";
+  if (t.times) {
+    out << " (busy " << readable(t.times->busy) << ", scheduled " << readable(t.times->scheduled)
+        << ", idle " << readable(t.times->idle) << ")";
+  }
   if (t.location.line != 0) out << ", spawned at " << t.location.file << ':' << t.location.line;
   out << '\n';
   if (t.backtrace) out << t.backtrace->to_string();
@@ -78,6 +100,10 @@ TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
   snap.self_wakes = t.self_wakes.load(std::memory_order_relaxed);
   if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
     snap.waiting_on = demangled(*w);
+  }
+  if (t.side != nullptr && t.side->times) {
+    snap.times = t.side->times->read(task_clock_ns(), snap.state == TaskSnapshot::State::kRunning,
+                                     snap.state == TaskSnapshot::State::kIdle);
   }
   return snap;
 }

@@ -126,6 +126,11 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // After close_and_stop left threads behind: records in report_ the tasks still in a poll
   // (at least one thread: one may be stuck outside any task).
   void report_left_in_poll();
+  // The TaskSide a new task needs (`edf`: an EDF channel's, with `deadline` or none), or
+  // null. On a throw the task's frame (its Task gave it up) and an owned name are freed.
+  std::unique_ptr<TaskSide> side_for(bool edf, const Deadline* deadline,
+                                     std::coroutine_handle<> frame, const char* name,
+                                     SpawnLocation where) const;
   // What Runtime::tasks() says of `t`, but its backtrace (which needs a claim).
   TaskSnapshot snapshot_of(const TaskHeader& t) const;
   // One line of dump() for `t` (without its backtrace: callers hold the list's lock).
@@ -137,7 +142,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   const std::uint32_t tag_;
   // One channel, and a FIFO one: a spawn has nothing to choose or inherit.
   const bool single_fifo_channel_;
-  // The task hooks, or null without any (then no scheduler has an observer).
+  // The task hooks and task times, or null without either (then no scheduler has an
+  // observer).
   const std::unique_ptr<TaskObserver> task_hooks_;
   // One FIFO channel and no task hook: spawn's fast path has nothing to do but spawn.
   const bool plain_spawn_;

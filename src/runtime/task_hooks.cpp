@@ -30,12 +30,12 @@ namespace detail {
 std::unique_ptr<TaskObserver> make_task_hooks(const RuntimeConfig& config,
                                               const LevelTable& levels) {
   if (!config.on_task_spawn && !config.on_task_terminate && !config.on_before_task_poll &&
-      !config.on_after_task_poll) {
+      !config.on_after_task_poll && !config.measure_task_times) {
     return nullptr;
   }
   return std::make_unique<TaskObserver>(config.on_task_spawn, config.on_task_terminate,
                                         config.on_before_task_poll, config.on_after_task_poll,
-                                        &levels);
+                                        &levels, config.measure_task_times);
 }
 
 }  // namespace detail

@@ -19,11 +19,11 @@ class EdfQueue {
   // Adds `task` (ordered by its deadline; it has an EdfNode); false when closed (the caller
   // keeps the reference).
   bool push(TaskHeader* task) noexcept {
-    task->edf->heap_child = nullptr;
+    task->side->edf->heap_child = nullptr;
     task->queue_next = nullptr;  // the heap's sibling link
     std::lock_guard lock(lock_);
     if (closed_) return false;
-    task->edf->heap_seq = next_seq_++;
+    task->side->edf->heap_seq = next_seq_++;
     root_ = meld(root_, task);
     len_.store(len_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
     return true;
@@ -35,7 +35,7 @@ class EdfQueue {
     std::lock_guard lock(lock_);
     TaskHeader* t = root_;
     if (t == nullptr) return nullptr;
-    EdfNode& node = *t->edf;
+    EdfNode& node = *t->side->edf;
     root_ = merge_pairs(node.heap_child);
     node.heap_child = nullptr;
     len_.store(len_.load(std::memory_order_relaxed) - 1, std::memory_order_seq_cst);
@@ -63,15 +63,15 @@ class EdfQueue {
     if (a == nullptr) return b;
     if (b == nullptr) return a;
     if (before(b, a)) std::swap(a, b);
-    b->queue_next = a->edf->heap_child;
-    a->edf->heap_child = b;
+    b->queue_next = a->side->edf->heap_child;
+    a->side->edf->heap_child = b;
     return a;
   }
   // The heap's order: the earlier deadline, then the earlier arrival (so that tasks with
   // equal deadlines, or none, run in FIFO order and none is passed over forever).
   static bool before(const TaskHeader* a, const TaskHeader* b) noexcept {
-    const EdfNode& x = *a->edf;
-    const EdfNode& y = *b->edf;
+    const EdfNode& x = *a->side->edf;
+    const EdfNode& y = *b->side->edf;
     return x.deadline_ticks < y.deadline_ticks ||
            (x.deadline_ticks == y.deadline_ticks && x.heap_seq < y.heap_seq);
   }

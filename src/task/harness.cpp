@@ -54,8 +54,15 @@ void dealloc(TaskHeader* t) noexcept {
   free_memory(t);
 }
 
+// Queues a task that a wake made NOTIFIED while it was idle (with the wake's reference).
+void submit_woken(TaskHeader* t, bool is_yield) noexcept {
+  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]]
+    o->woken(*t);
+  t->scheduler->schedule(t, is_yield);
+}
+
 void wake_by_ref(TaskHeader* t) noexcept {
-  if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) t->scheduler->schedule(t, false);
+  if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) submit_woken(t, false);
 }
 
 // Waker vtable: the data pointer is the TaskHeader; each Waker owns one reference.
@@ -75,7 +82,7 @@ void waker_wake(const void* p) {
   }
   switch (transition_to_notified_by_val(*t)) {
     case WakeResult::kSubmit:
-      t->scheduler->schedule(t, false);  // with the Waker's reference
+      submit_woken(t, false);  // with the Waker's reference
       return;
     case WakeResult::kDealloc:
       dealloc(t);
@@ -319,7 +326,7 @@ bool wake_deferred(DeferredWakes& list) {
                       }
                       auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
                       if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit)
-                        t->scheduler->schedule(t, true);
+                        submit_woken(t, true);
                       // `w` keeps its reference: dropped when it goes out of scope.
                     });
 }
@@ -360,7 +367,7 @@ std::optional<Inspection> inspect_task(TaskHeader* t) {
   }
   // A wake or an abort that came meanwhile: the task goes to its queue with this reference,
   // and a runtime thread polls or cancels it.
-  if (transition_from_inspecting(*t)) t->scheduler->schedule(t, false);
+  if (transition_from_inspecting(*t)) submit_woken(t, false);
   readers.leave();
   if (failed) std::rethrow_exception(failed);
   return seen;

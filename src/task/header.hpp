@@ -8,12 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <typeinfo>
 
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/task_meta.hpp"
+#include "task/task_times.hpp"
 
 namespace spool::detail {
 
@@ -54,10 +56,9 @@ inline constexpr std::uint64_t kFlagMask = kRefOne - 1;
 
 inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 6; }
 
-// What a task of an earliest-deadline-first channel carries besides its header: allocated
-// by its spawn and freed with the header, so that the other tasks' headers do not hold it.
-// Spawn sets the deadline (time_point::max(): none) before the task is published; the EDF
-// queue (scheduler/edf_queue.hpp) writes and reads the rest under its lock.
+// What a task of an earliest-deadline-first channel carries (in its TaskSide). Spawn sets
+// the deadline (time_point::max(): none) before the task is published; the EDF queue
+// (scheduler/edf_queue.hpp) writes and reads the rest under its lock.
 struct EdfNode {
   explicit EdfNode(std::chrono::steady_clock::time_point deadline) noexcept
       : deadline_ticks(deadline.time_since_epoch().count()) {}
@@ -69,6 +70,15 @@ struct EdfNode {
   // Set the first time the queue hands the task out: only the first start counts as a
   // deadline miss.
   bool deadline_checked = false;
+};
+
+// What some tasks carry besides their header, allocated by their spawn (before the task is
+// published) and freed with the header, so that the other tasks' headers do not hold it: the
+// EDF node of a task of an earliest-deadline-first channel, the time counters of a task of a
+// runtime that measures task times (TaskObserver::timed).
+struct TaskSide {
+  std::optional<EdfNode> edf;
+  std::optional<TaskTimeCounters> times;
 };
 
 // The fields are ordered so that the small ones fill the 4 bytes after the FramePrefix and
@@ -122,9 +132,8 @@ class TaskHeader : public FramePrefix {
   // dump() from any thread; relaxed, since it is for display only.
   std::atomic<const std::type_info*> waiting_on{nullptr};
 
-  // Tasks of earliest-deadline-first channels only (null for the others): set by the spawn
-  // before the task is published, freed with the header.
-  std::unique_ptr<EdfNode> edf;
+  // Null unless the task needs one (TaskSide).
+  std::unique_ptr<TaskSide> side;
 
   // The task's name (spool::named; null: none) and spawn location, set by the spawn before
   // the task is published and never changed: any thread may read them after. A copied name
@@ -162,7 +171,7 @@ class TaskHeader : public FramePrefix {
   // The deadline of a task of an EDF channel.
   std::chrono::steady_clock::time_point deadline() const noexcept {
     return std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(edf->deadline_ticks));
+        std::chrono::steady_clock::duration(side->edf->deadline_ticks));
   }
 };
 

@@ -5,10 +5,9 @@
 #include <utility>
 
 #include "spool/task_meta.hpp"
+#include "task/header.hpp"
 
 namespace spool::detail {
-
-class TaskHeader;
 
 // Builds the TaskMeta views the hooks receive: the task, and an opaque pointer that
 // TaskMeta::channel() reads (the runtime's level table).
@@ -27,21 +26,35 @@ class TaskObserver {
  public:
   using Hook = std::function<void(const TaskMeta&)>;
 
+  // `timed`: the runtime measures task times; every task it spawns then has a TaskSide with
+  // time counters (the spawn makes them).
   TaskObserver(Hook on_spawn, Hook on_terminate, Hook before_poll, Hook after_poll,
-               const void* channels)
+               const void* channels, bool timed)
       : on_spawn_(std::move(on_spawn)),
         on_terminate_(std::move(on_terminate)),
         before_poll_(std::move(before_poll)),
         after_poll_(std::move(after_poll)),
-        channels_(channels) {}
+        channels_(channels),
+        timed_(timed) {}
 
+  bool timed() const noexcept { return timed_; }
   // The task was built and is about to be published (the spawning thread).
   void spawned(const TaskHeader& task) const noexcept { call(on_spawn_, task); }
   // The task completed or was cancelled, before its JoinHandle can see it.
   void terminated(const TaskHeader& task) const noexcept { call(on_terminate_, task); }
-  // Around each poll of the task, on the polling thread.
-  void before_poll(const TaskHeader& task) const noexcept { call(before_poll_, task); }
-  void after_poll(const TaskHeader& task) const noexcept { call(after_poll_, task); }
+  // Around each poll of the task, on the polling thread (the hooks' time is not the poll's).
+  void before_poll(const TaskHeader& task) const noexcept {
+    call(before_poll_, task);
+    if (timed_) task.side->times->poll_started(task_clock_ns());
+  }
+  void after_poll(const TaskHeader& task) const noexcept {
+    if (timed_) task.side->times->poll_ended(task_clock_ns());
+    call(after_poll_, task);
+  }
+  // A wake queues the idle task (the waking thread, before Scheduler::schedule).
+  void woken(const TaskHeader& task) const noexcept {
+    if (timed_) task.side->times->woken(task_clock_ns());
+  }
 
  private:
   void call(const Hook& hook, const TaskHeader& task) const noexcept {
@@ -50,6 +63,7 @@ class TaskObserver {
 
   const Hook on_spawn_, on_terminate_, before_poll_, after_poll_;
   const void* const channels_;
+  const bool timed_;
 };
 
 }  // namespace spool::detail

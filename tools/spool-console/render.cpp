@@ -45,6 +45,27 @@ bool any_task_has(const Snapshot& s, std::optional<std::uint64_t> TaskInfo::*fie
                      [&](const TaskInfo& t) { return (t.*field).has_value(); });
 }
 
+// A task's polls by duration (TaskInfo::poll_histogram), one line per bucket from the first
+// to the last that counted a poll, as bars scaled to the largest.
+void poll_histogram(const std::vector<std::uint64_t>& buckets, std::vector<std::string>& out) {
+  const auto first = std::find_if(buckets.begin(), buckets.end(), [](auto n) { return n != 0; });
+  if (first == buckets.end()) return;
+  const auto last = std::find_if(buckets.rbegin(), buckets.rend(), [](auto n) { return n != 0; });
+  const std::uint64_t most = *std::max_element(buckets.begin(), buckets.end());
+  constexpr std::size_t kWidth = 40;
+  out.push_back("  poll times:");
+  for (auto it = first; it != last.base(); ++it) {
+    const auto i = static_cast<std::size_t>(it - buckets.begin());
+    // Bucket i holds polls shorter than 2^(i+10) ns; the last one, the rest (TaskTimes).
+    const std::string bound = i + 1 == buckets.size()
+                                  ? ">= " + human_duration(std::uint64_t{1} << (i + 9))
+                                  : "< " + human_duration(std::uint64_t{1} << (i + 10));
+    const auto cells = static_cast<std::size_t>((*it * kWidth + most - 1) / most);
+    out.push_back(format("    %10s %s %llu", bound.c_str(), std::string(cells, '#').c_str(),
+                         static_cast<unsigned long long>(*it)));
+  }
+}
+
 }  // namespace
 
 SortKey sort_key(std::string_view name) {
@@ -147,6 +168,7 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  scheduled      " + optional_duration(t.scheduled_ns));
   out.push_back("  idle           " + optional_duration(t.idle_ns));
   out.push_back("  longest poll   " + optional_duration(t.longest_poll_ns));
+  if (t.poll_histogram) poll_histogram(*t.poll_histogram, out);
   if (t.wakers) {
     out.push_back(format("  wakers         %llu", static_cast<unsigned long long>(*t.wakers)));
   } else {
@@ -168,13 +190,15 @@ std::vector<std::string> task_details(const TaskInfo& t) {
 
 std::vector<std::string> workers_table(const Snapshot& s) {
   std::vector<std::string> out;
-  out.push_back(format("%6s %12s %10s %10s %8s", "WORKER", "POLLS", "STEALS", "PARKS", "QUEUE"));
+  out.push_back(format("%6s %-10s %12s %10s %10s %8s", "WORKER", "STATE", "POLLS", "STEALS",
+                       "PARKS", "QUEUE"));
   for (std::size_t i = 0; i < s.workers.size(); ++i) {
     const auto& w = s.workers[i];
-    out.push_back(
-        format("%6zu %12llu %10llu %10llu %8llu", i, static_cast<unsigned long long>(w.polls),
-               static_cast<unsigned long long>(w.steals), static_cast<unsigned long long>(w.parks),
-               static_cast<unsigned long long>(w.local_queue_depth)));
+    out.push_back(format("%6zu %-10s %12llu %10llu %10llu %8llu", i, w.state.value_or("-").c_str(),
+                         static_cast<unsigned long long>(w.polls),
+                         static_cast<unsigned long long>(w.steals),
+                         static_cast<unsigned long long>(w.parks),
+                         static_cast<unsigned long long>(w.local_queue_depth)));
   }
   out.push_back(format("inject queue %llu  blocking threads %llu (%llu idle, %llu queued)",
                        static_cast<unsigned long long>(s.runtime.inject_queue_depth),

@@ -54,6 +54,8 @@ struct RuntimeConfig {
   std::string default_channel;  // empty: the first channel of the lowest level
   // Builder::console: the console socket's path, "" for none; unset: SPOOL_CONSOLE's.
   std::optional<std::string> console;
+  // Builder::measure_task_times, or SPOOL_TASK_TIMES=1 (build_runtime).
+  bool measure_task_times = false;
 };
 
 /// The name of the one channel of a runtime built without Builder::levels.

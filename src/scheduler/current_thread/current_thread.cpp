@@ -69,6 +69,7 @@ bool CurrentThread::try_take_core() noexcept {
   if (core_taken_.exchange(true, std::memory_order_acquire)) return false;
   // A shutdown that began meanwhile waits for the core: run_until gives it back at once.
   core_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  state_.store(WorkerState::kRunning, std::memory_order_relaxed);
   return true;
 }
 
@@ -77,6 +78,7 @@ void CurrentThread::release_core() noexcept {
   // queue is this thread's to drain. (close_and_stop sets the flag before it waits, and
   // drain_queues, with the core, drains again: an empty queue then.)
   if (is_shutdown()) close_local();
+  state_.store(WorkerState::kParked, std::memory_order_relaxed);  // until a thread drives it
   core_thread_.store(std::thread::id(), std::memory_order_relaxed);
   core_taken_.store(false, std::memory_order_release);
   // After the store: a waiter registered before we take the lock is unparked here; one that
@@ -216,7 +218,10 @@ bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) 
         }
         if (config_.on_thread_park) config_.on_thread_park();
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        driver_->park_thread(parker);  // in the driver, unless a background thread holds it
+        state_.store(WorkerState::kParked, std::memory_order_relaxed);
+        // In the driver, unless a background thread holds it.
+        driver_->park_thread(parker, &state_);
+        state_.store(WorkerState::kRunning, std::memory_order_relaxed);
         if (config_.on_thread_unpark) config_.on_thread_unpark();
       }
     }
@@ -258,9 +263,9 @@ void CurrentThread::drain_queues() noexcept {
 }
 
 void CurrentThread::fill_metrics(RuntimeMetrics& m) {
-  m.workers.push_back(WorkerMetrics{polls_.load(std::memory_order_relaxed), 0,
-                                    parks_.load(std::memory_order_relaxed),
-                                    local_len_.load(std::memory_order_relaxed)});
+  m.workers.push_back(WorkerMetrics{
+      polls_.load(std::memory_order_relaxed), 0, parks_.load(std::memory_order_relaxed),
+      local_len_.load(std::memory_order_relaxed), state_.load(std::memory_order_relaxed)});
   // The local FIFOs are the thread with the core's: their lengths are not read from here.
   queues_.fill_metrics(m);
   if (levels_.num_channels() == 1) m.channels[0].polled = polls_.load(std::memory_order_relaxed);

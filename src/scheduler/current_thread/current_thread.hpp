@@ -141,6 +141,10 @@ class CurrentThread final : public Scheduler {
   std::atomic<std::uint64_t> polls_{0};
   std::atomic<std::uint64_t> parks_{0};
   std::atomic<std::size_t> local_len_{0};
+  // What the thread with the core does (WorkerMetrics::state; kParked while no thread holds
+  // the core): stored by that thread (relaxed) as it takes the core, parks and gives the core
+  // back, and by the driver while it parks there; read by metrics() (relaxed).
+  std::atomic<WorkerState> state_{WorkerState::kParked};
 };
 
 }  // namespace spool::detail

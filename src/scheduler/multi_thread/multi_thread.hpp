@@ -62,6 +62,9 @@ struct alignas(64) WorkerShared {
   std::atomic<std::uint64_t> polls{0};
   std::atomic<std::uint64_t> steals{0};
   std::atomic<std::uint64_t> parks{0};
+  // What the core's thread does (WorkerMetrics::state): stored by it (relaxed) around its
+  // parks, and by the driver while it parks there; read by metrics() (relaxed).
+  std::atomic<WorkerState> state{WorkerState::kRunning};
   // The children of spool::join waiting for the joins of the polls in progress on the
   // core's thread (include/spool/fork.hpp); other workers steal them.
   ForkDeque forks;

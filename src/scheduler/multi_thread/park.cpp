@@ -35,8 +35,9 @@ void MultiThread::park(Core& core) {
   queues_.yield(core.index).running_level.store(0, std::memory_order_relaxed);
   while (!is_shutdown()) {
     w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    w.state.store(WorkerState::kParked, std::memory_order_relaxed);
     // In the driver if no other worker holds it (then it waits for the next timer too).
-    const bool drove = driver_->park_thread(w.parker);
+    const bool drove = driver_->park_thread(w.parker, &w.state);
     bool found_work = false;
     if (!idle_.is_parked(core.index)) {
       core.is_searching = true;  // a notify unparked us and counted us as searching
@@ -53,6 +54,7 @@ void MultiThread::park(Core& core) {
     if (drove && (driver_->time().has_timers() || driver_->io().active())) hand_driver_over();
     break;
   }
+  w.state.store(WorkerState::kRunning, std::memory_order_relaxed);
   if (is_shutdown()) idle_.unpark_by_id(core.index);
   if (config_.on_thread_unpark) config_.on_thread_unpark();
 }

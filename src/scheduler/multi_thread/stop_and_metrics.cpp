@@ -64,7 +64,8 @@ void MultiThread::fill_metrics(RuntimeMetrics& m) {
     const std::uint64_t polls = w->polls.load(std::memory_order_relaxed);
     total_polls += polls;
     m.workers.push_back(WorkerMetrics{polls, w->steals.load(std::memory_order_relaxed),
-                                      w->parks.load(std::memory_order_relaxed), depth});
+                                      w->parks.load(std::memory_order_relaxed), depth,
+                                      w->state.load(std::memory_order_relaxed)});
   }
   queues_.fill_metrics(m);
   if (num_channels_ == 1) m.channels[0].polled = total_polls;  // no per-channel counters

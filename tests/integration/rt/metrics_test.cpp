@@ -1,4 +1,4 @@
-// Metrics: per-worker polls, steals and parks, inject-queue depth, blocking threads, live
+// Metrics: per-worker polls, steals, parks and state, inject-queue depth, blocking threads, live
 // tasks, and dump() naming what a pending task waits on. What both runtime flavours count
 // alike runs on both (MetricsAnyFlavor.<test>/MultiThread and .../CurrentThread).
 #include <gtest/gtest.h>
@@ -124,6 +124,46 @@ TEST(Metrics, ParksAreCountedAfterIdling) {
   // The worker counts the park before it parks, and can only run this task after that.
   EXPECT_EQ(spool::block_on(rt.spawn(value(1))), 1);
   EXPECT_GE(rt.metrics().workers[0].parks, 1u);
+}
+
+TEST(Metrics, EachWorkerSaysWhetherItRunsParksOrWaitsInTheDriver) {
+  using spool::WorkerState;
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  // Idle: one of the two parks in the driver, the other on its own.
+  for (;;) {
+    auto w = rt.metrics().workers;
+    if ((w[0].state == WorkerState::kInDriver && w[1].state == WorkerState::kParked) ||
+        (w[0].state == WorkerState::kParked && w[1].state == WorkerState::kInDriver)) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  // A task that blocks its worker: that one runs (from before the task started), and the
+  // other, once it looked for work and found none, parks again.
+  std::latch started(1);
+  Gate gate;
+  auto h = rt.spawn(occupy_worker(&started, &gate));
+  started.wait();
+  for (;;) {
+    auto w = rt.metrics().workers;
+    const int running =
+        (w[0].state == WorkerState::kRunning) + (w[1].state == WorkerState::kRunning);
+    ASSERT_GE(running, 1) << "the worker blocked in a poll says it runs";
+    if (running == 1) break;
+    std::this_thread::yield();
+  }
+  gate.open();
+  spool::block_on(std::move(h));
+}
+
+TEST(Metrics, ACurrentThreadRuntimeRunsOnlyWhileAThreadDrivesIt) {
+  auto rt = spool::Builder::current_thread().build();
+  EXPECT_EQ(rt.metrics().workers[0].state, spool::WorkerState::kParked);
+  const spool::WorkerState inside = rt.block_on([](spool::Runtime& r) -> Task<spool::WorkerState> {
+    co_return r.metrics().workers[0].state;
+  }(rt));
+  EXPECT_EQ(inside, spool::WorkerState::kRunning);
+  EXPECT_EQ(rt.metrics().workers[0].state, spool::WorkerState::kParked);
 }
 
 TEST(Metrics, CurrentThreadParksAreCounted) {

@@ -2,6 +2,7 @@
 // a task that finished, lines cut to the screen's width, control characters neutralised.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "render.hpp"
@@ -110,6 +111,30 @@ TEST(ConsoleClient, OptionalColumnsOnlyWhenMeasured) {
   EXPECT_NE(busy[0].find("BUSY"), std::string::npos);
   EXPECT_NE(busy[1].find("1.5 ms"), std::string::npos);
   EXPECT_NE(busy[2].find(" - "), std::string::npos) << "an unmeasured task shows -";
+}
+
+TEST(ConsoleClient, DetailsDrawThePollHistogramFromItsFirstToItsLastBucket) {
+  Snapshot s = three_tasks();
+  s.tasks[0].poll_histogram = std::vector<std::uint64_t>(21, 0);
+  (*s.tasks[0].poll_histogram)[1] = 10;  // 1-2 us
+  (*s.tasks[0].poll_histogram)[3] = 5;   // 4-8 us
+  const std::vector<std::string> lines = spool_console::task_details(s.tasks[0]);
+  const auto at = std::find(lines.begin(), lines.end(), "  poll times:");
+  ASSERT_NE(at, lines.end());
+  ASSERT_GE(lines.end() - at, 5);
+  EXPECT_NE(at[1].find("< 2.0 us " + std::string(40, '#') + " 10"), std::string::npos) << at[1];
+  EXPECT_NE(at[2].find("< 4.1 us  0"), std::string::npos) << at[2];
+  EXPECT_NE(at[3].find("< 8.2 us " + std::string(20, '#') + " 5"), std::string::npos) << at[3];
+  EXPECT_EQ(at[4].find("us"), std::string::npos) << "nothing after the last counted bucket";
+}
+
+TEST(ConsoleClient, WorkersShowWhatEachDoes) {
+  Snapshot s = three_tasks();
+  s.workers = {{1, 0, 0, 0, "in_driver"}, {2, 0, 0, 0, std::nullopt}};
+  const std::vector<std::string> lines = spool_console::workers_table(s);
+  EXPECT_NE(lines[0].find("STATE"), std::string::npos);
+  EXPECT_NE(lines[1].find("in_driver"), std::string::npos);
+  EXPECT_NE(lines[2].find(" - "), std::string::npos) << "an older runtime's: not said";
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ Snapshot full_snapshot() {
   s.seq = 3;
   s.runtime.flavor = "multi_thread";
   s.runtime.dropped_snapshots = 2;
-  s.workers.push_back({10, 2, 3, 1});
+  s.workers.push_back({10, 2, 3, 1, "in_driver"});
   s.levels.push_back({1, 2, 3, 0, 0.25});
   s.channels.push_back({"ui \"quoted\"\n", 0, "edf", true, 1, 2, 3, 4, std::nullopt});
   spool::console::TaskInfo t;
@@ -112,6 +112,8 @@ Snapshot full_snapshot() {
   t.state = "idle";
   t.busy_ns = 5;
   t.longest_poll_ns = 20'000'000;
+  t.poll_histogram = std::vector<std::uint64_t>(21, 0);
+  (*t.poll_histogram)[3] = 9;
   t.wakers = 1;
   t.waiting_on = "spool::Sleep";
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}, {"b.cpp", 4, "g()"}};
@@ -130,6 +132,9 @@ TEST(ConsoleSnapshot, ReaderTakesBackWhatTheWriterWrote) {
   EXPECT_EQ(back.tasks[0].name, "caf\xc3\xa9");
   ASSERT_TRUE(back.tasks[0].backtrace.has_value());
   EXPECT_EQ((*back.tasks[0].backtrace)[1].function, "g()");
+  ASSERT_TRUE(back.tasks[0].poll_histogram.has_value());
+  EXPECT_EQ((*back.tasks[0].poll_histogram)[3], 9u);
+  EXPECT_EQ(back.workers[0].state, "in_driver");
   EXPECT_EQ(back.channels[0].name, "ui \"quoted\"\n");
   EXPECT_FALSE(back.channels[0].share.has_value()) << "absent means not measured";
   EXPECT_FALSE(back.tasks[0].idle_ns.has_value());
@@ -139,8 +144,8 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   Snapshot s;
   s.tasks.emplace_back();
   const std::string line = spool::console::to_json(s);
-  for (const char* name :
-       {"busy_ns", "idle_ns", "longest_poll_ns", "wakers", "backtrace", "waiting_on"}) {
+  for (const char* name : {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns",
+                           "poll_histogram", "wakers", "backtrace", "waiting_on"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
 }
