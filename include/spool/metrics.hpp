@@ -12,7 +12,6 @@
 
 namespace spool {
 
-/// Counters of one worker (cumulative since the runtime started, except queue depth).
 /// What a worker thread was doing when the metrics were read.
 enum class WorkerState : std::uint8_t {
   kRunning,   ///< running tasks, or looking for them
@@ -20,6 +19,7 @@ enum class WorkerState : std::uint8_t {
   kInDriver,  ///< parked in the I/O and timer driver, waiting for events for the runtime
 };
 
+/// Counters of one worker (cumulative since the runtime started, except queue depth and state).
 struct WorkerMetrics {
   std::uint64_t polls = 0;            ///< tasks polled
   std::uint64_t steals = 0;           ///< steal operations that moved at least one task here

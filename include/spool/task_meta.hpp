@@ -66,8 +66,8 @@ class SPOOL_API TaskMeta {
 };
 
 /// Where a task's time went, measured by a runtime built with Builder::measure_task_times
-/// (or with a console). Each figure includes the period the task is in when asked: a task
-/// idle for 3 s has at least 3 s of idle time.
+/// (or run with SPOOL_TASK_TIMES=1). Each figure includes the period the task is in when asked: a
+/// task idle for 3 s has at least 3 s of idle time.
 struct TaskTimes {
   /// Buckets of poll_histogram: bucket 0 counts polls shorter than 1,024 ns, bucket i
   /// (0 < i < 20) polls of [2^(i+9), 2^(i+10)) ns, and bucket 20 every poll of 2^29 ns

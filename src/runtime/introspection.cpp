@@ -44,18 +44,18 @@ std::string demangled(const std::type_info& type) {
   return out;
 }
 
-// A duration as dump() prints it: three significant digits and a unit.
+// A duration as dump() prints it, as spool-console does.
 std::string readable(std::chrono::nanoseconds d) {
   const double ns = static_cast<double>(d.count());
   char text[32];
   if (ns < 1e3) {
     std::snprintf(text, sizeof text, "%.0f ns", ns);
   } else if (ns < 1e6) {
-    std::snprintf(text, sizeof text, "%.3g us", ns / 1e3);
+    std::snprintf(text, sizeof text, "%.1f us", ns / 1e3);
   } else if (ns < 1e9) {
-    std::snprintf(text, sizeof text, "%.3g ms", ns / 1e6);
+    std::snprintf(text, sizeof text, "%.1f ms", ns / 1e6);
   } else {
-    std::snprintf(text, sizeof text, "%.3g s", ns / 1e9);
+    std::snprintf(text, sizeof text, "%.2f s", ns / 1e9);
   }
   return text;
 }
@@ -87,7 +87,9 @@ void write(const TaskSnapshot& t, std::ostream& out) {
 }  // namespace
 
 TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
-  const std::uint64_t s = t.state.load(std::memory_order_relaxed);
+  // Acquire: pairs with the poller's transition out of RUNNING, so that the counters read
+  // below are at least that poll's.
+  const std::uint64_t s = t.state.load(std::memory_order_acquire);
   TaskSnapshot snap;
   snap.id = t.id;
   if (t.name != nullptr) snap.name = t.name;

@@ -132,7 +132,7 @@ std::unique_ptr<TaskSide> RuntimeShared::side_for(bool edf, const Deadline* dead
   try {
     auto side = std::make_unique<TaskSide>();
     if (edf) side->edf.emplace(deadline != nullptr ? *deadline : Deadline::max());
-    if (timed) side->times.emplace(task_clock_ns());
+    if (timed) side->times = std::make_unique<TaskTimeCounters>(task_clock_ns());
     return side;
   } catch (...) {
     frame.destroy();  // taken over from its Task already: the failed spawn frees it
@@ -368,8 +368,7 @@ ShutdownReport RuntimeShared::drain(std::optional<TimePoint> deadline) {
     undrained.push_back(&t);
   });
   for (TaskHeader* t : undrained) {
-    if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit)
-      t->scheduler->schedule(t, false);
+    if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit) submit_woken(t, false);
     drop_task_refs(t);
   }
   bool drained = false;

@@ -54,13 +54,6 @@ void dealloc(TaskHeader* t) noexcept {
   free_memory(t);
 }
 
-// Queues a task that a wake made NOTIFIED while it was idle (with the wake's reference).
-void submit_woken(TaskHeader* t, bool is_yield) noexcept {
-  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]]
-    o->woken(*t);
-  t->scheduler->schedule(t, is_yield);
-}
-
 void wake_by_ref(TaskHeader* t) noexcept {
   if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) submit_woken(t, false);
 }
@@ -316,6 +309,12 @@ Waker task_waker(TaskHeader* t) {
   return Waker::from_raw({t, &task_waker_vtable});
 }
 
+void submit_woken(TaskHeader* t, bool is_yield) noexcept {
+  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]]
+    o->woken(*t);
+  t->scheduler->schedule(t, is_yield);
+}
+
 bool wake_deferred(DeferredWakes& list) {
   return list.drain([](TaskHeader* t) { t->scheduler->schedule(t, true); },
                     [](Waker&& w) {
@@ -397,7 +396,7 @@ void join_abort(TaskHeader* t) noexcept {
   // call returns, complete() counts it and pins the scheduler (the JoinHandle's does not).
   ref_inc(*t);
   if (transition_to_notified_and_cancel(*t) == WakeResult::kSubmit) {
-    t->scheduler->schedule(t, false);
+    submit_woken(t, false);
   } else if (t->pinned_for_life && t->scheduler->take_queued(t)) {
     // A blocking call still queued behind busy pool threads (perhaps for good, when no
     // thread can start): cancelled here, so that its JoinHandle need not wait for them.

@@ -62,5 +62,8 @@ Waker task_waker(TaskHeader* task);
 // Drains a deferred-wake list (context/deferred.hpp): each spool task goes to the back of its
 // run queue (never the LIFO slot); any other waker is woken. True if there was any.
 bool wake_deferred(DeferredWakes& list);
+// Queues a task that a wake (or an abort) made NOTIFIED while it was idle, with the wake's
+// reference: stamps the wake for the task's times (TaskObserver::woken), then schedules it.
+void submit_woken(TaskHeader* task, bool is_yield) noexcept;
 
 }  // namespace spool::detail

@@ -78,7 +78,7 @@ struct EdfNode {
 // runtime that measures task times (TaskObserver::timed).
 struct TaskSide {
   std::optional<EdfNode> edf;
-  std::optional<TaskTimeCounters> times;
+  std::unique_ptr<TaskTimeCounters> times;  // (its own allocation: an EDF node is 32 bytes)
 };
 
 // The fields are ordered so that the small ones fill the 4 bytes after the FramePrefix and

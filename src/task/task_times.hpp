@@ -31,13 +31,13 @@ struct TaskTimeCounters {
   std::atomic<std::uint64_t> scheduled_ns{0};
   std::atomic<std::uint64_t> idle_ns{0};
   std::atomic<std::uint64_t> longest_poll_ns{0};
-  std::atomic<std::int64_t> poll_started_ns{0};  // of the poll in progress, or the last one
-  std::atomic<std::int64_t> poll_ended_ns{0};    // of the last poll, or the spawn
-  std::atomic<std::int64_t> woken_ns{0};         // the wake that queued it, or poll_ended_ns
+  std::atomic<std::int64_t> poll_started_ns;   // of the poll in progress, the last, or spawn
+  std::atomic<std::int64_t> poll_ended_ns{0};  // of the last poll, or the spawn
+  std::atomic<std::int64_t> woken_ns{0};       // the wake that queued it, or poll_ended_ns
   std::array<std::atomic<std::uint32_t>, TaskTimes::kPollBuckets> histogram{};
 
   explicit TaskTimeCounters(std::int64_t spawned_ns) noexcept
-      : poll_ended_ns(spawned_ns), woken_ns(spawned_ns) {}
+      : poll_started_ns(spawned_ns), poll_ended_ns(spawned_ns), woken_ns(spawned_ns) {}
 
   // The wake that queues the task (its waker's thread, before schedule()).
   void woken(std::int64_t now) noexcept { woken_ns.store(now, std::memory_order_relaxed); }
@@ -46,7 +46,10 @@ struct TaskTimeCounters {
   // The poll that poll_started began ends (before the task can be woken again).
   void poll_ended(std::int64_t now) noexcept;
   // The figures as of `now`, the current period included; `running`, `idle`: the task's
-  // state when read (neither: queued).
+  // state when read (neither: queued). RUNNING is also a claim that does not poll (an
+  // inspection, a cancel) or a poll about to start: a period counts as busy only once its
+  // poll_started stamp is later than the last poll's end. A read racing a poll's edge may
+  // count a few nanoseconds twice or not at all: figures for display.
   TaskTimes read(std::int64_t now, bool running, bool idle) const noexcept;
 
  private:
@@ -94,11 +97,13 @@ inline TaskTimes TaskTimeCounters::read(std::int64_t now, bool running, bool idl
   t.longest_poll = ns(longest_poll_ns);
   for (std::size_t i = 0; i < histogram.size(); ++i)
     t.poll_histogram[i] = histogram[i].load(std::memory_order_relaxed);
-  if (running) {
+  const bool in_poll = poll_started_ns.load(std::memory_order_relaxed) >
+                       poll_ended_ns.load(std::memory_order_relaxed);
+  if (running && in_poll) {
     const nanoseconds so_far = since(poll_started_ns);
     t.busy += so_far;
     if (so_far > t.longest_poll) t.longest_poll = so_far;
-  } else if (idle) {
+  } else if (running || idle) {
     t.idle += since(poll_ended_ns);
   } else {
     // Queued: idle until the wake (if it came after the last poll), queued since.

@@ -56,6 +56,7 @@ void poll_histogram(const std::vector<std::uint64_t>& buckets, std::vector<std::
   out.push_back("  poll times:");
   for (auto it = first; it != last.base(); ++it) {
     const auto i = static_cast<std::size_t>(it - buckets.begin());
+    if (i + 10 >= 64) break;  // (a longer histogram than the protocol's has no bounds here)
     // Bucket i holds polls shorter than 2^(i+10) ns; the last one, the rest (TaskTimes).
     const std::string bound = i + 1 == buckets.size()
                                   ? ">= " + human_duration(std::uint64_t{1} << (i + 9))
@@ -267,6 +268,9 @@ void make_printable(Snapshot& s) {
   for (ChannelInfo& c : s.channels) {
     clean(c.name);
     clean(c.kind);
+  }
+  for (auto& w : s.workers) {
+    if (w.state) clean(*w.state);
   }
   for (TaskInfo& t : s.tasks) {
     for (std::string* text : {&t.name, &t.channel, &t.file, &t.state}) clean(*text);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,6 +130,7 @@ TEST(TaskTimes, ScheduledTimeRunsFromTheSpawnOrWakeToThePoll) {
 }
 
 TEST(TaskTimes, ARuntimeMeasuresNoTimesUnlessAsked) {
+  if (std::getenv("SPOOL_TASK_TIMES") != nullptr) GTEST_SKIP() << "SPOOL_TASK_TIMES is set";
   for (bool measured : {false, true}) {
     auto rt = spool::Builder::current_thread().measure_task_times(measured).build();
     ManualLeaf leaf;
@@ -145,9 +147,16 @@ TEST(TaskTimes, ARuntimeMeasuresNoTimesUnlessAsked) {
 
 TEST(TaskTimes, SpoolTaskTimesInTheEnvironmentTurnsThemOn) {
   // (No other test of this process runs meanwhile: gtest runs them one at a time.)
+  const char* before = std::getenv("SPOOL_TASK_TIMES");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
   ASSERT_EQ(::setenv("SPOOL_TASK_TIMES", "1", 1), 0);
   auto rt = spool::Builder::current_thread().build();
-  ::unsetenv("SPOOL_TASK_TIMES");
+  if (saved) {
+    ::setenv("SPOOL_TASK_TIMES", saved->c_str(), 1);
+  } else {
+    ::unsetenv("SPOOL_TASK_TIMES");
+  }
   ManualLeaf leaf;
   auto h = rt.spawn(waits_twice(leaf, leaf));
   drive_until_pending(rt, leaf);
