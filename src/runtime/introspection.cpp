@@ -104,7 +104,7 @@ TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
     snap.waiting_on = demangled(*w);
   }
   if (t.side != nullptr && t.side->times) {
-    snap.times = t.side->times->read(task_clock_ns(), snap.state == TaskSnapshot::State::kRunning,
+    snap.times = t.side->times->read(TaskClock::now(), snap.state == TaskSnapshot::State::kRunning,
                                      snap.state == TaskSnapshot::State::kIdle);
   }
   return snap;

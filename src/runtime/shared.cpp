@@ -124,16 +124,14 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
                               "\"; its channels are: " + levels_.list_names());
 }
 
-std::unique_ptr<TaskSide> RuntimeShared::side_for(bool edf, const Deadline* deadline,
-                                                  std::coroutine_handle<> frame, const char* name,
-                                                  SpawnLocation where) const {
+TaskSide::Ptr RuntimeShared::side_for(bool edf, const Deadline* deadline,
+                                      std::coroutine_handle<> frame, const char* name,
+                                      SpawnLocation where) const {
   const bool timed = task_hooks_ != nullptr && task_hooks_->timed();
   if (!edf && !timed) return nullptr;
   try {
-    auto side = std::make_unique<TaskSide>();
-    if (edf) side->edf.emplace(deadline != nullptr ? *deadline : Deadline::max());
-    if (timed) side->times = std::make_unique<TaskTimeCounters>(task_clock_ns());
-    return side;
+    const Deadline edf_deadline = deadline != nullptr ? *deadline : Deadline::max();
+    return TaskSide::make(edf ? &edf_deadline : nullptr, timed);
   } catch (...) {
     frame.destroy();  // taken over from its Task already: the failed spawn frees it
     if (where.line & kNameOwnedBit) delete[] name;  // and the name it was given
@@ -144,7 +142,7 @@ std::unique_ptr<TaskSide> RuntimeShared::side_for(bool edf, const Deadline* dead
 TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                     std::uint16_t channel, const Deadline* deadline,
                                     const char* name, SpawnLocation where) {
-  std::unique_ptr<TaskSide> side =
+  TaskSide::Ptr side =
       side_for(levels_.earliest_deadline_first(channel), deadline, frame, name, where);
   TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
   t->channel = channel;
@@ -165,7 +163,7 @@ TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise, std::corou
                                             const char* name, SpawnLocation where) {
   if (single_fifo_channel_) {
     // With task hooks or times: spawn's fast path, reported.
-    std::unique_ptr<TaskSide> side = side_for(false, nullptr, frame, name, where);
+    TaskSide::Ptr side = side_for(false, nullptr, frame, name, where);
     TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
     t->side = std::move(side);
     task_hooks_->spawned(*t);
@@ -199,7 +197,7 @@ TaskHeader* RuntimeShared::spawn_blocking(TaskPromiseBase& promise, std::corouti
   }
   // Pinned for life: its JoinHandle's abort may take it back from the pool's queue.
   std::shared_ptr<void> pin = shared_from_this();
-  std::unique_ptr<TaskSide> side = side_for(false, nullptr, frame, nullptr, where);
+  TaskSide::Ptr side = side_for(false, nullptr, frame, nullptr, where);
   TaskHeader* t = new_pinned_task(promise, frame, &blocking_scheduler_, where);
   t->scheduler_pin = std::move(pin);
   t->channel = ch;

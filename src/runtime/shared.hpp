@@ -128,9 +128,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   void report_left_in_poll();
   // The TaskSide a new task needs (`edf`: an EDF channel's, with `deadline` or none), or
   // null. On a throw the task's frame (its Task gave it up) and an owned name are freed.
-  std::unique_ptr<TaskSide> side_for(bool edf, const Deadline* deadline,
-                                     std::coroutine_handle<> frame, const char* name,
-                                     SpawnLocation where) const;
+  TaskSide::Ptr side_for(bool edf, const Deadline* deadline, std::coroutine_handle<> frame,
+                         const char* name, SpawnLocation where) const;
   // What Runtime::tasks() says of `t`, but its backtrace (which needs a claim).
   TaskSnapshot snapshot_of(const TaskHeader& t) const;
   // One line of dump() for `t` (without its backtrace: callers hold the list's lock).

@@ -8,7 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
+#include <new>
+#include <type_traits>
 #include <typeinfo>
 
 #include "spool/core/task.hpp"
@@ -72,13 +73,23 @@ struct EdfNode {
   bool deadline_checked = false;
 };
 
-// What some tasks carry besides their header, allocated by their spawn (before the task is
-// published) and freed with the header, so that the other tasks' headers do not hold it: the
-// EDF node of a task of an earliest-deadline-first channel, the time counters of a task of a
-// runtime that measures task times (TaskObserver::timed).
+// What some tasks carry besides their header: the EDF node of a task of an
+// earliest-deadline-first channel, the time counters of a task of a runtime that measures task
+// times (TaskObserver::timed). One block from the frame pool, with only the parts the task
+// needs, made by its spawn before the task is published and freed with the header; the other
+// tasks' headers hold a null pointer.
 struct TaskSide {
-  std::optional<EdfNode> edf;
-  std::unique_ptr<TaskTimeCounters> times;  // (its own allocation: an EDF node is 32 bytes)
+  EdfNode* edf = nullptr;             // in the block, or null
+  TaskTimeCounters* times = nullptr;  // in the block, or null
+  std::uint16_t size_class = 0;       // the frame pool's, for the block's deallocation
+
+  struct Free {
+    void operator()(TaskSide* side) const noexcept;
+  };
+  using Ptr = std::unique_ptr<TaskSide, Free>;
+  // A block with an EdfNode for `edf_deadline` (if not null) and time counters from now (if
+  // `timed`). Throws std::bad_alloc.
+  static Ptr make(const std::chrono::steady_clock::time_point* edf_deadline, bool timed);
 };
 
 // The fields are ordered so that the small ones fill the 4 bytes after the FramePrefix and
@@ -133,7 +144,7 @@ class TaskHeader : public FramePrefix {
   std::atomic<const std::type_info*> waiting_on{nullptr};
 
   // Null unless the task needs one (TaskSide).
-  std::unique_ptr<TaskSide> side;
+  TaskSide::Ptr side;
 
   // The task's name (spool::named; null: none) and spawn location, set by the spawn before
   // the task is published and never changed: any thread may read them after. A copied name
@@ -174,6 +185,29 @@ class TaskHeader : public FramePrefix {
         std::chrono::steady_clock::duration(side->edf->deadline_ticks));
   }
 };
+
+inline void TaskSide::Free::operator()(TaskSide* side) const noexcept {
+  // (The parts are trivially destructible: the block goes back as it is.)
+  deallocate_frame(side, side->size_class);
+}
+
+inline TaskSide::Ptr TaskSide::make(const std::chrono::steady_clock::time_point* edf_deadline,
+                                    bool timed) {
+  static_assert(sizeof(TaskSide) % alignof(EdfNode) == 0 &&
+                sizeof(EdfNode) % alignof(TaskTimeCounters) == 0 &&
+                std::is_trivially_destructible_v<EdfNode> &&
+                std::is_trivially_destructible_v<TaskTimeCounters>);
+  const std::size_t edf_bytes = edf_deadline != nullptr ? sizeof(EdfNode) : 0;
+  std::uint16_t size_class = 0;
+  auto* block = static_cast<std::byte*>(allocate_frame(
+      sizeof(TaskSide) + edf_bytes + (timed ? sizeof(TaskTimeCounters) : 0), size_class));
+  Ptr side(new (block) TaskSide);
+  side->size_class = size_class;
+  if (edf_deadline != nullptr) side->edf = new (block + sizeof(TaskSide)) EdfNode(*edf_deadline);
+  if (timed)
+    side->times = new (block + sizeof(TaskSide) + edf_bytes) TaskTimeCounters(TaskClock::now());
+  return side;
+}
 
 static_assert(sizeof(TaskHeader) <= kFramePrefixSize,
               "kFramePrefixSize in spool/core/task.hpp must hold the task header");

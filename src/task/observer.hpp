@@ -35,7 +35,9 @@ class TaskObserver {
         before_poll_(std::move(before_poll)),
         after_poll_(std::move(after_poll)),
         channels_(channels),
-        timed_(timed) {}
+        timed_(timed) {
+    if (timed_) TaskClock::calibrate();
+  }
 
   bool timed() const noexcept { return timed_; }
   // The task was built and is about to be published (the spawning thread).
@@ -45,15 +47,15 @@ class TaskObserver {
   // Around each poll of the task, on the polling thread (the hooks' time is not the poll's).
   void before_poll(const TaskHeader& task) const noexcept {
     call(before_poll_, task);
-    if (timed_) task.side->times->poll_started(task_clock_ns());
+    if (timed_) task.side->times->poll_started(TaskClock::now());
   }
   void after_poll(const TaskHeader& task) const noexcept {
-    if (timed_) task.side->times->poll_ended(task_clock_ns());
+    if (timed_) task.side->times->poll_ended(TaskClock::now());
     call(after_poll_, task);
   }
   // A wake queues the idle task (the waking thread, before Scheduler::schedule).
   void woken(const TaskHeader& task) const noexcept {
-    if (timed_) task.side->times->woken(task_clock_ns());
+    if (timed_) task.side->times->woken(TaskClock::now());
   }
 
  private:
