@@ -1,0 +1,97 @@
+// Another task's backtrace (JoinHandle::backtrace) with a fault while the read holds its
+// inspection claim: no memory for the frames, a wake, an abort. The program's operator new is
+// replaced, so that the read's first allocation (the frames' vector, made under the claim) can
+// fail or run the fault; a binary of its own, since the replacement hides ASan's.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <new>
+#include <utility>
+
+#include "spool/spool.hpp"
+#include "support/rt_flavor.hpp"
+#include "support/rt_leaf.hpp"
+
+namespace {
+// The next allocation of this thread fails, or first runs this (once).
+thread_local bool fail_next_new = false;
+thread_local std::function<void()>* at_next_new = nullptr;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (std::exchange(fail_next_new, false)) throw std::bad_alloc();
+  if (std::function<void()>* fault = std::exchange(at_next_new, nullptr)) (*fault)();
+  if (void* p = std::malloc(size != 0 ? size : 1)) return p;
+  throw std::bad_alloc();
+}
+// (g++ sees free() beside an operator new, not that this operator new is malloc's.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace {
+
+using spool::Task;
+using spool_rt_test::ManualLeaf;
+
+Task<int> waits_then_returns(ManualLeaf leaf) {
+  co_await leaf;
+  co_return 7;
+}
+
+class InspectFaultAnyFlavor : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(InspectFaultAnyFlavor);
+
+TEST_P(InspectFaultAnyFlavor, NoMemoryForTheFramesLeavesTheTaskAsItWas) {
+  auto rt = build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(waits_then_returns(leaf));
+  until_pending(rt, leaf);
+  fail_next_new = true;
+  EXPECT_THROW((void)h.backtrace(), std::bad_alloc);
+  EXPECT_FALSE(fail_next_new) << "the read allocated";
+  // Given back idle: a wake still runs it, and a second read works.
+  EXPECT_TRUE(h.backtrace().has_value());
+  leaf.fire();
+  EXPECT_EQ(wait(rt, std::move(h)), 7);
+}
+
+TEST_P(InspectFaultAnyFlavor, AWakeDuringTheReadRunsTheTaskAfterIt) {
+  auto rt = build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(waits_then_returns(leaf));
+  until_pending(rt, leaf);
+  std::function<void()> wake = [&leaf] { leaf.fire(); };
+  at_next_new = &wake;
+  EXPECT_TRUE(h.backtrace().has_value());
+  EXPECT_EQ(at_next_new, nullptr) << "the wake came during the read";
+  // The wake found the task claimed; the give-back queued it.
+  EXPECT_EQ(wait(rt, std::move(h)), 7);
+}
+
+TEST_P(InspectFaultAnyFlavor, AnAbortDuringTheReadCancelsTheTaskAfterIt) {
+  auto rt = build();
+  ManualLeaf leaf;
+  auto h = rt.spawn(waits_then_returns(leaf));
+  until_pending(rt, leaf);
+  spool::AbortHandle abort = h.abort_handle();
+  std::function<void()> cancel = [&abort] { abort.abort(); };
+  at_next_new = &cancel;
+  EXPECT_TRUE(h.backtrace().has_value());
+  EXPECT_EQ(at_next_new, nullptr) << "the abort came during the read";
+  try {
+    (void)wait(rt, std::move(h));
+    ADD_FAILURE() << "the task ran to its end";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled());
+  }
+}
+
+}  // namespace
