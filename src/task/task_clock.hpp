@@ -1,10 +1,10 @@
 // The clock of task times (task_times.hpp). Reading it is most of what measuring task times
 // costs (a read at each poll's start and end and at each wake), so where the CPU's time-stamp
-// counter runs at one rate on every core and in every sleep state (x86-64's invariant TSC) it
-// reads that: about 10 ns a read on the reference machine, against 24 for clock_gettime.
-// Elsewhere it reads CLOCK_MONOTONIC. Ticks become nanoseconds by a rate measured against
-// CLOCK_MONOTONIC once per process (to_ns; good to about 1e-4, and NTP's slewing of the
-// monotonic clock, up to 5e-4, is not followed: figures for display).
+// counter runs at a constant rate (x86-64's invariant TSC) and the kernel keeps time with it
+// (task_clock.cpp) it reads that: about 10 ns a read on the reference machine, against 24 for
+// clock_gettime. Elsewhere it reads CLOCK_MONOTONIC. Ticks become nanoseconds by a rate
+// measured against CLOCK_MONOTONIC once per process (to_ns; good to about 1e-4, and NTP's
+// slewing of the monotonic clock, up to 5e-4, is not followed: figures for display).
 #pragma once
 
 #include <time.h>

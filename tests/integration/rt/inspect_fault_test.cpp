@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "spool/spool.hpp"
@@ -46,7 +47,20 @@ Task<int> waits_then_returns(ManualLeaf leaf) {
   co_return 7;
 }
 
-class InspectFaultAnyFlavor : public spool_rt_test::RtFlavorTest {};
+// Returns once `h`'s task is idle, its poll over: a worker may still be in the poll that made
+// the leaf pending, and a read of a running task takes no claim (nor allocates).
+template <class H>
+void until_idle(const H& h) {
+  while (!h.backtrace().has_value()) std::this_thread::yield();
+}
+
+class InspectFaultAnyFlavor : public spool_rt_test::RtFlavorTest {
+ protected:
+  void TearDown() override {
+    fail_next_new = false;
+    at_next_new = nullptr;
+  }
+};
 SPOOL_RT_INSTANTIATE_FLAVORS(InspectFaultAnyFlavor);
 
 TEST_P(InspectFaultAnyFlavor, NoMemoryForTheFramesLeavesTheTaskAsItWas) {
@@ -54,6 +68,7 @@ TEST_P(InspectFaultAnyFlavor, NoMemoryForTheFramesLeavesTheTaskAsItWas) {
   ManualLeaf leaf;
   auto h = rt.spawn(waits_then_returns(leaf));
   until_pending(rt, leaf);
+  until_idle(h);
   fail_next_new = true;
   EXPECT_THROW((void)h.backtrace(), std::bad_alloc);
   EXPECT_FALSE(fail_next_new) << "the read allocated";
@@ -68,6 +83,7 @@ TEST_P(InspectFaultAnyFlavor, AWakeDuringTheReadRunsTheTaskAfterIt) {
   ManualLeaf leaf;
   auto h = rt.spawn(waits_then_returns(leaf));
   until_pending(rt, leaf);
+  until_idle(h);
   std::function<void()> wake = [&leaf] { leaf.fire(); };
   at_next_new = &wake;
   EXPECT_TRUE(h.backtrace().has_value());
@@ -81,6 +97,7 @@ TEST_P(InspectFaultAnyFlavor, AnAbortDuringTheReadCancelsTheTaskAfterIt) {
   ManualLeaf leaf;
   auto h = rt.spawn(waits_then_returns(leaf));
   until_pending(rt, leaf);
+  until_idle(h);
   spool::AbortHandle abort = h.abort_handle();
   std::function<void()> cancel = [&abort] { abort.abort(); };
   at_next_new = &cancel;
