@@ -47,6 +47,15 @@ class SideWakers {
     std::lock_guard guard(lock_);
     (side == Side::kReader ? reader_ : writer_) = w;
   }
+  /// Wakes the writer's side.
+  void wake_writer() {
+    Waker writer;
+    {
+      std::lock_guard guard(lock_);
+      writer = writer_;
+    }
+    writer.wake_by_ref();
+  }
   /// Wakes both sides.
   void wake() {
     Waker reader, writer;
@@ -92,6 +101,10 @@ class Connection {
       Context fan_cx(fan_out_, cx);
       Poll<std::size_t> sent = poll_then_reset(writing_, fan_cx);
       if (sent.is_pending()) return false;
+      // The write the other side may be waiting for is over, and the transport's wake of
+      // fan_out_ may have gone with it (a ring operation's waiter is taken by whoever sees it
+      // done): the writer is woken here when the reader finished its write.
+      if (side == Side::kReader) wakers_->wake_writer();
       engine.output_sent(sent.value());
     }
   }
