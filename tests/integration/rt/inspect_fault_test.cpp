@@ -47,18 +47,28 @@ Task<int> waits_then_returns(ManualLeaf leaf) {
   co_return 7;
 }
 
-// Returns once `h`'s task is idle, its poll over: a worker may still be in the poll that made
-// the leaf pending, and a read of a running task takes no claim (nor allocates).
-template <class H>
-void until_idle(const H& h) {
-  while (!h.backtrace().has_value()) std::this_thread::yield();
-}
-
 class InspectFaultAnyFlavor : public spool_rt_test::RtFlavorTest {
  protected:
   void TearDown() override {
     fail_next_new = false;
     at_next_new = nullptr;
+  }
+  // Spawns waits_then_returns(leaf) on `rt` and returns once the task is idle, its poll over:
+  // a worker may still be in the poll that made the leaf pending, and a read of a running
+  // task takes no claim (nor allocates).
+  spool::JoinHandle<int> spawn_idle(spool::Runtime& rt, const ManualLeaf& leaf) const {
+    auto h = rt.spawn(waits_then_returns(leaf));
+    until_pending(rt, leaf);
+    while (!h.backtrace().has_value()) std::this_thread::yield();
+    return h;
+  }
+  // Reads `h`'s backtrace with `fault` run at the read's first allocation: whether the read
+  // gave one, and (an expectation) that the fault ran.
+  static bool read_with(const spool::JoinHandle<int>& h, std::function<void()> fault) {
+    at_next_new = &fault;
+    const bool read = h.backtrace().has_value();
+    EXPECT_EQ(at_next_new, nullptr) << "the fault came during the read";
+    return read;
   }
 };
 SPOOL_RT_INSTANTIATE_FLAVORS(InspectFaultAnyFlavor);
@@ -66,9 +76,7 @@ SPOOL_RT_INSTANTIATE_FLAVORS(InspectFaultAnyFlavor);
 TEST_P(InspectFaultAnyFlavor, NoMemoryForTheFramesLeavesTheTaskAsItWas) {
   auto rt = build();
   ManualLeaf leaf;
-  auto h = rt.spawn(waits_then_returns(leaf));
-  until_pending(rt, leaf);
-  until_idle(h);
+  auto h = spawn_idle(rt, leaf);
   fail_next_new = true;
   EXPECT_THROW((void)h.backtrace(), std::bad_alloc);
   EXPECT_FALSE(fail_next_new) << "the read allocated";
@@ -81,13 +89,8 @@ TEST_P(InspectFaultAnyFlavor, NoMemoryForTheFramesLeavesTheTaskAsItWas) {
 TEST_P(InspectFaultAnyFlavor, AWakeDuringTheReadRunsTheTaskAfterIt) {
   auto rt = build();
   ManualLeaf leaf;
-  auto h = rt.spawn(waits_then_returns(leaf));
-  until_pending(rt, leaf);
-  until_idle(h);
-  std::function<void()> wake = [&leaf] { leaf.fire(); };
-  at_next_new = &wake;
-  EXPECT_TRUE(h.backtrace().has_value());
-  EXPECT_EQ(at_next_new, nullptr) << "the wake came during the read";
+  auto h = spawn_idle(rt, leaf);
+  EXPECT_TRUE(read_with(h, [&leaf] { leaf.fire(); }));
   // The wake found the task claimed; the give-back queued it.
   EXPECT_EQ(wait(rt, std::move(h)), 7);
 }
@@ -95,14 +98,9 @@ TEST_P(InspectFaultAnyFlavor, AWakeDuringTheReadRunsTheTaskAfterIt) {
 TEST_P(InspectFaultAnyFlavor, AnAbortDuringTheReadCancelsTheTaskAfterIt) {
   auto rt = build();
   ManualLeaf leaf;
-  auto h = rt.spawn(waits_then_returns(leaf));
-  until_pending(rt, leaf);
-  until_idle(h);
+  auto h = spawn_idle(rt, leaf);
   spool::AbortHandle abort = h.abort_handle();
-  std::function<void()> cancel = [&abort] { abort.abort(); };
-  at_next_new = &cancel;
-  EXPECT_TRUE(h.backtrace().has_value());
-  EXPECT_EQ(at_next_new, nullptr) << "the abort came during the read";
+  EXPECT_TRUE(read_with(h, [&abort] { abort.abort(); }));
   try {
     (void)wait(rt, std::move(h));
     ADD_FAILURE() << "the task ran to its end";
