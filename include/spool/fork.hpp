@@ -40,6 +40,12 @@ class [[nodiscard]] JoinFuture {
       : children_((other.core_.check_movable(), std::move(other.children_))) {}
   JoinFuture& operator=(JoinFuture&&) = delete;
 
+  /// For a Task that awaits the join as a temporary (async backtraces): the children's
+  /// backtraces go on into the awaiting coroutine. Before the first poll.
+  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+    core_.link_awaiting(awaiting);
+  }
+
   /// Runs the children (see spool::join); throws the first exception once every child
   /// finished or was cancelled.
   Poll<Output> poll(Context& cx) {
@@ -76,6 +82,12 @@ class [[nodiscard]] JoinAllFuture {
   JoinAllFuture(JoinAllFuture&& other)
       : children_((other.core_.check_movable(), std::move(other.children_))) {}
   JoinAllFuture& operator=(JoinAllFuture&&) = delete;
+
+  /// For a Task that awaits the join as a temporary (async backtraces): the children's
+  /// backtraces go on into the awaiting coroutine. Before the first poll.
+  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+    core_.link_awaiting(awaiting);
+  }
 
   /// Runs the children (see spool::join_all); throws the first exception once every child
   /// finished or was cancelled.
@@ -250,6 +262,11 @@ class ForkGroup {
         g.core_.abandon(
             g.n_, [&g](std::size_t i) -> auto& { return g.child(i); });
       }
+    }
+    /// For a Task that awaits the join as a temporary (async backtraces): the children's
+    /// backtraces go on into the awaiting coroutine. Before the first poll.
+    void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+      group_->core_.link_awaiting(awaiting);
     }
     /// Runs the children (see spool::join_all).
     Poll<Output> poll(Context& cx) {

@@ -186,6 +186,21 @@ class [[nodiscard]] ScopeFuture {
     return block_->poll(cx);
   }
 
+  /// For a Task that awaits the scope (async backtraces): the body's backtrace goes on into
+  /// the awaiting coroutine, and a backtrace of the awaiting chain lists the body as branch 0
+  /// (the children are tasks of their own).
+  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+    if (block_) block_->awaiting = awaiting;
+  }
+  /// The awaiting coroutine goes on or away (see link_awaiting).
+  void unlink_awaiting() noexcept { link_awaiting(nullptr); }
+  /// The body, unless it stopped, as branch 0 (see link_awaiting).
+  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
+    if (block_ && block_->running && !block_->body_stopped) {
+      detail::BranchAccess::describe(*block_->running, 0, out);
+    }
+  }
+
  private:
   struct Block {
     explicit Block(Body b) : body(std::move(b)) {}
@@ -229,16 +244,19 @@ class [[nodiscard]] ScopeFuture {
     }
 
     bool poll_into_result(Context& cx) {
-      result.emplace(running->poll(cx));
-      return result->is_ready();
+      auto keep = [this](auto&&... v) {
+        result.emplace(Poll<Output>::ready(std::forward<decltype(v)>(v)...));
+      };
+      return detail::poll_child(*running, keep, cx, awaiting);
     }
 
     Scope scope;
     Body body;
-    std::optional<BodyFuture> running;   // the body's future, from the first poll
-    std::optional<Poll<Output>> result;  // the body's last poll
-    bool body_stopped = false;           // the body finished or threw
-    bool finished = false;               // the future gave its result or threw
+    std::optional<BodyFuture> running;                  // the body's future, from the first poll
+    std::optional<Poll<Output>> result;                 // the body's output, once it is ready
+    bool body_stopped = false;                          // the body finished or threw
+    bool finished = false;                              // the future gave its result or threw
+    const detail::TaskPromiseBase* awaiting = nullptr;  // the Task that awaits the scope
   };
 
   std::unique_ptr<Block> block_;  // null once moved from

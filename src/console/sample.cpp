@@ -36,6 +36,25 @@ void shares(std::vector<Info>& infos, std::vector<std::uint64_t>& before) {
   }
 }
 
+// A backtrace's frames and branches, as the protocol carries them.
+std::vector<FrameInfo> frames_of(const Backtrace& bt) {
+  std::vector<FrameInfo> frames;
+  for (const AwaitSite& f : bt.frames) frames.push_back({f.file, f.line, f.function});
+  return frames;
+}
+
+std::vector<BranchInfo> branches_of(const Backtrace& bt) {
+  std::vector<BranchInfo> branches;
+  for (const BacktraceBranch& b : bt.branches) {
+    BranchInfo& info = branches.emplace_back();
+    info.index = b.index;
+    if (!b.waiting_on.empty()) info.waiting_on = b.waiting_on;
+    info.backtrace = frames_of(b.backtrace);
+    if (!b.backtrace.branches.empty()) info.branches = branches_of(b.backtrace);
+  }
+  return branches;
+}
+
 }  // namespace
 
 RuntimeFacts runtime_facts(const detail::RuntimeConfig& config) {
@@ -75,8 +94,8 @@ TaskInfo task_info(const TaskSnapshot& t) {
   if (!t.waiting_on.empty()) info.waiting_on = t.waiting_on;
   if (t.wakers) info.wakers = *t.wakers;
   if (t.backtrace) {
-    std::vector<FrameInfo>& frames = info.backtrace.emplace();
-    for (const AwaitSite& f : t.backtrace->frames) frames.push_back({f.file, f.line, f.function});
+    info.backtrace = frames_of(*t.backtrace);
+    if (!t.backtrace->branches.empty()) info.branches = branches_of(*t.backtrace);
   }
   if (t.times) {
     info.busy_ns = ns(t.times->busy);

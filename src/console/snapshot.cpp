@@ -54,6 +54,11 @@ void fields(T& r, V& v) {
     v("file", r.file);
     v("line", r.line);
     v("function", r.function);
+  } else if constexpr (std::is_same_v<R, BranchInfo>) {
+    v("index", r.index);
+    v("waiting_on", r.waiting_on);
+    v("backtrace", r.backtrace);
+    v("branches", r.branches);
   } else if constexpr (std::is_same_v<R, TaskInfo>) {
     v("id", r.id);
     v("name", r.name);
@@ -73,6 +78,7 @@ void fields(T& r, V& v) {
     v("wakers", r.wakers);
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);
+    v("branches", r.branches);
   } else if constexpr (std::is_same_v<R, Lint>) {
     v("kind", r.kind);
     v("task", r.task);

@@ -74,6 +74,14 @@ struct FrameInfo {
   std::string function;
 };
 
+// One unfinished branch of a combinator a task waits on (spool::BacktraceBranch).
+struct BranchInfo {
+  std::uint64_t index = 0;                          // its position among the combinator's futures
+  std::optional<std::string> waiting_on;            // what it waits on (a type name)
+  std::vector<FrameInfo> backtrace;                 // its own chain, innermost first
+  std::optional<std::vector<BranchInfo>> branches;  // of a combinator it waits on in turn
+};
+
 // One live task (TaskSnapshot, and the optional fields a runtime may measure).
 struct TaskInfo {
   std::uint64_t id = 0;
@@ -96,6 +104,7 @@ struct TaskInfo {
   std::optional<std::uint64_t> wakers;    // live Wakers and AbortHandles (idle tasks)
   std::optional<std::string> waiting_on;  // the leaf it waits on (a type name)
   std::optional<std::vector<FrameInfo>> backtrace;
+  std::optional<std::vector<BranchInfo>> branches;  // of a combinator it waits on
 };
 
 // A finding about the runtime (lints.hpp).

@@ -1,10 +1,7 @@
 // What a runtime says about its live tasks: Runtime::tasks()' snapshots and Runtime::dump()'s
 // text, both read from the owned-task list, with the backtraces of the idle ones.
-#include <cxxabi.h>
-
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,14 +31,6 @@ const char* state_name(TaskSnapshot::State state) noexcept {
       break;
   }
   return "idle";
-}
-
-std::string demangled(const std::type_info& type) {
-  int status = 0;
-  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : type.name();
-  std::free(name);
-  return out;
 }
 
 // A duration as dump() prints it, as spool-console does.
@@ -101,7 +90,7 @@ TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
   snap.wakes = snap.polls > 0 ? snap.polls - 1 : 0;
   snap.self_wakes = t.self_wakes.load(std::memory_order_relaxed);
   if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
-    snap.waiting_on = demangled(*w);
+    snap.waiting_on = type_name(*w);
   }
   if (t.side != nullptr && t.side->times) {
     snap.times = t.side->times->read(TaskClock::now(), snap.state == TaskSnapshot::State::kRunning,

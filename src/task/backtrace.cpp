@@ -1,11 +1,18 @@
 #include "spool/core/backtrace.hpp"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+
 namespace spool {
 
-std::string Backtrace::to_string() const {
-  std::string out;
-  for (const AwaitSite& f : frames) {
-    out += "  at ";
+namespace {
+
+// `bt` as Backtrace::to_string writes it, each line after `indent` more spaces.
+void write(const Backtrace& bt, std::size_t indent, std::string& out) {
+  const std::string pad(indent + 2, ' ');
+  for (const AwaitSite& f : bt.frames) {
+    out += pad + "at ";
     out += f.file;
     out += ':';
     out += std::to_string(f.line);
@@ -13,7 +20,32 @@ std::string Backtrace::to_string() const {
     out += f.function;
     out += '\n';
   }
+  for (const BacktraceBranch& b : bt.branches) {
+    out += pad + "branch " + std::to_string(b.index);
+    if (!b.waiting_on.empty()) out += ", waiting on " + b.waiting_on;
+    out += ":\n";
+    write(b.backtrace, indent + 2, out);
+  }
+}
+
+}  // namespace
+
+std::string Backtrace::to_string() const {
+  std::string out;
+  write(*this, 0, out);
   return out;
 }
+
+namespace detail {
+
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
+  std::string out = status == 0 && name ? name : type.name();
+  std::free(name);
+  return out;
+}
+
+}  // namespace detail
 
 }  // namespace spool

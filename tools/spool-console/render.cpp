@@ -7,7 +7,9 @@
 
 namespace spool_console {
 
+using spool::console::BranchInfo;
 using spool::console::ChannelInfo;
+using spool::console::FrameInfo;
 using spool::console::LevelInfo;
 using spool::console::Snapshot;
 using spool::console::TaskInfo;
@@ -25,6 +27,24 @@ std::string format(const char* fmt, auto... args) {
 
 std::string optional_duration(const std::optional<std::uint64_t>& ns) {
   return ns ? human_duration(*ns) : "-";
+}
+
+// A backtrace's lines, as Backtrace::to_string writes them: each frame, then each branch
+// of a combinator it waits on, with its own lines indented under it.
+void backtrace_lines(const std::vector<FrameInfo>& frames,
+                     const std::optional<std::vector<BranchInfo>>& branches,
+                     const std::string& indent, std::vector<std::string>& out) {
+  for (const FrameInfo& f : frames) {
+    out.push_back(indent + format("at %s:%llu in %s", f.file.c_str(),
+                                  static_cast<unsigned long long>(f.line), f.function.c_str()));
+  }
+  if (!branches) return;
+  for (const BranchInfo& b : *branches) {
+    std::string head = indent + "branch " + std::to_string(b.index);
+    if (b.waiting_on) head += ", waiting on " + *b.waiting_on;
+    out.push_back(head + ":");
+    backtrace_lines(b.backtrace, b.branches, indent + "  ", out);
+  }
 }
 
 std::string location(const TaskInfo& t) {
@@ -178,10 +198,7 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  waiting on     " + t.waiting_on.value_or("-"));
   if (t.backtrace) {
     out.push_back("  backtrace:");
-    for (const auto& f : *t.backtrace) {
-      out.push_back(format("    at %s:%llu in %s", f.file.c_str(),
-                           static_cast<unsigned long long>(f.line), f.function.c_str()));
-    }
+    backtrace_lines(*t.backtrace, t.branches, "    ", out);
   } else {
     out.push_back("  backtrace      (not measured by this runtime)");
   }
@@ -263,6 +280,20 @@ void make_printable(Snapshot& s) {
       if (u < 0x20 || u == 0x7f) c = '?';
     }
   };
+  auto clean_frames = [&](std::vector<FrameInfo>& frames) {
+    for (FrameInfo& f : frames) {
+      clean(f.file);
+      clean(f.function);
+    }
+  };
+  auto clean_branches = [&](auto& self, std::optional<std::vector<BranchInfo>>& branches) -> void {
+    if (!branches) return;
+    for (BranchInfo& b : *branches) {
+      if (b.waiting_on) clean(*b.waiting_on);
+      clean_frames(b.backtrace);
+      self(self, b.branches);
+    }
+  };
   clean(s.runtime.flavor);
   clean(s.runtime.io_backend);
   for (ChannelInfo& c : s.channels) {
@@ -275,12 +306,8 @@ void make_printable(Snapshot& s) {
   for (TaskInfo& t : s.tasks) {
     for (std::string* text : {&t.name, &t.channel, &t.file, &t.state}) clean(*text);
     if (t.waiting_on) clean(*t.waiting_on);
-    if (t.backtrace) {
-      for (auto& f : *t.backtrace) {
-        clean(f.file);
-        clean(f.function);
-      }
-    }
+    if (t.backtrace) clean_frames(*t.backtrace);
+    clean_branches(clean_branches, t.branches);
   }
   for (auto& l : s.lints) {
     clean(l.kind);

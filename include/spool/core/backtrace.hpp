@@ -5,12 +5,17 @@
 // A compiler without __builtin_source_location (clang before 15) records nothing: its sites
 // read as unknown (empty file, line 0). A chain's backtrace
 // walks from the innermost coroutine to the outermost through the promises' continuations,
-// reading each one's last await site, so nobody annotates anything.
+// reading each one's last await site, so nobody annotates anything. A Task that is a branch
+// of a combinator awaited in a Task (when_all, when_any / select) continues into the
+// coroutine that awaits the combinator, and a chain that waits on a combinator lists its
+// unfinished branches' own chains.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "spool/config.hpp"
@@ -27,14 +32,35 @@ struct AwaitSite {
   const char* function = "";
 };
 
+struct BacktraceBranch;
+
 /// An async backtrace: the await sites of a chain of Tasks, innermost first, the way a
 /// debugger's stack trace reads. `co_await spool::backtrace()` gives the current chain's.
 struct SPOOL_API Backtrace {
-  /// The sites, from the innermost coroutine (the one that asked) to the outermost.
+  /// The sites, from the innermost coroutine (the one that asked, or that awaits the leaf)
+  /// to the outermost.
   std::vector<AwaitSite> frames;
+  /// When the chain waits on a combinator (when_all, when_any / select): its unfinished
+  /// branches, each with its own chain, in argument (or vector) order. Empty otherwise, and
+  /// always in what `co_await spool::backtrace()` gives.
+  std::vector<BacktraceBranch> branches;
 
-  /// The frames as text, one per line: "  at file:line in function".
+  /// The frames as text, one per line: "  at file:line in function", then each branch as a
+  /// line "  branch <i>, waiting on <type>:" with its own lines indented under it.
   std::string to_string() const;
+};
+
+/// One unfinished branch of a combinator that a chain waits on.
+struct BacktraceBranch {
+  /// Its position among the combinator's futures.
+  std::size_t index = 0;
+  /// What it waits on: for a Task, the leaf future its chain waits on; for any other future,
+  /// the branch's own type (demangled). Empty for a Task that waits on nothing yet.
+  std::string waiting_on;
+  /// For a Task, its chain: the sites from the coroutine that awaits its leaf up to the
+  /// branch Task itself (the enclosing Backtrace's frames continue it), and the branches of
+  /// a combinator it waits on in turn. For a combinator, only the latter.
+  Backtrace backtrace;
 };
 
 namespace detail {
@@ -57,6 +83,9 @@ struct SourceSite {
 inline AwaitSite to_await_site(const SourceSite&) noexcept { return AwaitSite{}; }
 #endif
 static_assert(sizeof(SourceSite) == sizeof(void*));
+
+// `type`'s name as people write it (demangled where the ABI can), for diagnostics.
+SPOOL_API std::string type_name(const std::type_info& type);
 
 // A SourceSite left unconstructed until the first co_await writes one: the coroutine's
 // creation stays as cheap as it was.

@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 #include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
@@ -46,15 +47,43 @@ inline constexpr bool is_task_v = false;
 template <class T>
 inline constexpr bool is_task_v<Task<T>> = true;
 
+struct PendingLeaf;
+
+// What diagnostics know of a kind of leaf (one static record per leaf type).
+struct LeafKind {
+  const std::type_info* type;  // the leaf future's type (Runtime::dump)
+  // Adds the unfinished branches of a combinator leaf to `out` (null for other futures).
+  void (*branches)(const PendingLeaf& leaf, std::vector<BacktraceBranch>& out);
+};
+
 // A pending leaf future awaited somewhere in a chain. poll_fn polls it with the given
 // context and returns true once it is ready (its result, or the exception its poll threw,
 // is then stored in the awaiter).
 struct PendingLeaf {
   bool (*poll_fn)(PendingLeaf* self, Context& cx);
-  const std::type_info* type;  // the leaf future's type, for diagnostics (Runtime::dump)
+  const LeafKind* kind;
 };
 
 class TaskPromiseBase;
+
+// A future whose child Tasks' backtraces may continue into the coroutine that awaits it:
+// `link_awaiting(awaiting)` before its first poll. spool::join's futures are linked when
+// awaited as a temporary, which lives in the awaiting frame and finishes after its children.
+template <class F>
+concept LinksAwaiting = requires(F& f, const TaskPromiseBase* awaiting) {
+  f.link_awaiting(awaiting);
+};
+
+// A future with branches of its own (when_all, when_any): a co_await of it in a Task links
+// it to the awaiting coroutine, so that a Task branch's backtrace continues there, and a
+// backtrace of a chain waiting on it lists its branches' chains.
+template <class F>
+concept BranchingFuture = LinksAwaiting<F> &&
+    requires(F& f, const F& cf, std::vector<BacktraceBranch>& out) {
+  f.unlink_awaiting();        // the awaiting coroutine goes on or away: branches polled later
+                              // must not lead to it
+  cf.branch_backtraces(out);  // adds each unfinished branch to `out`
+};
 
 // The trampoline state of one chain of nested Tasks, owned by the outermost promise.
 // Touched only by the thread polling the outermost Task.
@@ -88,8 +117,11 @@ std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task);
 // void) instead of into a returned Poll; true once finished. For spool::join, which stores
 // it in place: a Poll<T> returned in registers was first built in memory and copied out
 // with one wide load of two narrower stores (a store-forwarding stall on every child).
+// The Task's backtrace continues into `awaiting` (the coroutine that awaits the join or the
+// combinator the Task is a child of, or null).
 template <class T, class Sink>
-bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx);
+bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting);
+struct BranchAccess;
 
 // Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
 // pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
@@ -177,6 +209,11 @@ class TaskPromiseBase {
                     "co_await inside a spool::Task needs a spool::Future (a type with "
                     "Poll<T> poll(spool::Context&)), another spool::Task, or a "
                     "spool::Generator's next()");
+      if constexpr (BranchingFuture<Plain>) {
+        awaited.link_awaiting(this);  // unlinked by the awaiter: it may be an lvalue
+      } else if constexpr (LinksAwaiting<Plain> && !std::is_lvalue_reference_v<A>) {
+        awaited.link_awaiting(this);  // a join, which cannot outlive this frame
+      }
       return FutureAwaiter<Plain>(awaited, *chain_);
     }
   }
@@ -187,6 +224,9 @@ class TaskPromiseBase {
   template <class>
   friend class TaskAwaiter;
   friend bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx);
+  template <class T, class Sink>
+  friend bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx,
+                             const TaskPromiseBase* awaiting);
 
  public:
   // Makes this the outermost Task of its own chain, about to run `self` first. Throws if
@@ -222,26 +262,38 @@ class TaskPromiseBase {
   bool started() const noexcept { return chain_ != nullptr; }
   // The exception the body threw, if any.
   const std::exception_ptr& exception() const noexcept { return exception_; }
-  // The await sites from this coroutine up to the outermost one awaiting it.
+  // The await sites from this coroutine up to the outermost one awaiting it (through the
+  // coroutine that awaits a combinator this chain is a branch of).
   Backtrace backtrace() const {
     Backtrace bt;
-    for (const TaskPromiseBase* p = this; p != nullptr; p = p->parent_) {
-      bt.frames.push_back(to_await_site(p->await_site_.site));
-    }
+    add_sites(bt, nullptr);
     return bt;
   }
   // Where the chain of this outermost Task waits: the sites from the coroutine that awaits
-  // the leaf up to this one (no frames when it waits on no leaf). Only while nobody polls
-  // the chain (another thread holds a claim that orders it after the last poll).
+  // the leaf up to this one (no frames when it waits on no leaf), and the branches of a
+  // combinator leaf. Only while nobody polls the chain (another thread holds a claim that
+  // orders it after the last poll, or this thread polls the combinator it is a branch of).
   Backtrace waiting_backtrace() const {
-    return own_chain_.leaf ? own_chain_.leaf_awaiter->backtrace() : Backtrace{};
+    Backtrace bt;
+    if (const PendingLeaf* leaf = own_chain_.leaf) {
+      own_chain_.leaf_awaiter->add_sites(bt, this);
+      if (leaf->kind->branches != nullptr) leaf->kind->branches(*leaf, bt.branches);
+    }
+    return bt;
   }
   // The type of the leaf future the chain waits on, or null.
   const std::type_info* waiting_on() const noexcept {
-    return own_chain_.leaf ? own_chain_.leaf->type : nullptr;
+    return own_chain_.leaf ? own_chain_.leaf->kind->type : nullptr;
   }
 
  protected:
+  // Adds the sites from this coroutine up the awaiting ones to `bt`, up to `last` included
+  // (null: up to the outermost).
+  void add_sites(Backtrace& bt, const TaskPromiseBase* last) const {
+    for (const TaskPromiseBase* p = this; p != nullptr; p = p == last ? nullptr : p->parent_) {
+      bt.frames.push_back(to_await_site(p->await_site_.site));
+    }
+  }
   void rethrow_if_failed() {
     if (exception_) std::rethrow_exception(std::exchange(exception_, nullptr));
   }
@@ -249,8 +301,9 @@ class TaskPromiseBase {
   TaskChain* chain_ = nullptr;            // the chain this Task runs in; set before it starts
   std::coroutine_handle<> continuation_;  // the awaiting parent; null when outermost
   // continuation_'s promise, for backtraces; set when this coroutine starts (begin_outermost,
-  // run_child_next), not at its creation, which stays as cheap as it was.
-  TaskPromiseBase* parent_;
+  // run_child_next), not at its creation, which stays as cheap as it was. An outermost Task
+  // that is a combinator's branch has the coroutine that awaits the combinator.
+  const TaskPromiseBase* parent_;
   // This coroutine's last co_await, not constructed either: a backtrace reads only
   // coroutines that awaited.
   LazySite await_site_;
@@ -316,11 +369,16 @@ class FutureAwaiter : PendingLeaf {
 
  public:
   FutureAwaiter(F& fut, TaskChain& chain)
-      : PendingLeaf{&poll_leaf, &typeid(F)}, fut_(fut), chain_(chain) {}
+      : PendingLeaf{&poll_leaf, &kKind}, fut_(fut), chain_(chain) {}
 
   FutureAwaiter(const FutureAwaiter&) = delete;
   FutureAwaiter& operator=(const FutureAwaiter&) = delete;
-  ~FutureAwaiter() { reset_result(); }
+  // Before the awaiting coroutine goes on or goes away: a combinator awaited as an lvalue
+  // may outlive it.
+  ~FutureAwaiter() {
+    if constexpr (BranchingFuture<F>) fut_.unlink_awaiting();
+    reset_result();
+  }
 
   // Polls at once: a future that is already ready costs no suspension.
   bool await_ready() { return poll_into_result(*chain_.cx); }
@@ -336,6 +394,12 @@ class FutureAwaiter : PendingLeaf {
   }
 
  private:
+  static void branches_of(const PendingLeaf& leaf, std::vector<BacktraceBranch>& out) {
+    if constexpr (BranchingFuture<F>)
+      static_cast<const FutureAwaiter&>(leaf).fut_.branch_backtraces(out);
+  }
+  static constexpr LeafKind kKind{&typeid(F), BranchingFuture<F> ? &branches_of : nullptr};
+
   static bool poll_leaf(PendingLeaf* leaf, Context& cx) {
     auto* self = static_cast<FutureAwaiter*>(leaf);
     try {
@@ -456,7 +520,9 @@ class [[nodiscard]] Task {
   template <class U>
   friend std::coroutine_handle<detail::TaskPromise<U>> detail::take_for_spawn(Task<U>& task);
   template <class U, class Sink>
-  friend bool detail::poll_task_into(Task<U>& task, Sink&& sink, Context& cx);
+  friend bool detail::poll_task_into(Task<U>& task, Sink&& sink, Context& cx,
+                                     const detail::TaskPromiseBase* awaiting);
+  friend struct detail::BranchAccess;
 
   // poll's checks: the promise of a Task that may be polled now, started as the outermost
   // of its own chain at its first poll. Throws std::logic_error when the Task is empty, has
@@ -543,8 +609,9 @@ std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task) {
 }
 
 template <class T, class Sink>
-bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx) {
+bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting) {
   TaskPromise<T>& p = task.promise_for_poll();
+  p.parent_ = awaiting;  // after promise_for_poll: a first poll starts it with none
   if (!run_chain(p, task.handle_, cx)) return false;
   if constexpr (std::is_void_v<T>) {
     p.take_result();
@@ -554,6 +621,46 @@ bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx) {
   }
   return true;
 }
+
+// Polls `f`, a child future of a combinator or a scope that `awaiting` awaits (or null): a
+// Task's backtrace goes on into `awaiting`, and a combinator passes the link on to its own
+// branches. Ready: `sink(value)` (`sink()` for void), and true.
+template <class F, class Sink>
+bool poll_child(F& f, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting) {
+  if constexpr (is_task_v<F>) {
+    return poll_task_into(f, sink, cx, awaiting);
+  } else {
+    if constexpr (BranchingFuture<F>) f.link_awaiting(awaiting);
+    auto p = f.poll(cx);
+    if (p.is_pending()) return false;
+    if constexpr (std::is_void_v<future_output_t<F>>) {
+      sink();
+    } else {
+      sink(std::move(p).value());
+    }
+    return true;
+  }
+}
+
+// What a combinator's branch (branch.hpp) reads of a Task, for a backtrace.
+struct BranchAccess {
+  // Adds unfinished branch `f`, at `index`, to `out`: a Task's chain, a combinator's own
+  // branches, or another future's type.
+  template <class F>
+  static void describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out) {
+    BacktraceBranch& b = out.emplace_back();
+    b.index = index;
+    if constexpr (is_task_v<F>) {
+      if (!f.handle_ || !f.handle_.promise().started()) return;
+      const TaskPromiseBase& p = f.handle_.promise();
+      if (const std::type_info* leaf = p.waiting_on()) b.waiting_on = type_name(*leaf);
+      b.backtrace = p.waiting_backtrace();
+    } else {
+      b.waiting_on = type_name(typeid(F));
+      if constexpr (BranchingFuture<F>) f.branch_backtraces(b.backtrace.branches);
+    }
+  }
+};
 
 inline bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx) {
   TaskChain& chain = p.own_chain_;

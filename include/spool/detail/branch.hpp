@@ -2,15 +2,18 @@
 // cancelled (a JoinHandle is aborted).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "spool/combinators/branch_output.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/core/task.hpp"
 #include "spool/join_handle.hpp"
 
 namespace spool::detail {
@@ -56,14 +59,19 @@ class Branch {
   // True until the future was ready or cancelled.
   bool active() const noexcept { return active_; }
 
-  // Polls the future (active() must be true). Ready: keeps its output for take() and
-  // destroys the future at once, and returns true. An exception from its poll propagates.
-  bool poll(Context& cx) {
-    Poll<Output> p = lift(fut_.poll(cx));
-    if (p.is_pending()) return false;
-    out_.emplace(std::move(p).value());
+  // Polls the future (active() must be true), linked to `awaiting`, the coroutine that
+  // awaits the combinator (or null). Ready: keeps its output for take() and destroys the
+  // future at once, and returns true. An exception from its poll propagates.
+  bool poll(Context& cx, const TaskPromiseBase* awaiting) {
+    auto keep = [this](auto&&... v) { out_.emplace(std::forward<decltype(v)>(v)...); };
+    if (!poll_child(fut_, keep, cx, awaiting)) return false;
     destroy();
     return true;
+  }
+
+  // Adds the future, unless it finished, to a backtrace's branches as branch `index`.
+  void describe(std::size_t index, std::vector<BacktraceBranch>& out) const {
+    if (active_) BranchAccess::describe(fut_, index, out);
   }
 
   // The output kept by the poll that returned true.

@@ -33,9 +33,13 @@ class TupleBranches {
 
   std::size_t size() const noexcept { return sizeof...(Fs); }
 
-  // Polls child i with `cx` unless it is finished; true when it is ready now.
-  bool poll(std::size_t i, Context& cx) {
-    return visit(i, [&cx](auto& branch) { return branch.active() && branch.poll(cx); });
+  // Polls child i with `cx` unless it is finished, linked to `awaiting` (Branch::poll); true
+  // when it is ready now.
+  bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
+    return visit(i, [&](auto& branch) { return branch.active() && branch.poll(cx, awaiting); });
+  }
+  void describe_all(std::vector<BacktraceBranch>& out) const {
+    describe_all(out, std::index_sequence_for<Fs...>{});
   }
   AllOutput take_all() {
     return std::apply([](auto&... branch) { return AllOutput(branch.take()...); }, branches_);
@@ -56,6 +60,10 @@ class TupleBranches {
     bool result = false;
     ((i == Is ? void(result = fn(std::get<Is>(branches_))) : void()), ...);
     return result;
+  }
+  template <std::size_t... Is>
+  void describe_all(std::vector<BacktraceBranch>& out, std::index_sequence<Is...>) const {
+    (std::get<Is>(branches_).describe(Is, out), ...);
   }
   template <std::size_t... Is>
   AnyOutput take_any(std::size_t i, std::index_sequence<Is...>) {
@@ -85,8 +93,14 @@ class VecBranches {
 
   std::size_t size() const noexcept { return branches_.size(); }
 
-  // Polls child i with `cx` unless it is finished; true when it is ready now.
-  bool poll(std::size_t i, Context& cx) { return branches_[i].active() && branches_[i].poll(cx); }
+  // Polls child i with `cx` unless it is finished, linked to `awaiting` (Branch::poll); true
+  // when it is ready now.
+  bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
+    return branches_[i].active() && branches_[i].poll(cx, awaiting);
+  }
+  void describe_all(std::vector<BacktraceBranch>& out) const {
+    for (std::size_t i = 0; i < branches_.size(); ++i) branches_[i].describe(i, out);
+  }
   AllOutput take_all() {
     AllOutput out;
     out.reserve(branches_.size());

@@ -70,7 +70,7 @@ class Children {
     try {
       wakers_.for_each_ready([&](std::size_t i) {
         Context child_cx(wakers_.waker(i), cx);
-        return branches_.poll(i, child_cx) && on_ready(i);
+        return branches_.poll(i, child_cx, awaiting_) && on_ready(i);
       });
     } catch (...) {
       finish();
@@ -86,10 +86,18 @@ class Children {
 
   Branches& branches() noexcept { return branches_; }
 
+  // BranchingFuture (task.hpp), for async backtraces.
+  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { awaiting_ = awaiting; }
+  // Each poll gives a Task branch its parent anew (Branch::poll), and a backtrace read from
+  // outside stops at the branch: forgetting the coroutine is enough.
+  void unlink_awaiting() noexcept { awaiting_ = nullptr; }
+  void branch_backtraces(std::vector<BacktraceBranch>& out) const { branches_.describe_all(out); }
+
  private:
   PollGuard guard_;  // first: a refused move moves nothing else
   ChildWakers wakers_;
   Branches branches_;
+  const TaskPromiseBase* awaiting_ = nullptr;  // the coroutine that awaits the combinator
 };
 
 // The base of when_all's and when_any's futures: their children, built in place.
@@ -99,6 +107,16 @@ class Combinator {
   // `args` (a name for errors, then the futures) build the children.
   template <class... Args>
   explicit Combinator(std::in_place_t, Args&&... args) : children_(std::forward<Args>(args)...) {}
+
+  // BranchingFuture (task.hpp): a Task that awaits the combinator links it to itself, so
+  // that its branches' backtraces go on into the Task, and lists them in its own.
+  void link_awaiting(const TaskPromiseBase* awaiting) noexcept {
+    children_.link_awaiting(awaiting);
+  }
+  void unlink_awaiting() noexcept { children_.unlink_awaiting(); }
+  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
+    children_.branch_backtraces(out);
+  }
 
  protected:
   Children<Branches> children_;

@@ -73,9 +73,10 @@ struct ForkChildBase;
 
 // What the join does with a child, whatever its type (one static table per type).
 struct ForkChildOps : ForkItemOps {
-  // Polls the child's Task with `cx`; true once it finished (its value stored). Throws what
+  // Polls the child's Task with `cx`, its backtrace going on into `awaiting` (the coroutine
+  // that awaits the join, or null); true once it finished (its value stored). Throws what
   // the child threw.
-  bool (*poll_inline)(ForkChildBase& self, Context& cx);
+  bool (*poll_inline)(ForkChildBase& self, Context& cx, const TaskPromiseBase* awaiting);
   // Destroys the child's Task (cancelled: it will not run on).
   void (*drop_task)(ForkChildBase& self) noexcept;
 };
@@ -87,8 +88,8 @@ struct ForkChildBase : ForkItem {
   ForkState state = ForkState::kFresh;  // the join's own (never read by a thief)
 
   // ForkChildOps::poll_inline and drop_task.
-  bool poll_inline(Context& cx) {
-    return static_cast<const ForkChildOps*>(ops)->poll_inline(*this, cx);
+  bool poll_inline(Context& cx, const TaskPromiseBase* awaiting) {
+    return static_cast<const ForkChildOps*>(ops)->poll_inline(*this, cx, awaiting);
   }
   void drop_task() noexcept { static_cast<const ForkChildOps*>(ops)->drop_task(*this); }
 };
@@ -152,6 +153,9 @@ struct ForkShared {
   // The task-local values where the join was first polled, for its stolen children (the
   // unstolen ones run inside the join's poll); written and read as `site` is.
   const TaskLocalNode* locals = nullptr;
+  // The coroutine that awaits the join, where its children's backtraces go on (or null):
+  // written before the first poll (LinksAwaiting, task.hpp), read as `locals` is.
+  const TaskPromiseBase* awaiting = nullptr;
   BuiltOnce<ForkRemote> remote;
 };
 
@@ -170,11 +174,14 @@ decltype(auto) as_child_task(F&& fut) {
 template <class T>
 using ForkValue = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 
-// Polls `task` with `cx`; stores its value in `value` once it finished.
+// Polls `task` with `cx`, its backtrace going on into `awaiting` (the coroutine that awaits
+// the join, or null); stores its value in `value` once it finished.
 template <class T>
-bool poll_fork_task(Task<T>& task, std::optional<ForkValue<T>>& value, Context& cx) {
+bool poll_fork_task(Task<T>& task, std::optional<ForkValue<T>>& value, Context& cx,
+                    const TaskPromiseBase* awaiting) {
   return poll_task_into(
-      task, [&value](auto&&... v) { value.emplace(std::forward<decltype(v)>(v)...); }, cx);
+      task, [&value](auto&&... v) { value.emplace(std::forward<decltype(v)>(v)...); }, cx,
+      awaiting);
 }
 
 template <class T>
@@ -215,7 +222,9 @@ class RemoteChild {
     RemoteChild* self;
     Poll<void> poll(Context& cx) {
       TaskLocalsInstalled installed(self->child_->shared->locals);
-      if (!poll_fork_task(self->task_, self->child_->value, cx)) return pending;
+      if (!poll_fork_task(self->task_, self->child_->value, cx, self->child_->shared->awaiting)) {
+        return pending;
+      }
       self->produced_ = true;
       return Poll<void>::ready();
     }
@@ -274,9 +283,9 @@ struct ForkChild final : ForkChildBase {
     }
     r.started(record, std::move(handle), std::move(error));
   }
-  static bool poll_inline_fn(ForkChildBase& self, Context& cx) {
+  static bool poll_inline_fn(ForkChildBase& self, Context& cx, const TaskPromiseBase* awaiting) {
     auto& c = static_cast<ForkChild&>(self);
-    return poll_fork_task(c.task, c.value, cx);
+    return poll_fork_task(c.task, c.value, cx, awaiting);
   }
   static void drop_task_fn(ForkChildBase& self) noexcept {
     static_cast<ForkChild&>(self).task = Task<T>();
@@ -300,6 +309,8 @@ class ForkJoinCore {
     }
   }
   ~ForkJoinCore() { settle(); }
+  // The coroutine that awaits the join: the children's backtraces go on into it.
+  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { shared_.awaiting = awaiting; }
   // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
   // and destroys the `n` children's Tasks not run to their end (their frames may borrow
   // what the awaiting frame frees next).
@@ -361,7 +372,7 @@ class ForkJoinCore {
         continue;
       }
       try {
-        if (c.poll_inline(cx)) {
+        if (c.poll_inline(cx, shared_.awaiting)) {
           c.state = ForkState::kDone;
         } else {
           c.state = ForkState::kPending;

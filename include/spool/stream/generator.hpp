@@ -136,12 +136,13 @@ class GeneratorPromise : public TaskPromiseBase, private PendingLeaf {
     TaskChain& chain = ap.chain();
     if (run_polled(Handle::from_promise(*this), *chain.cx, GeneratorPhase::kAsLeaf)) return true;
     poll_fn = &poll_as_leaf;
-    type = &typeid(GeneratorPromise);
+    kind = &kLeafKind;
     chain.leaf = this;
     chain.after_leaf = awaiting;
     chain.leaf_awaiter = &ap;
     return false;
   }
+  static constexpr LeafKind kLeafKind{&typeid(GeneratorPromise), nullptr};
   static bool poll_as_leaf(PendingLeaf* leaf, Context& cx) {
     auto& self = static_cast<GeneratorPromise&>(*leaf);
     return self.run_polled(Handle::from_promise(self), cx, GeneratorPhase::kAsLeaf);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/await_site.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
 
@@ -21,7 +22,7 @@ using spool_rt_test::ManualLeaf;
 
 // Where the coroutines below await: set by them, read by the tests.
 struct Lines {
-  std::uint32_t leaf = 0, nest = 0;
+  std::uint32_t leaf = 0, nest = 0, fan = 0;
 };
 
 // Awaits `leaf` at the bottom of a chain of `depth` coroutines.
@@ -35,18 +36,9 @@ Task<int> nest(int depth, ManualLeaf leaf, Lines& at) {
   co_return 1 + co_await nest(depth - 1, leaf, at);
 }
 
-// As backtrace_test.cpp's: exact sites where the compiler records them (g++), unknown ones
-// where it cannot (clang 14).
-void expect_site(const spool::AwaitSite& s, std::uint32_t line) {
-#if defined(__cpp_lib_source_location)
-  EXPECT_STREQ(s.file, __FILE__);
-  EXPECT_EQ(s.line, line);
-  EXPECT_NE(std::string(s.function).find("nest("), std::string::npos) << s.function;
-#else
-  (void)line;
-  EXPECT_STREQ(s.file, "");
-  EXPECT_EQ(s.line, 0u);
-#endif
+// The frame `s` is the co_await at `line` of this file, in `function`.
+void expect_site(const spool::AwaitSite& s, std::uint32_t line, const char* function = "nest") {
+  spool_backtrace_test::expect_site(s, __FILE__, line, function);
 }
 
 class TaskBacktraceAnyFlavor : public spool_rt_test::RtFlavorTest {
@@ -210,6 +202,84 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
   detached_leaf.fire();
   leaf.fire();
   wait(rt, std::move(kept));
+}
+
+// Waits on when_all of two chains and a bare leaf.
+Task<void> fan(ManualLeaf first, ManualLeaf second, ManualLeaf third, Lines& at) {
+  at.fan = __LINE__ + 1;
+  co_await spool::when_all(nest(1, first, at), nest(2, second, at), std::move(third));
+}
+
+// A chain that waits on a combinator: its frames end at the combinator's co_await, and each
+// unfinished branch is listed with its own chain (a bare leaf with its type); a branch that
+// finished is not.
+TEST_P(TaskBacktraceAnyFlavor, AChainWaitingOnWhenAllListsItsUnfinishedBranches) {
+  auto rt = build();
+  ManualLeaf first, second, third;
+  Lines at;
+  auto h = rt.spawn(fan(first, second, third, at));
+  until_pending(rt, third);  // polled after the others
+  std::optional<Backtrace> bt = idle_backtrace(rt, h);
+  ASSERT_TRUE(bt.has_value());
+  ASSERT_EQ(bt->frames.size(), 1u);
+  expect_site(bt->frames[0], at.fan, "fan");
+  ASSERT_EQ(bt->branches.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(bt->branches[i].index, i);
+    EXPECT_EQ(bt->branches[i].waiting_on, "spool_rt_test::ManualLeaf");
+    EXPECT_TRUE(bt->branches[i].backtrace.branches.empty());
+  }
+  ASSERT_EQ(bt->branches[0].backtrace.frames.size(), 1u);
+  expect_site(bt->branches[0].backtrace.frames[0], at.leaf);
+  ASSERT_EQ(bt->branches[1].backtrace.frames.size(), 2u);
+  expect_site(bt->branches[1].backtrace.frames[0], at.leaf);
+  expect_site(bt->branches[1].backtrace.frames[1], at.nest);
+  EXPECT_TRUE(bt->branches[2].backtrace.frames.empty());
+
+  first.fire();
+  EXPECT_TRUE(within_rounds(rt, [&] {
+    bt = h.backtrace();
+    return bt && bt->branches.size() == 2;
+  }));
+  ASSERT_TRUE(bt.has_value());
+  ASSERT_EQ(bt->branches.size(), 2u);
+  EXPECT_EQ(bt->branches[0].index, 1u);
+  EXPECT_EQ(bt->branches[1].index, 2u);
+  const std::string text = bt->to_string();
+  EXPECT_NE(text.find("\n  branch 1, waiting on spool_rt_test::ManualLeaf:\n    at "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  branch 2, waiting on spool_rt_test::ManualLeaf:\n"), std::string::npos)
+      << text;
+  second.fire();
+  third.fire();
+  wait(rt, std::move(h));
+}
+
+// Waits in a scope's body.
+Task<void> in_scope(ManualLeaf leaf, Lines& at) {
+  at.fan = __LINE__ + 1;
+  co_await spool::scope([&](spool::Scope&) -> Task<void> { (void)co_await nest(1, leaf, at); });
+}
+
+// A chain waiting on a scope lists its body as branch 0, with the body's own chain.
+TEST_P(TaskBacktraceAnyFlavor, AChainWaitingOnAScopeListsItsBody) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  auto h = rt.spawn(in_scope(leaf, at));
+  until_pending(rt, leaf);
+  const std::optional<Backtrace> bt = idle_backtrace(rt, h);
+  ASSERT_TRUE(bt.has_value());
+  ASSERT_EQ(bt->frames.size(), 1u);
+  expect_site(bt->frames[0], at.fan, "in_scope");
+  ASSERT_EQ(bt->branches.size(), 1u);
+  EXPECT_EQ(bt->branches[0].index, 0u);
+  EXPECT_EQ(bt->branches[0].waiting_on, "spool_rt_test::ManualLeaf");
+  ASSERT_EQ(bt->branches[0].backtrace.frames.size(), 2u);  // nest, then the body
+  expect_site(bt->branches[0].backtrace.frames[0], at.leaf);
+  leaf.fire();
+  wait(rt, std::move(h));
 }
 
 TEST_P(TaskBacktraceAnyFlavor, DumpPrintsEachIdleTasksBacktrace) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "render.hpp"
 #include "ui.hpp"
@@ -98,6 +100,28 @@ TEST(ConsoleClient, ControlCharactersCannotDriveTheTerminal) {
   s.tasks[0].name = "evil\x1b]0;owned\x07";
   spool_console::make_printable(s);
   EXPECT_EQ(s.tasks[0].name, "evil?]0;owned?");
+}
+
+// A task waiting on a combinator: each branch under its own line, its frames indented, as
+// Backtrace::to_string writes them; a branch's strings are cleaned too.
+TEST(ConsoleClient, DetailsIndentEachBranchOfTheBacktrace) {
+  using spool::console::BranchInfo;
+  Snapshot s = three_tasks();
+  TaskInfo& t = s.tasks[0];
+  t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}};
+  BranchInfo inner{0, std::nullopt, {{"c.cpp", 9, "h()"}}, std::nullopt};
+  BranchInfo branch{1, "Leaf\x1b[2J", {{"b.cpp", 7, "g()"}}, std::vector<BranchInfo>{inner}};
+  t.branches = std::vector<BranchInfo>{branch};
+  spool_console::make_printable(s);
+  const std::vector<std::string> lines = spool_console::task_details(t);
+  const auto at = std::find(lines.begin(), lines.end(), "  backtrace:");
+  ASSERT_NE(at, lines.end());
+  ASSERT_GE(lines.end() - at, 6);
+  EXPECT_EQ(at[1], "    at a.cpp:3 in f()");
+  EXPECT_EQ(at[2], "    branch 1, waiting on Leaf?[2J:");
+  EXPECT_EQ(at[3], "      at b.cpp:7 in g()");
+  EXPECT_EQ(at[4], "      branch 0:");
+  EXPECT_EQ(at[5], "        at c.cpp:9 in h()");
 }
 
 TEST(ConsoleClient, OptionalColumnsOnlyWhenMeasured) {

@@ -117,6 +117,9 @@ Snapshot full_snapshot() {
   t.wakers = 1;
   t.waiting_on = "spool::Sleep";
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}, {"b.cpp", 4, "g()"}};
+  spool::console::BranchInfo inner{0, std::nullopt, {}, std::nullopt};
+  t.branches = std::vector<spool::console::BranchInfo>{
+      {2, "spool::Sleep", {{"c.cpp", 5, "h()"}}, std::vector<spool::console::BranchInfo>{inner}}};
   s.tasks.push_back(t);
   s.lints.push_back({"long_poll", 7, std::nullopt, "slow"});
   return s;
@@ -132,6 +135,13 @@ TEST(ConsoleSnapshot, ReaderTakesBackWhatTheWriterWrote) {
   EXPECT_EQ(back.tasks[0].name, "caf\xc3\xa9");
   ASSERT_TRUE(back.tasks[0].backtrace.has_value());
   EXPECT_EQ((*back.tasks[0].backtrace)[1].function, "g()");
+  ASSERT_TRUE(back.tasks[0].branches.has_value());
+  const spool::console::BranchInfo& branch = (*back.tasks[0].branches)[0];
+  EXPECT_EQ(branch.index, 2u);
+  EXPECT_EQ(branch.waiting_on, "spool::Sleep");
+  EXPECT_EQ(branch.backtrace[0].file, "c.cpp");
+  ASSERT_TRUE(branch.branches.has_value());
+  EXPECT_FALSE((*branch.branches)[0].waiting_on.has_value());
   ASSERT_TRUE(back.tasks[0].poll_histogram.has_value());
   EXPECT_EQ((*back.tasks[0].poll_histogram)[3], 9u);
   EXPECT_EQ(back.workers[0].state, "in_driver");
@@ -145,7 +155,7 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   s.tasks.emplace_back();
   const std::string line = spool::console::to_json(s);
   for (const char* name : {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns",
-                           "poll_histogram", "wakers", "backtrace", "waiting_on"}) {
+                           "poll_histogram", "wakers", "backtrace", "waiting_on", "branches"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
 }

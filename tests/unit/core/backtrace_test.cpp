@@ -10,6 +10,7 @@
 
 #include "spool/spool.hpp"
 #include "spool/stream.hpp"
+#include "support/await_site.hpp"
 
 namespace {
 
@@ -36,19 +37,9 @@ Task<Backtrace> top(Lines& at) {
   co_return co_await mid(at);
 }
 
-// The compiler names the function as it likes (g++: its signature); it contains the name.
-// clang before 15 cannot make a std::source_location: there every site reads as unknown.
+// The frame `s` is the co_await at `line` of this file, in `function`.
 void expect_site(const spool::AwaitSite& s, std::uint32_t line, const char* function) {
-#if defined(__cpp_lib_source_location)
-  EXPECT_STREQ(s.file, __FILE__);
-  EXPECT_EQ(s.line, line);
-  EXPECT_NE(std::string(s.function).find(std::string(function) + "("), std::string::npos)
-      << s.function;
-#else
-  (void)line, (void)function;
-  EXPECT_STREQ(s.file, "");
-  EXPECT_EQ(s.line, 0u);
-#endif
+  spool_backtrace_test::expect_site(s, __FILE__, line, function);
 }
 
 TEST(Backtrace, DepthOneIsTheAskingCoroutine) {
@@ -145,6 +136,25 @@ TEST(Backtrace, ToStringPrintsOneLinePerFrame) {
         "  at " + std::string(f.file) + ":" + std::to_string(f.line) + " in " + f.function + "\n";
   }
   EXPECT_EQ(bt.to_string(), want);
+}
+
+// Branches (a chain waiting on when_all / when_any) print under their own line, indented,
+// with what they wait on when it is known.
+TEST(Backtrace, ToStringIndentsEachBranchUnderItsLine) {
+  Backtrace bt;
+  bt.frames.push_back({"a.cpp", 3, "f()"});
+  spool::BacktraceBranch& b = bt.branches.emplace_back();
+  b.index = 1;
+  b.waiting_on = "Leaf";
+  b.backtrace.frames.push_back({"b.cpp", 7, "g()"});
+  spool::BacktraceBranch& inner = b.backtrace.branches.emplace_back();
+  inner.backtrace.frames.push_back({"c.cpp", 9, "h()"});
+  EXPECT_EQ(bt.to_string(),
+            "  at a.cpp:3 in f()\n"
+            "  branch 1, waiting on Leaf:\n"
+            "    at b.cpp:7 in g()\n"
+            "    branch 0:\n"
+            "      at c.cpp:9 in h()\n");
 }
 
 }  // namespace
