@@ -67,6 +67,9 @@ bool ThreadRing::arm(ThreadParker& own) {
   if (ring_->has_unsubmitted()) return false;
   if (watch_ == nullptr && !register_watch()) return true;  // nothing in flight any more
   ring_->drain_event();
+  // Another thread's cancel signals the eventfd after its request is in the inbox: one
+  // whose signal the drain took is seen here.
+  if (ring_->has_unsubmitted()) return false;
   ring_->watch(true);  // then the checks below: what came before it signals nothing
   const Waker unpark = Waker::from_raw(RawWaker{&own, &kUnparkVTable});
   Context cx(unpark);
@@ -112,7 +115,9 @@ ThreadRingScope::~ThreadRingScope() {
 }
 
 void submit_queued(ThreadRing& r) noexcept {
-  if (r.made().has_unsubmitted()) (void)r.made().submit();
+  // Only a file's operation goes at once; sockets' entries wait for the next reap, when this
+  // worker's queue is empty, to go to the kernel together.
+  if (r.made().has_urgent()) (void)r.made().submit();
 }
 
 bool reap_this_thread_ring() noexcept {
