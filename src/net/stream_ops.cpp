@@ -10,6 +10,7 @@
 #include <string>
 
 #include "net/no_sigpipe.hpp"
+#include "net/ring_stream.hpp"
 #include "spool/coop.hpp"
 #include "spool/net/io_error.hpp"
 
@@ -63,6 +64,21 @@ long writev_op(int fd, void* arg) {
 
 Poll<std::size_t> ReadFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // A stream socket's read on the worker's io_uring, or a dropped one's bytes (a peek
+  // takes only those); the readiness path where there is no ring.
+  if (mode_ != Mode::kDatagram && source_->is_socket() && detail::ring_may_serve(ring_, *source_)) {
+    for (;;) {
+      const long n =
+          detail::ring_read(ring_, cx, *source_, data_ + done_, len_ - done_, mode_ == Mode::kPeek);
+      if (n == detail::kNotOnRing) break;
+      if (n == detail::kRingPending) return pending;
+      if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+      if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+      if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
+        return r;
+      }
+    }
+  }
   for (;;) {
     const bool peek = mode_ == Mode::kPeek;
     Span s{data_ + done_, len_ - done_, peek ? MSG_PEEK : 0};
@@ -75,18 +91,36 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
     if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
-    done_ += static_cast<std::size_t>(n);
-    if (done_ == len_) return Poll<std::size_t>::ready(len_);
-    if (n == 0) {
-      throw UnexpectedEof(what_ + source_->addresses() + ": the stream ended after " +
-                          std::to_string(done_) + " of the " + std::to_string(len_) +
-                          " bytes read_exact wanted");
+    if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
+      return r;
     }
   }
 }
 
+Poll<std::size_t> ReadFuture::read_exact_step(std::size_t n) {
+  done_ += n;
+  if (done_ == len_) return Poll<std::size_t>::ready(len_);
+  if (n == 0) {
+    throw UnexpectedEof(what_ + source_->addresses() + ": the stream ended after " +
+                        std::to_string(done_) + " of the " + std::to_string(len_) +
+                        " bytes read_exact wanted");
+  }
+  return pending;
+}
+
 Poll<std::size_t> WriteFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // On the worker's io_uring, where there is one.
+  if (source_->is_socket() && detail::ring_may_serve(ring_, *source_)) {
+    for (;;) {
+      const long n = detail::ring_write(ring_, cx, *source_, data_ + done_, len_ - done_);
+      if (n == detail::kNotOnRing) break;
+      if (n == detail::kRingPending) return pending;
+      if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+      done_ += static_cast<std::size_t>(n);
+      if (!all_ || done_ == len_) return Poll<std::size_t>::ready(done_);
+    }
+  }
   for (;;) {
     Span s{const_cast<std::byte*>(data_ + done_), len_ - done_, 0};
     const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite,

@@ -14,6 +14,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/io_source.hpp"
+#include "spool/detail/ring_slot.hpp"
 
 namespace spool::net {
 
@@ -59,6 +60,10 @@ class SPOOL_API ReadFuture {
   Poll<std::size_t> poll(Context& cx);
 
  private:
+  // read_exact after a read of `n` bytes: ready when the buffer is full; throws
+  // UnexpectedEof at the end of the stream.
+  Poll<std::size_t> read_exact_step(std::size_t n);
+
   detail::IoSource* source_;
   std::byte* data_;
   std::size_t len_;
@@ -66,6 +71,7 @@ class SPOOL_API ReadFuture {
   Mode mode_;
   const char* what_;
   detail::IoWaiter waiter_;
+  detail::RingSlot ring_;  // a socket's receive on the worker's io_uring, while it waits
 };
 
 /// The future of write / write_all: ready with the number of bytes written. write gives
@@ -89,6 +95,7 @@ class SPOOL_API WriteFuture {
   bool all_;
   const char* what_;
   detail::IoWaiter waiter_;
+  detail::RingSlot ring_;  // a socket's send on the worker's io_uring, while it waits
 };
 
 /// The future of write_vectored: one sendmsg of up to IOV_MAX buffers, in order; ready with

@@ -52,6 +52,7 @@ bool ThreadRing::register_watch() {
       throw;
     }
     watch_fd_ = fd;
+    io_.count_ring_watch(true);
     return true;
   } catch (const std::system_error&) {
     // Nothing could wake this thread for its ring while it sleeps: the ring ends, its
@@ -101,7 +102,10 @@ void ThreadRing::after_park() noexcept {
 
 void ThreadRing::end() noexcept {
   ring_.reset();  // cancels and waits (WorkerRing's destructor)
-  if (watch_ != nullptr) io_.remove(std::exchange(watch_, nullptr));
+  if (watch_ != nullptr) {
+    io_.count_ring_watch(false);
+    io_.remove(std::exchange(watch_, nullptr));
+  }
   if (watch_fd_ >= 0) ::close(std::exchange(watch_fd_, -1));
 }
 

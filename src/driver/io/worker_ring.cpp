@@ -271,7 +271,12 @@ std::size_t WorkerRing::reap() noexcept {
       }
       if (r < 0) break;
     }
-    n += deliver();
+    const std::size_t got = deliver();
+    n += got;
+    // The kernel may leave IORING_SQ_TASKRUN set after an entry that ran its work and
+    // posted nothing (seen on Linux 6.18 with sockets' receives on the ring): looping on
+    // the flag would keep this thread from its tasks, whose sends those receives wait for.
+    if (got == 0 && !has_unsubmitted()) break;
   }
   return n;
 }
