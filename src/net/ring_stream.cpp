@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -25,59 +26,37 @@ bool not_run(int result) noexcept {
 
 }  // namespace
 
-// A receive into bytes of its own, just after the object (one allocation), copied into the
-// reading future's buffer when that future polls its answer; bytes it had no room for wait
-// for the next read (RingFd's orphan), as do those of a receive whose future was dropped.
-class StreamRecvOp final : public StreamRingOp {
- public:
-  static StreamRecvOp* make(RingFd& fd, std::size_t room) {
-    void* mem = ::operator new(sizeof(StreamRecvOp) + room);
-    return new (mem) StreamRecvOp(fd, room);
+StreamOp* StreamOp::make(RingFd& fd, bool send, std::size_t room) {
+  void* mem = ::operator new(sizeof(StreamOp) + room);
+  stream_ops_made.fetch_add(1, std::memory_order_relaxed);
+  return new (mem) StreamOp(fd, send, room);
+}
+
+void StreamOp::drop_from_future() noexcept {
+  RingFd& fd = fd_;  // (kept alive by this operation's reference until it is released)
+  if (send_) {
+    // A send nobody waits for is stopped: it would hold the socket open while the peer
+    // reads nothing. The next write gets another operation if this one is not back yet.
+    fd.end_write();
+    cancel();
+    return;
   }
-  static void operator delete(void* p) noexcept { ::operator delete(p); }
-
-  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
-  std::size_t room() const noexcept { return room_; }
-
-  void drop_from_future() noexcept override {
-    const std::optional<int> r = result_if_done();
-    // Answered with nothing left for a read (every byte taken, the end, a cancel): gone.
-    if (r && (*r >= 0 ? static_cast<std::size_t>(*r) == taken : not_run(*r))) {
-      abandon();
-      return;
-    }
-    fd_.put_orphan(this);  // still in flight, or bytes (or an error) the next read gets
+  const std::optional<int> r = result_if_done();
+  // Answered with nothing left for a read (every byte taken, the end, a cancel): back to
+  // the socket's keeping.
+  if (r && (*r >= 0 ? static_cast<std::size_t>(*r) == taken : not_run(*r))) {
+    fd.end_read(nullptr);
+    abandon();
+    return;
   }
+  fd.end_read(this);  // still in flight, or bytes (or an error) the next read gets
+}
 
-  std::size_t taken = 0;  // of the answer's bytes, those reads took (by whoever holds it)
-
- private:
-  StreamRecvOp(RingFd& fd, std::size_t room) noexcept : StreamRingOp(fd), room_(room) {}
-  std::size_t room_;
-};
-
-// A send of a copy of the caller's bytes, just after the object (one allocation).
-class StreamSendOp final : public StreamRingOp {
- public:
-  static StreamSendOp* make(RingFd& fd, const std::byte* src, std::size_t len) {
-    void* mem = ::operator new(sizeof(StreamSendOp) + len);
-    auto* op = new (mem) StreamSendOp(fd, len);
-    std::memcpy(op->data(), src, len);
-    return op;
-  }
-  static void operator delete(void* p) noexcept { ::operator delete(p); }
-
-  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
-  std::size_t len() const noexcept { return len_; }
-
-  // A send nobody waits for is stopped: it would hold the socket open while the peer
-  // reads nothing.
-  void drop_from_future() noexcept override { cancel(); }
-
- private:
-  StreamSendOp(RingFd& fd, std::size_t len) noexcept : StreamRingOp(fd), len_(len) {}
-  std::size_t len_;
-};
+void StreamOp::released() noexcept {
+  RingFd& fd = fd_;
+  fd.keep_op(this);  // (another thread may take it from here on)
+  fd.unref();
+}
 
 void RingSlot::drop() noexcept { std::exchange(op_, nullptr)->drop_from_future(); }
 
@@ -91,6 +70,11 @@ RingFd& make_ring_fd(IoSource& source) {
   return *seen;
 }
 
+RingFd::~RingFd() {
+  // (After the last unref, whose acq_rel ordered every keep_op before it.)
+  for (Atomic<StreamOp*>& kept : kept_) delete kept.load(std::memory_order_relaxed);
+}
+
 void RingFd::unref() noexcept {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (close_at_end_) ::close(fd_);
@@ -99,7 +83,7 @@ void RingFd::unref() noexcept {
 
 void RingFd::end() noexcept {
   closed_.store(true, std::memory_order_seq_cst);
-  if (StreamRecvOp* o = orphan_.exchange(nullptr, std::memory_order_seq_cst)) o->cancel();
+  cancel_orphan();
   unref();
 }
 
@@ -110,20 +94,100 @@ void RingFd::release_when_done() noexcept {
   end();
 }
 
-StreamRecvOp* RingFd::take_orphan() noexcept {
-  return orphan_.exchange(nullptr, std::memory_order_acq_rel);
+void RingFd::cancel_orphan() noexcept {
+  std::uintptr_t v = read_.load(std::memory_order_seq_cst);
+  while ((v & ~kBits) != 0) {
+    if (read_.compare_exchange_weak(v, v & kBits, std::memory_order_seq_cst)) {
+      reinterpret_cast<StreamOp*>(v & ~kBits)->cancel();
+      return;
+    }
+  }
 }
 
-void RingFd::put_orphan(StreamRecvOp* op) noexcept {
-  StreamRecvOp* none = nullptr;
-  if (!orphan_.compare_exchange_strong(none, op, std::memory_order_seq_cst)) {
-    op->cancel();  // two reads at once, both dropped: the socket keeps the first's
+bool RingFd::claim(std::size_t dir, Atomic<std::uintptr_t>& side, std::uintptr_t& was,
+                   Context* cx) {
+  std::uintptr_t v = side.load(std::memory_order_relaxed);
+  bool registered = false;
+  for (;;) {
+    if ((v & kHeld) == 0) {
+      if (side.compare_exchange_weak(v, kHeld | (v & kWaiting), std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+        was = v;
+        return true;
+      }
+      continue;
+    }
+    if (cx == nullptr) return false;
+    if (!registered) {
+      {
+        std::lock_guard lock(waiters_mutex_);
+        waiters_[dir].push_back(cx->waker());  // (a stale one, if the claim succeeds after)
+      }
+      registered = true;
+      v = side.load(std::memory_order_seq_cst);
+      continue;
+    }
+    if ((v & kWaiting) != 0) return false;  // the next give_back wakes the list it is in
+    if (side.compare_exchange_weak(v, v | kWaiting, std::memory_order_seq_cst)) return false;
+  }
+}
+
+void RingFd::give_back(std::size_t dir, Atomic<std::uintptr_t>& side, std::uintptr_t to) noexcept {
+  if ((side.exchange(to, std::memory_order_seq_cst) & kWaiting) == 0) return;
+  std::vector<Waker> woken;
+  {
+    std::lock_guard lock(waiters_mutex_);
+    woken.swap(waiters_[dir]);
+  }
+  for (Waker& w : woken) std::move(w).wake();
+}
+
+bool RingFd::claim_read(StreamOp*& orphan, Context* cx) {
+  std::uintptr_t was = 0;
+  if (!claim(kRead, read_, was, cx)) return false;
+  orphan = reinterpret_cast<StreamOp*>(was & ~kBits);
+  return true;
+}
+
+bool RingFd::claim_write(Context& cx) {
+  std::uintptr_t was = 0;
+  return claim(kWrite, write_, was, &cx);
+}
+
+void RingFd::end_read(StreamOp* orphan) noexcept {
+  if (orphan == nullptr) {
+    give_back(kRead, read_, 0);
     return;
   }
-  // The socket ended meanwhile (a future dropped after its socket's close): end() may
-  // have looked before this put; whichever of the two takes it cancels it.
-  if (closed_.load(std::memory_order_seq_cst)) {
-    if (StreamRecvOp* o = orphan_.exchange(nullptr, std::memory_order_seq_cst)) o->cancel();
+  // The socket's end may cancel the orphan from here on, and free this with it.
+  ref();
+  give_back(kRead, read_, reinterpret_cast<std::uintptr_t>(orphan));
+  // The socket ended meanwhile (a future dropped after its socket's close): end() may have
+  // looked before the exchange; whichever of the two takes the orphan cancels it.
+  if (closed_.load(std::memory_order_seq_cst)) cancel_orphan();
+  unref();
+}
+
+StreamOp* RingFd::take_op(bool send, std::size_t room) {
+  StreamOp* op = kept_[send].exchange(nullptr, std::memory_order_acquire);
+  if (op != nullptr && op->room() < room) {
+    delete op;  // the socket's buffer grows to its largest operation
+    op = nullptr;
+  }
+  if (op == nullptr) {
+    op = StreamOp::make(*this, send, room);
+  } else {
+    op->reuse();
+  }
+  ref();
+  return op;
+}
+
+void RingFd::keep_op(StreamOp* op) noexcept {
+  StreamOp* none = nullptr;
+  if (!kept_[op->is_send()].compare_exchange_strong(none, op, std::memory_order_release,
+                                                    std::memory_order_relaxed)) {
+    delete op;  // another came back first (a new one was made while this one was in flight)
   }
 }
 
@@ -147,42 +211,83 @@ WorkerRing* ring_for(const IoSource& source, unsigned opcode) {
   return ring != nullptr && ring->supports(opcode) ? ring : nullptr;
 }
 
+// The smallest buffer a socket gets: its buffer then grows by powers of two, so that a
+// socket whose operations grow allocates a few times at most.
+constexpr std::size_t kMinRoom = std::size_t{4} << 10;
+
+std::size_t room_for(std::size_t len) noexcept {
+  return std::max(kMinRoom, std::bit_ceil(std::min(len, kMaxRingTransfer)));
+}
+
+// A read's operation: the socket's orphan, or a receive pushed now; null for the readiness
+// path (a peek, or an empty read, without an orphan; no ring here; a peek while another
+// read holds the read side), or with `busy` set while another read holds it (the task is
+// woken when it is given back).
+StreamOp* start_read(IoSource& source, Context& cx, std::size_t len, bool peek, bool& busy) {
+  RingFd* fd = source.ring_fd();
+  WorkerRing* ring = nullptr;
+  if (fd == nullptr || !fd->has_orphan()) {
+    if (peek || len == 0) return nullptr;
+    ring = ring_for(source, IORING_OP_RECV);
+    if (ring == nullptr) return nullptr;
+    if (fd == nullptr) fd = &make_ring_fd(source);
+  }
+  StreamOp* op = nullptr;
+  if (!fd->claim_read(op, peek ? nullptr : &cx)) {  // (a peek: MSG_PEEK beside the read)
+    busy = !peek;
+    return nullptr;
+  }
+  if (op != nullptr) return op;  // the orphan's bytes first
+  if (ring == nullptr &&
+      (peek || len == 0 || (ring = ring_for(source, IORING_OP_RECV)) == nullptr)) {
+    fd->end_read(nullptr);
+    return nullptr;
+  }
+  try {
+    op = fd->take_op(false, room_for(len));
+  } catch (...) {
+    fd->end_read(nullptr);
+    throw;
+  }
+  const std::size_t want = std::min(len, kMaxRingTransfer);
+  const int sock = source.fd();
+  if (!ring->push_batched(
+          op, [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, sock, op->data(), want, 0); })) {
+    fd->end_read(nullptr);
+    op->released();  // never handed to the ring
+    return nullptr;
+  }
+  return op;
+}
+
 }  // namespace
 
 long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, std::size_t len,
                bool peek) {
-  auto* op = static_cast<StreamRecvOp*>(slot.op());
+  StreamOp* op = slot.op();
   if (op == nullptr) {
-    if (RingFd* fd = source.ring_fd(); fd != nullptr && fd->has_orphan()) op = fd->take_orphan();
-    if (op == nullptr) {
-      if (peek || len == 0) return kNotOnRing;
-      WorkerRing* ring = ring_for(source, IORING_OP_RECV);
-      if (ring == nullptr) return kNotOnRing;
-      op = StreamRecvOp::make(make_ring_fd(source), std::min(len, kMaxRingTransfer));
-      const int fd = source.fd();
-      if (!ring->push_batched(op, [&](io_uring_sqe* sqe) {
-            io_uring_prep_recv(sqe, fd, op->data(), op->room(), 0);
-          })) {
-        delete op;  // never handed to the ring
-        return kNotOnRing;
-      }
-    }
+    bool busy = false;
+    op = start_read(source, cx, len, peek, busy);
+    if (op == nullptr) return busy ? kRingPending : kNotOnRing;
     slot.op() = op;
   }
   const std::optional<int> r = op->poll_result(cx);
   if (!r) return kRingPending;
   slot.op() = nullptr;
+  RingFd& fd = op->socket();  // (kept alive by op's reference until op is released)
   if (*r < 0) {
+    fd.end_read(nullptr);
     op->abandon();
     return not_run(*r) ? kNotOnRing : *r;
   }
   const std::size_t got = static_cast<std::size_t>(*r);
   const std::size_t n = std::min(got - op->taken, len);
-  std::memcpy(dest, op->data() + op->taken, n);
+  if (n > 0) std::memcpy(dest, op->data() + op->taken, n);
   if (!peek) op->taken += n;
   if (op->taken < got) {
-    op->socket().put_orphan(op);  // the rest, for the next read
+    fd.end_read(op);  // the rest, for the next read
   } else {
+    fd.end_read(nullptr);
     op->abandon();
   }
   return static_cast<long>(n);
@@ -190,18 +295,28 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
 
 long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* src,
                 std::size_t len) {
-  auto* op = static_cast<StreamSendOp*>(slot.op());
+  StreamOp* op = slot.op();
   if (op == nullptr) {
     if (len == 0) return kNotOnRing;
     WorkerRing* ring = ring_for(source, IORING_OP_SEND);
     if (ring == nullptr) return kNotOnRing;
-    op = StreamSendOp::make(make_ring_fd(source), src, std::min(len, kMaxRingTransfer));
-    const int fd = source.fd();
+    RingFd& fd = make_ring_fd(source);
+    if (!fd.claim_write(cx)) return kRingPending;  // woken when the other write ends
+    const std::size_t n = std::min(len, kMaxRingTransfer);
+    try {
+      op = fd.take_op(true, room_for(n));
+    } catch (...) {
+      fd.end_write();
+      throw;
+    }
+    std::memcpy(op->data(), src, n);
+    const int sock = source.fd();
     if (!ring->push_batched(op, [&](io_uring_sqe* sqe) {
           // MSG_NOSIGNAL: a closed peer is EPIPE, not SIGPIPE.
-          io_uring_prep_send(sqe, fd, op->data(), op->len(), MSG_NOSIGNAL);
+          io_uring_prep_send(sqe, sock, op->data(), n, MSG_NOSIGNAL);
         })) {
-      delete op;
+      fd.end_write();
+      op->released();  // never handed to the ring
       return kNotOnRing;
     }
     slot.op() = op;
@@ -209,6 +324,7 @@ long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* 
   const std::optional<int> r = op->poll_result(cx);
   if (!r) return kRingPending;
   slot.op() = nullptr;
+  op->socket().end_write();  // (op's reference keeps the socket's RingFd alive)
   op->abandon();
   return not_run(*r) ? kNotOnRing : *r;
 }

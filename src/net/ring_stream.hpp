@@ -9,10 +9,12 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "driver/io/thread_ring.hpp"
 #include "driver/io/worker_ring.hpp"
 #include "spool/core/context.hpp"
+#include "spool/core/waker.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/io_source.hpp"
 #include "spool/detail/ring_slot.hpp"
@@ -23,16 +25,20 @@ namespace spool::detail {
 inline constexpr long kNotOnRing = LONG_MIN;        // take the readiness path
 inline constexpr long kRingPending = LONG_MIN + 1;  // the task waits for the completion
 
-class StreamRecvOp;
+class StreamOp;
 
 // What an IoSource's descriptor shares with its operations on rings: the last of the socket
 // and its operations closes the descriptor (so that an entry not yet submitted never names
-// a number the close let another file reuse), and the socket's next read takes the bytes of
-// a receive whose future was dropped (the orphan).
+// a number the close let another file reuse); one operation per direction, kept between
+// reads (writes) with its buffer, so that a socket's steady traffic allocates nothing; and
+// the receive whose future was dropped (the orphan), whose bytes the socket's next read
+// takes first. One future at a time holds each direction (claim_read, claim_write); another
+// waits for it: two receives in flight, both dropped, would make two orphans, and the
+// bytes of one would be lost or come out of order.
 class RingFd {
  public:
   explicit RingFd(int fd) noexcept : fd_(fd) {}
-  ~RingFd() = default;  // by the last unref (or one never shared: make_ring_fd)
+  ~RingFd();  // by the last unref (or one never shared: make_ring_fd); frees the kept ops
   RingFd(const RingFd&) = delete;
   RingFd& operator=(const RingFd&) = delete;
 
@@ -45,40 +51,99 @@ class RingFd {
   // IoSource::release: as close_when_done, but the descriptor stays open (the caller's).
   void release_when_done() noexcept;
 
-  // The receive whose bytes come first, taken by the read that finds one (acquire: its
-  // bytes and count were written before it was put here); null when there is none.
-  StreamRecvOp* take_orphan() noexcept;
-  bool has_orphan() const noexcept { return orphan_.load(std::memory_order_acquire) != nullptr; }
-  // A dropped or overfull read's receive, for the next read; cancelled instead when the
-  // socket is closed (or another orphan is there: two reads at once dropped theirs).
-  void put_orphan(StreamRecvOp* op) noexcept;
+  // The read side, for one future at a time: true with `orphan` set to the receive whose
+  // bytes come first (null when there is none); false while another future holds it, and
+  // `cx`'s task is woken when it is given back (not woken: `cx` null, a peek's).
+  bool claim_read(StreamOp*& orphan, Context* cx);
+  // Gives the read side back, leaving `orphan` (a dropped or overfull read's receive, or
+  // null) for the next read; an orphan left after the socket's end is cancelled.
+  void end_read(StreamOp* orphan) noexcept;
+  bool has_orphan() const noexcept { return (read_.load(std::memory_order_acquire) & ~kBits) != 0; }
+  // The write side, likewise (a dropped send is cancelled, never left).
+  bool claim_write(Context& cx);
+  void end_write() noexcept { give_back(kWrite, write_, 0); }
+
+  // The direction's operation, holding a reference to this RingFd until it is released: the
+  // kept one if its buffer has `room` bytes, else a new one (throws std::bad_alloc).
+  StreamOp* take_op(bool send, std::size_t room);
+  // Keeps a released operation for the next take_op (frees it if one is kept already).
+  void keep_op(StreamOp* op) noexcept;
 
  private:
+  // Each side's word (read_, write_): these bits, and in read_ the orphan's address (an
+  // operation's alignment leaves the bits free), only while no future holds the side.
+  static constexpr std::uintptr_t kHeld = 1;     // a future holds the side
+  static constexpr std::uintptr_t kWaiting = 2;  // a future waits for it (in waiters_)
+  static constexpr std::uintptr_t kBits = kHeld | kWaiting;
+  static constexpr std::size_t kRead = 0;
+  static constexpr std::size_t kWrite = 1;
+  // Takes `side` (true, with its word before) or, held, registers `cx` in waiters_[dir].
+  bool claim(std::size_t dir, Atomic<std::uintptr_t>& side, std::uintptr_t& was, Context* cx);
+  // Gives `side` back with the word `to`, and wakes the futures waiting for it.
+  void give_back(std::size_t dir, Atomic<std::uintptr_t>& side, std::uintptr_t to) noexcept;
   void end() noexcept;  // the socket's end: see close_when_done
+  void cancel_orphan() noexcept;
 
   const int fd_;
   bool close_at_end_ = true;  // written before the socket's unref; read by the last unref
-  // The socket's and each operation's. fetch_add relaxed (a holder makes another); the
-  // decrements acq_rel: the last, which closes and frees, comes after every holder's use.
+  // The socket's and each operation's not kept here. fetch_add relaxed (a holder makes
+  // another); the decrements acq_rel: the last, which closes and frees, comes after every
+  // holder's use.
   Atomic<std::uint32_t> refs_{1};
-  // Set by put_orphan (a compare-exchange from null, acq_rel), taken by take_orphan or the
-  // socket's end (exchange, acq_rel). seq_cst against closed_: a put after the end cancels
-  // what it put (see put_orphan).
-  Atomic<StreamRecvOp*> orphan_{nullptr};
-  Atomic<bool> closed_{false};  // set by the socket's end (seq_cst), then orphan_ taken
+  // The sides (see kHeld). A claim is a compare-exchange that sets kHeld and takes the
+  // orphan (acq_rel: acquire, the orphan's bytes and count were written before it was left
+  // here); a waiter, after it registered under waiters_mutex_, sets kWaiting with a
+  // compare-exchange (seq_cst). give_back exchanges in the next word (seq_cst), clearing
+  // both bits, and wakes waiters_ if kWaiting was set: a waiter either is in the list that
+  // give_back takes after its exchange, or sees the side free when it looks again. The
+  // socket's end stores closed_ (seq_cst) then takes an orphan it finds (compare-exchange,
+  // seq_cst); end_read, after an exchange that leaves an orphan, loads closed_ (seq_cst): of
+  // the two, one sees the other, and whichever takes the orphan cancels it.
+  Atomic<std::uintptr_t> read_{0};
+  Atomic<std::uintptr_t> write_{0};
+  Atomic<bool> closed_{false};  // set by the socket's end (seq_cst); see read_
+  // The futures waiting for each side (their wakers), guarded by waiters_mutex_.
+  Mutex waiters_mutex_;
+  std::vector<Waker> waiters_[2];
+  // The operations kept between uses, one per direction (receive, send): taken by take_op
+  // (exchange, acquire: the op's last user's writes came before its keep_op), put back by
+  // keep_op (compare-exchange from null, release), on whichever thread released the op (a
+  // cancelled send's completion: the ring's thread).
+  Atomic<StreamOp*> kept_[2]{};
 };
 
-// An operation on a socket's RingFd, held by a RingSlot while its future waits.
-class StreamRingOp : public RingOp {
+// An operation on a socket's RingFd (a receive or a send into a buffer of its own, just
+// after the object), held by a RingSlot while its future waits; kept by the RingFd between
+// uses.
+class StreamOp final : public RingOp {
  public:
-  explicit StreamRingOp(RingFd& fd) noexcept : fd_(fd) { fd_.ref(); }
-  ~StreamRingOp() override { fd_.unref(); }
-  // The future gives it up (RingSlot's drop): a send is cancelled, a receive orphaned.
-  virtual void drop_from_future() noexcept = 0;
-  RingFd& socket() noexcept { return fd_; }
+  // One that `fd` keeps (a reference on it is taken by take_op).
+  static StreamOp* make(RingFd& fd, bool send, std::size_t room);
+  static void operator delete(void* p) noexcept { ::operator delete(p); }
 
- protected:
+  std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
+  std::size_t room() const noexcept { return room_; }
+  bool is_send() const noexcept { return send_; }
+  RingFd& socket() noexcept { return fd_; }
+  // For take_op: as new, for the next push.
+  void reuse() noexcept {
+    rearm();
+    taken = 0;
+  }
+  // The future gives it up (RingSlot's drop): a send is cancelled, a receive orphaned, and
+  // the future's side of the socket is given back.
+  void drop_from_future() noexcept;
+  // Back to its RingFd's keeping, and the RingFd's reference goes (also for one that was
+  // never pushed).
+  void released() noexcept override;
+
+  std::size_t taken = 0;  // a receive's answer's bytes that reads took (by whoever holds it)
+
+ private:
+  StreamOp(RingFd& fd, bool send, std::size_t room) noexcept : fd_(fd), room_(room), send_(send) {}
   RingFd& fd_;
+  const std::size_t room_;
+  const bool send_;
 };
 
 // `source`'s RingFd, made now if it has none (throws std::bad_alloc).
@@ -100,7 +165,11 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
 // kRingPending or kNotOnRing.
 long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* src,
                 std::size_t len);
-// The most one receive or send on a ring moves: each copies through a buffer of its own.
+// StreamOp::make's count (relaxed: a statistic), for the tests that check that a socket's
+// steady traffic allocates nothing.
+inline Atomic<std::uint64_t> stream_ops_made{0};
+
+// The most one receive or send on a ring moves: each copies through its socket's buffer.
 inline constexpr std::size_t kMaxRingTransfer = std::size_t{64} << 10;
 
 }  // namespace spool::detail

@@ -1,7 +1,9 @@
 // Socket streams' reads and writes on the worker's own io_uring (src/net/ring_stream.hpp):
 // content over many round trips; a read dropped with its receive in flight (its bytes go to
 // the next read, and the kernel never writes into the dropped future's buffer: ASan); a
-// peer's close ends a pending receive; a dropped send is cancelled, so the socket closes.
+// peer's close ends a pending receive; a dropped send is cancelled, so the socket closes;
+// one buffer per socket and direction, reused (steady traffic allocates nothing); a second
+// read or write while one is pending waits for it.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,11 +19,13 @@
 #include "spool/core/poll_fn.hpp"
 #include "spool/net.hpp"
 #include "spool/runtime.hpp"
+#include "support/counting_waker.hpp"
 
 namespace {
 
 using spool::Task;
 using spool::net::UnixStream;
+using spool_test::CountingWaker;
 
 class RingStream : public ::testing::Test {
  protected:
@@ -174,6 +178,135 @@ Task<std::size_t> dropped_send_then_close() {
 
 TEST_F(RingStream, ASendDroppedInFlightIsCancelledSoTheSocketCloses) {
   EXPECT_LT(run(dropped_send_then_close()), std::size_t{1} << 20);
+}
+
+std::uint64_t made() { return spool::detail::stream_ops_made.load(std::memory_order_relaxed); }
+
+Task<std::uint64_t> ops_made_by_steady_round_trips() {
+  auto [a, b] = UnixStream::pair();
+  auto server = spool::spawn(echo(std::move(b)));
+  std::string out(64, 'x');
+  std::string in(64, '\0');
+  for (int i = 0; i < 10; ++i) {  // each socket's first operations make its buffers
+    co_await a.write_all(std::string_view(out));
+    co_await a.read_exact(in);
+  }
+  const std::uint64_t before = made();
+  for (int i = 0; i < 1'000; ++i) {
+    co_await a.write_all(std::string_view(out));
+    co_await a.read_exact(in);
+  }
+  const std::uint64_t after = made();
+  a.source().close();
+  co_await std::move(server);
+  co_return after - before;
+}
+
+TEST_F(RingStream, SteadyTrafficReusesEachSocketsBufferOfEachDirection) {
+  const std::uint64_t before = made();
+  EXPECT_EQ(run(ops_made_by_steady_round_trips()), 0u);
+  EXPECT_GE(made() - before, 2u);  // the client's receive and send at least: on the ring
+}
+
+Task<std::uint64_t> receives_made_by_growing_reads() {
+  auto [a, b] = UnixStream::pair();
+  const std::uint64_t before = made();
+  std::vector<char> buf(std::size_t{1} << 16);
+  for (int round = 0; round < 3; ++round) {
+    for (const std::size_t len : {std::size_t{16}, std::size_t{8192}, buf.size()}) {
+      co_await b.write_all(std::string_view("0123456789"));
+      const std::size_t n = co_await a.read(std::span(buf.data(), len));
+      EXPECT_EQ(std::string(buf.data(), n), "0123456789");
+    }
+  }
+  co_return made() - before;
+}
+
+TEST_F(RingStream, ASocketsBufferGrowsToItsLargestReadAndStays) {
+  // a's receive: 4 KiB, then 8 KiB, then 64 KiB, then none; b's send: one of 4 KiB.
+  EXPECT_EQ(run(receives_made_by_growing_reads()), 4u);
+}
+
+// Polls `f` once with `w`'s waker: whether it was pending.
+template <class F>
+bool pending_with(F& f, const CountingWaker& w) {
+  const spool::Waker waker = w.waker();
+  spool::Context cx(waker);
+  return f.poll(cx).is_pending();
+}
+
+// Two reads of one socket, polled once each: the first's receive holds the socket's read
+// side, and the second waits for it (no second receive).
+struct TwoReads {
+  TwoReads(UnixStream& s, const CountingWaker& w1, const CountingWaker& w2)
+      : first(s.read(one)), second(s.read(two)) {
+    EXPECT_TRUE(pending_with(first, w1));
+    EXPECT_TRUE(pending_with(second, w2));
+  }
+  std::array<char, 8> one{};
+  std::array<char, 8> two{};
+  spool::net::ReadFuture first;
+  spool::net::ReadFuture second;
+};
+
+Task<std::string> second_read_while_one_is_pending() {
+  auto [a, b] = UnixStream::pair();
+  CountingWaker w1;
+  CountingWaker w2;
+  TwoReads r(a, w1, w2);
+  EXPECT_EQ(w2.counts().total_wakes(), 0);
+  co_await b.write_all(std::string_view("hi"));
+  const std::size_t n =
+      co_await spool::poll_fn([&](spool::Context& cx) { return r.first.poll(cx); });
+  EXPECT_EQ(w2.counts().total_wakes(), 1);  // the read side given back wakes the second
+  std::string got(r.one.data(), n);
+  co_await b.write_all(std::string_view("yo"));
+  const std::size_t m =
+      co_await spool::poll_fn([&](spool::Context& cx) { return r.second.poll(cx); });
+  co_return got + "|" + std::string(r.two.data(), m);
+}
+
+TEST_F(RingStream, ASecondReadWaitsForThePendingOneAndGetsTheBytesAfterIt) {
+  EXPECT_EQ(run(second_read_while_one_is_pending()), "hi|yo");
+}
+
+Task<std::string> second_read_dropped_with_the_first() {
+  auto [a, b] = UnixStream::pair();
+  {
+    CountingWaker w;
+    TwoReads r(a, w, w);
+    co_await spool::yield_now();  // the first's receive goes to the kernel
+    co_await b.write_all(std::string_view("abc"));
+  }  // both dropped: one receive, so one orphan, and no byte lost
+  co_await b.write_all(std::string_view("def"));
+  std::string got(6, '\0');
+  co_await a.read_exact(got);
+  co_return got;
+}
+
+TEST_F(RingStream, TwoPendingReadsDroppedTogetherLoseNoBytes) {
+  EXPECT_EQ(run(second_read_dropped_with_the_first()), "abcdef");
+}
+
+Task<std::string> second_write_while_one_is_pending() {
+  auto [a, b] = UnixStream::pair();
+  auto first = a.write(std::string_view("ab"));
+  auto second = a.write(std::string_view("cd"));
+  CountingWaker w1;
+  CountingWaker w2;
+  EXPECT_TRUE(pending_with(first, w1));  // its send waits for the worker's next reap
+  EXPECT_TRUE(pending_with(second, w2));
+  EXPECT_EQ(w2.counts().total_wakes(), 0);
+  EXPECT_EQ(co_await spool::poll_fn([&](spool::Context& cx) { return first.poll(cx); }), 2u);
+  EXPECT_EQ(w2.counts().total_wakes(), 1);
+  EXPECT_EQ(co_await spool::poll_fn([&](spool::Context& cx) { return second.poll(cx); }), 2u);
+  std::string got(4, '\0');
+  co_await b.read_exact(got);
+  co_return got;
+}
+
+TEST_F(RingStream, ASecondWriteWaitsForThePendingOne) {
+  EXPECT_EQ(run(second_write_while_one_is_pending()), "abcd");
 }
 
 }  // namespace

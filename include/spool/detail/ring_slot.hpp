@@ -7,13 +7,13 @@
 
 namespace spool::detail {
 
-class StreamRingOp;
+class StreamOp;
 
 /// The operation a read or write future of a socket stream has handed to its worker's
-/// io_uring (src/net/ring_stream.hpp), held while the future waits for it. The operation owns
-/// its buffer, so the future may be dropped at any time: a dropped send is cancelled, and a
-/// dropped receive's bytes go to the socket's next read (nothing is lost). Moving the future
-/// moves the operation with it.
+/// io_uring (src/net/ring_stream.hpp), held while the future waits for it. The operation
+/// holds the socket's buffer of its direction (never the future's), so the future may be
+/// dropped at any time: a dropped send is cancelled, and a dropped receive's bytes go to the
+/// socket's next read (nothing is lost). Moving the future moves the operation with it.
 class RingSlot {
  public:
   /// Nothing in flight.
@@ -36,12 +36,12 @@ class RingSlot {
   }
 
   /// The operation in flight, or null (spool's sources only).
-  StreamRingOp*& op() noexcept { return op_; }
+  StreamOp*& op() noexcept { return op_; }
 
  private:
   SPOOL_API void drop() noexcept;  // src/net/ring_stream.cpp
 
-  StreamRingOp* op_ = nullptr;
+  StreamOp* op_ = nullptr;
 };
 
 }  // namespace spool::detail

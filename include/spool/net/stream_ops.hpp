@@ -42,7 +42,9 @@ concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_rang
 /// one successful recv gives (0 at the end of the stream, or for an empty buffer);
 /// read_exact fills the whole buffer, across as many recvs as it takes, and throws
 /// UnexpectedEof if the stream ends first. Errors are std::system_error. It may be moved
-/// freely; the buffer must outlive it.
+/// freely; the buffer must outlive it. Dropped pending, it loses no bytes: the next read
+/// gets them. On the io_uring backend a socket stream's reads on a worker run one at a
+/// time: another read waits for a pending one to complete or be dropped (docs/io.md).
 class SPOOL_API ReadFuture {
  public:
   /// What the read waits for.
@@ -77,7 +79,9 @@ class SPOOL_API ReadFuture {
 /// The future of write / write_all: ready with the number of bytes written. write gives
 /// what one successful send accepts; write_all sends the whole buffer. A write to a socket
 /// whose peer is gone throws std::system_error (EPIPE or ECONNRESET), never SIGPIPE. It
-/// may be moved freely; the buffer must outlive it.
+/// may be moved freely; the buffer must outlive it. Dropped pending, it may have sent part
+/// of the buffer. On the io_uring backend a socket stream's writes on a worker run one at a
+/// time: another write waits for a pending one to complete or be dropped (docs/io.md).
 class SPOOL_API WriteFuture {
  public:
   /// Writes [data, data + len) to `source` (see TcpStream::write).

@@ -58,7 +58,18 @@ void RingOp::complete(int result) noexcept {
 }
 
 void RingOp::release() noexcept {
-  if (state_.fetch_sub(kRef, std::memory_order_acq_rel) / kRef == 1) delete this;
+  if (state_.fetch_sub(kRef, std::memory_order_acq_rel) / kRef == 1) released();
+}
+
+void RingOp::rearm() noexcept {
+  // Nobody else holds it (released() ran): plain stores, published by whatever hands the
+  // operation to its next user. The waker is empty: complete() and abandon() took it.
+  state_.store(2 * kRef, std::memory_order_relaxed);
+  result_ = 0;
+  completed_ = false;
+  prev_ = next_ = nullptr;
+  ring_ = nullptr;
+  cancel_next_ = nullptr;
 }
 
 }  // namespace spool::detail

@@ -57,6 +57,12 @@ class RingOp {
   // that nobody took must be closed).
   bool completed() const noexcept { return completed_; }
   int result() const noexcept { return result_; }
+  // The last reference's end (the ring's and the waiter's both dropped): frees it. A derived
+  // class that keeps its operations for reuse (a socket's, whose buffer stays with the
+  // socket) keeps it instead, and rearm()s it before its next push.
+  virtual void released() noexcept { delete this; }
+  // As new again, for an operation whose last reference ended (released()).
+  void rearm() noexcept;
 
  private:
   friend class WorkerRing;
