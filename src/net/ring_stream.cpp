@@ -170,8 +170,8 @@ void RingFd::end_read(StreamOp* orphan) noexcept {
 
 StreamOp* RingFd::take_op(bool send, std::size_t room) {
   StreamOp* op = kept_[send].exchange(nullptr, std::memory_order_acquire);
-  if (op != nullptr && op->room() < room) {
-    delete op;  // the socket's buffer grows to its largest operation
+  if (op != nullptr && (op->room() < room || op->room() / 4 > room)) {
+    delete op;  // the socket's buffer follows its operations' sizes
     op = nullptr;
   }
   if (op == nullptr) {
@@ -211,12 +211,9 @@ WorkerRing* ring_for(const IoSource& source, unsigned opcode) {
   return ring != nullptr && ring->supports(opcode) ? ring : nullptr;
 }
 
-// The smallest buffer a socket gets: its buffer then grows by powers of two, so that a
-// socket whose operations grow allocates a few times at most.
-constexpr std::size_t kMinRoom = std::size_t{4} << 10;
-
+// The buffer for an operation of `len` bytes.
 std::size_t room_for(std::size_t len) noexcept {
-  return std::max(kMinRoom, std::bit_ceil(std::min(len, kMaxRingTransfer)));
+  return std::max(kMinRingRoom, std::bit_ceil(std::min(len, kMaxRingTransfer)));
 }
 
 // A read's operation: the socket's orphan, or a receive pushed now; null for the readiness
@@ -243,13 +240,13 @@ StreamOp* start_read(IoSource& source, Context& cx, std::size_t len, bool peek, 
     fd->end_read(nullptr);
     return nullptr;
   }
+  const std::size_t want = std::min(len, fd->recv_hint());
   try {
-    op = fd->take_op(false, room_for(len));
+    op = fd->take_op(false, room_for(want));
   } catch (...) {
     fd->end_read(nullptr);
     throw;
   }
-  const std::size_t want = std::min(len, kMaxRingTransfer);
   const int sock = source.fd();
   if (!ring->push_batched(
           op, [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, sock, op->data(), want, 0); })) {
@@ -281,6 +278,7 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
     return not_run(*r) ? kNotOnRing : *r;
   }
   const std::size_t got = static_cast<std::size_t>(*r);
+  fd.set_recv_hint(room_for(2 * got));
   const std::size_t n = std::min(got - op->taken, len);
   if (n > 0) std::memcpy(dest, op->data() + op->taken, n);
   if (!peek) op->taken += n;

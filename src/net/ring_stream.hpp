@@ -27,6 +27,10 @@ inline constexpr long kRingPending = LONG_MIN + 1;  // the task waits for the co
 
 class StreamOp;
 
+// The smallest buffer of a socket's operation: it then grows by powers of two, so that a
+// socket whose operations grow allocates a few times at most.
+inline constexpr std::size_t kMinRingRoom = std::size_t{4} << 10;
+
 // What an IoSource's descriptor shares with its operations on rings: the last of the socket
 // and its operations closes the descriptor (so that an entry not yet submitted never names
 // a number the close let another file reuse); one operation per direction, kept between
@@ -64,8 +68,14 @@ class RingFd {
   void end_write() noexcept { give_back(kWrite, write_, 0); }
 
   // The direction's operation, holding a reference to this RingFd until it is released: the
-  // kept one if its buffer has `room` bytes, else a new one (throws std::bad_alloc).
+  // kept one if its buffer has `room` bytes and not four times more (an idle socket does
+  // not keep a large one), else a new one (throws std::bad_alloc).
   StreamOp* take_op(bool send, std::size_t room);
+  // The most the next receive asks for (for the read side's holder): twice what the last
+  // brought, so that it grows while receives fill it, and an idle socket, whose receive
+  // waits in the kernel with its buffer, holds a small one.
+  std::size_t recv_hint() const noexcept { return recv_hint_; }
+  void set_recv_hint(std::size_t hint) noexcept { recv_hint_ = hint; }
   // Keeps a released operation for the next take_op (frees it if one is kept already).
   void keep_op(StreamOp* op) noexcept;
 
@@ -85,6 +95,7 @@ class RingFd {
   void cancel_orphan() noexcept;
 
   const int fd_;
+  std::size_t recv_hint_ = kMinRingRoom;  // guarded by the read side (claim_read)
   bool close_at_end_ = true;  // written before the socket's unref; read by the last unref
   // The socket's and each operation's not kept here. fetch_add relaxed (a holder makes
   // another); the decrements acq_rel: the last, which closes and frees, comes after every

@@ -208,23 +208,35 @@ TEST_F(RingStream, SteadyTrafficReusesEachSocketsBufferOfEachDirection) {
   EXPECT_GE(made() - before, 2u);  // the client's receive and send at least: on the ring
 }
 
-Task<std::uint64_t> receives_made_by_growing_reads() {
-  auto [a, b] = UnixStream::pair();
-  const std::uint64_t before = made();
-  std::vector<char> buf(std::size_t{1} << 16);
-  for (int round = 0; round < 3; ++round) {
-    for (const std::size_t len : {std::size_t{16}, std::size_t{8192}, buf.size()}) {
-      co_await b.write_all(std::string_view("0123456789"));
-      const std::size_t n = co_await a.read(std::span(buf.data(), len));
-      EXPECT_EQ(std::string(buf.data(), n), "0123456789");
-    }
-  }
-  co_return made() - before;
+Task<void> write_zeros(UnixStream& s, std::size_t n) {
+  co_await s.write_all(std::vector<char>(n, '\0'));
 }
 
-TEST_F(RingStream, ASocketsBufferGrowsToItsLargestReadAndStays) {
-  // a's receive: 4 KiB, then 8 KiB, then 64 KiB, then none; b's send: one of 4 KiB.
-  EXPECT_EQ(run(receives_made_by_growing_reads()), 4u);
+// The operations a's receives (and b's sends) make: first while 256 KiB flow through a
+// 64 KiB read buffer, then while 10-byte messages do.
+Task<std::pair<std::uint64_t, std::uint64_t>> receives_follow_what_they_bring() {
+  auto [a, b] = UnixStream::pair();
+  std::vector<char> buf(std::size_t{1} << 16);
+  std::uint64_t before = made();
+  constexpr std::size_t kBig = std::size_t{256} << 10;
+  auto writer = spool::spawn(write_zeros(b, kBig));
+  for (std::size_t got = 0; got < kBig;) got += co_await a.read(buf);
+  co_await std::move(writer);
+  const std::uint64_t big = made() - before;
+  before = made();
+  for (int i = 0; i < 3; ++i) {
+    co_await b.write_all(std::string_view("0123456789"));
+    const std::size_t n = co_await a.read(buf);
+    EXPECT_EQ(std::string(buf.data(), n), "0123456789");
+  }
+  co_return std::pair(big, made() - before);
+}
+
+TEST_F(RingStream, ASocketsReceiveGrowsWhileReceivesFillItAndShrinksWhenIdle) {
+  // Receives that fill their buffer double it: 4, 8, 16, 32, 64 KiB; b's sends take one of
+  // 64 KiB. Then the first 10-byte receive (in the 64 KiB buffer) halves nothing but sets
+  // the next to 4 KiB: one receive and one send of 4 KiB, kept after that.
+  EXPECT_EQ(run(receives_follow_what_they_bring()), std::pair(std::uint64_t{6}, std::uint64_t{2}));
 }
 
 // Polls `f` once with `w`'s waker: whether it was pending.
