@@ -97,14 +97,23 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
   }
 }
 
+namespace {
+
+// read_exact's error, out of line so that read_exact_step stays small enough to inline.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_short_read(const char* what,
+                                                             const detail::IoSource& source,
+                                                             std::size_t done, std::size_t len) {
+  throw UnexpectedEof(what + source.addresses() + ": the stream ended after " +
+                      std::to_string(done) + " of the " + std::to_string(len) +
+                      " bytes read_exact wanted");
+}
+
+}  // namespace
+
 Poll<std::size_t> ReadFuture::read_exact_step(std::size_t n) {
   done_ += n;
   if (done_ == len_) return Poll<std::size_t>::ready(len_);
-  if (n == 0) {
-    throw UnexpectedEof(what_ + source_->addresses() + ": the stream ended after " +
-                        std::to_string(done_) + " of the " + std::to_string(len_) +
-                        " bytes read_exact wanted");
-  }
+  if (n == 0) throw_short_read(what_, *source_, done_, len_);
   return pending;
 }
 
