@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -26,10 +25,10 @@ bool not_run(int result) noexcept {
 
 }  // namespace
 
-StreamOp* StreamOp::make(RingFd& fd, bool send, std::size_t room) {
-  void* mem = ::operator new(sizeof(StreamOp) + room);
+StreamOp* StreamOp::make(RingFd& fd, bool send) {
+  void* mem = ::operator new(sizeof(StreamOp) + kRingRoom);
   stream_ops_made.fetch_add(1, std::memory_order_relaxed);
-  return new (mem) StreamOp(fd, send, room);
+  return new (mem) StreamOp(fd, send);
 }
 
 void StreamOp::drop_from_future() noexcept {
@@ -168,14 +167,10 @@ void RingFd::end_read(StreamOp* orphan) noexcept {
   unref();
 }
 
-StreamOp* RingFd::take_op(bool send, std::size_t room) {
+StreamOp* RingFd::take_op(bool send) {
   StreamOp* op = kept_[send].exchange(nullptr, std::memory_order_acquire);
-  if (op != nullptr && (op->room() < room || op->room() / 4 > room)) {
-    delete op;  // the socket's buffer follows its operations' sizes
-    op = nullptr;
-  }
   if (op == nullptr) {
-    op = StreamOp::make(*this, send, room);
+    op = StreamOp::make(*this, send);
   } else {
     op->reuse();
   }
@@ -211,16 +206,24 @@ WorkerRing* ring_for(const IoSource& source, unsigned opcode) {
   return ring != nullptr && ring->supports(opcode) ? ring : nullptr;
 }
 
-// The buffer for an operation of `len` bytes.
-std::size_t room_for(std::size_t len) noexcept {
-  return std::max(kMinRingRoom, std::bit_ceil(std::min(len, kMaxRingTransfer)));
+// direct_transfer's answer when the socket has no bytes (no room) now.
+constexpr long kWouldBlock = LONG_MIN + 2;
+
+// One non-blocking recv into (send from) [data, data + len): the count, -errno, or
+// kWouldBlock.
+long direct_transfer(int sock, std::byte* data, std::size_t len, bool send) noexcept {
+  const ssize_t n = send ? ::send(sock, data, len, MSG_DONTWAIT | MSG_NOSIGNAL)
+                         : ::recv(sock, data, len, MSG_DONTWAIT);
+  if (n >= 0) return n;
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? kWouldBlock : -errno;
 }
 
 // A read's operation: the socket's orphan, or a receive pushed now; null for the readiness
 // path (a peek, or an empty read, without an orphan; no ring here; a peek while another
-// read holds the read side), or with `busy` set while another read holds it (the task is
-// woken when it is given back).
-StreamOp* start_read(IoSource& source, Context& cx, std::size_t len, bool peek, bool& busy) {
+// read holds the read side), with `busy` set while another read holds it (the task is
+// woken when it is given back), or with `direct` set to a recv's answer (into `dest`).
+StreamOp* start_read(IoSource& source, Context& cx, std::byte* dest, std::size_t len, bool peek,
+                     bool& busy, long& direct) {
   RingFd* fd = source.ring_fd();
   WorkerRing* ring = nullptr;
   if (fd == nullptr || !fd->has_orphan()) {
@@ -240,13 +243,25 @@ StreamOp* start_read(IoSource& source, Context& cx, std::size_t len, bool peek, 
     fd->end_read(nullptr);
     return nullptr;
   }
-  const std::size_t want = std::min(len, fd->recv_hint());
+  const std::size_t want = std::min(len, kRingRoom);
+  if (fd->recv_filled() && len > want) {
+    // The last receive filled its buffer: more is likely queued, and a large read takes it
+    // straight into the caller's buffer, as on epoll (see ring_write).
+    direct = direct_transfer(source.fd(), dest, len, false);
+    if (direct != kWouldBlock) {
+      fd->set_recv_filled(direct > 0 && static_cast<std::size_t>(direct) == len);
+      fd->end_read(nullptr);
+      return nullptr;
+    }
+    fd->set_recv_filled(false);  // drained: the receive waits for the next bytes
+  }
   try {
-    op = fd->take_op(false, room_for(want));
+    op = fd->take_op(false);
   } catch (...) {
     fd->end_read(nullptr);
     throw;
   }
+  op->asked = want;
   const int sock = source.fd();
   if (!ring->push_batched(
           op, [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, sock, op->data(), want, 0); })) {
@@ -264,8 +279,9 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
   StreamOp* op = slot.op();
   if (op == nullptr) {
     bool busy = false;
-    op = start_read(source, cx, len, peek, busy);
-    if (op == nullptr) return busy ? kRingPending : kNotOnRing;
+    long direct = kNotOnRing;
+    op = start_read(source, cx, dest, len, peek, busy, direct);
+    if (op == nullptr) return busy ? kRingPending : direct;
     slot.op() = op;
   }
   const std::optional<int> r = op->poll_result(cx);
@@ -278,7 +294,7 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
     return not_run(*r) ? kNotOnRing : *r;
   }
   const std::size_t got = static_cast<std::size_t>(*r);
-  fd.set_recv_hint(room_for(2 * got));
+  fd.set_recv_filled(got == op->asked);
   const std::size_t n = std::min(got - op->taken, len);
   if (n > 0) std::memcpy(dest, op->data() + op->taken, n);
   if (!peek) op->taken += n;
@@ -300,15 +316,25 @@ long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* 
     if (ring == nullptr) return kNotOnRing;
     RingFd& fd = make_ring_fd(source);
     if (!fd.claim_write(cx)) return kRingPending;  // woken when the other write ends
-    const std::size_t n = std::min(len, kMaxRingTransfer);
+    const int sock = source.fd();
+    if (len > kRingRoom) {
+      // A large write goes straight from the caller's buffer while the socket takes it, as
+      // on epoll (one system call per large write, no copy): through the ring's buffer a
+      // reply would leave a piece at a time, and live that much longer (issue 30).
+      const long sent = direct_transfer(sock, const_cast<std::byte*>(src), len, true);
+      if (sent != kWouldBlock) {
+        fd.end_write();
+        return sent;
+      }
+    }
+    const std::size_t n = std::min(len, kRingRoom);
     try {
-      op = fd.take_op(true, room_for(n));
+      op = fd.take_op(true);
     } catch (...) {
       fd.end_write();
       throw;
     }
     std::memcpy(op->data(), src, n);
-    const int sock = source.fd();
     if (!ring->push_batched(op, [&](io_uring_sqe* sqe) {
           // MSG_NOSIGNAL: a closed peer is EPIPE, not SIGPIPE.
           io_uring_prep_send(sqe, sock, op->data(), n, MSG_NOSIGNAL);

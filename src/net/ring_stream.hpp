@@ -27,9 +27,13 @@ inline constexpr long kRingPending = LONG_MIN + 1;  // the task waits for the co
 
 class StreamOp;
 
-// The smallest buffer of a socket's operation: it then grows by powers of two, so that a
-// socket whose operations grow allocates a few times at most.
-inline constexpr std::size_t kMinRingRoom = std::size_t{4} << 10;
+// The buffer of a socket's operation, and the most one receive or send on a ring moves
+// (each copies through it). A larger read or write moves what the socket has (takes) now
+// straight to (from) the caller's buffer, with one recv (send), and the ring's operation
+// only waits for the next bytes (room): a socket holds 4 KiB per direction however large
+// its reads and writes (issue 30: with buffers that grew to 64 KiB, replies left a piece per
+// completion and 250 connections held 20 times what epoll does).
+inline constexpr std::size_t kRingRoom = std::size_t{4} << 10;
 
 // What an IoSource's descriptor shares with its operations on rings: the last of the socket
 // and its operations closes the descriptor (so that an entry not yet submitted never names
@@ -68,14 +72,12 @@ class RingFd {
   void end_write() noexcept { give_back(kWrite, write_, 0); }
 
   // The direction's operation, holding a reference to this RingFd until it is released: the
-  // kept one if its buffer has `room` bytes and not four times more (an idle socket does
-  // not keep a large one), else a new one (throws std::bad_alloc).
-  StreamOp* take_op(bool send, std::size_t room);
-  // The most the next receive asks for (for the read side's holder): twice what the last
-  // brought, so that it grows while receives fill it, and an idle socket, whose receive
-  // waits in the kernel with its buffer, holds a small one.
-  std::size_t recv_hint() const noexcept { return recv_hint_; }
-  void set_recv_hint(std::size_t hint) noexcept { recv_hint_ = hint; }
+  // kept one, else a new one (throws std::bad_alloc).
+  StreamOp* take_op(bool send);
+  // Whether the last receive filled what it asked for (for the read side's holder): the
+  // next read larger than kRingRoom then tries a recv straight into its buffer first.
+  bool recv_filled() const noexcept { return recv_filled_; }
+  void set_recv_filled(bool filled) noexcept { recv_filled_ = filled; }
   // Keeps a released operation for the next take_op (frees it if one is kept already).
   void keep_op(StreamOp* op) noexcept;
 
@@ -95,7 +97,7 @@ class RingFd {
   void cancel_orphan() noexcept;
 
   const int fd_;
-  std::size_t recv_hint_ = kMinRingRoom;  // guarded by the read side (claim_read)
+  bool recv_filled_ = false;  // guarded by the read side (claim_read)
   bool close_at_end_ = true;  // written before the socket's unref; read by the last unref
   // The socket's and each operation's not kept here. fetch_add relaxed (a holder makes
   // another); the decrements acq_rel: the last, which closes and frees, comes after every
@@ -129,11 +131,10 @@ class RingFd {
 class StreamOp final : public RingOp {
  public:
   // One that `fd` keeps (a reference on it is taken by take_op).
-  static StreamOp* make(RingFd& fd, bool send, std::size_t room);
+  static StreamOp* make(RingFd& fd, bool send);
   static void operator delete(void* p) noexcept { ::operator delete(p); }
 
   std::byte* data() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
-  std::size_t room() const noexcept { return room_; }
   bool is_send() const noexcept { return send_; }
   RingFd& socket() noexcept { return fd_; }
   // For take_op: as new, for the next push.
@@ -149,11 +150,11 @@ class StreamOp final : public RingOp {
   void released() noexcept override;
 
   std::size_t taken = 0;  // a receive's answer's bytes that reads took (by whoever holds it)
+  std::size_t asked = 0;  // a receive's length (set by whoever pushes it)
 
  private:
-  StreamOp(RingFd& fd, bool send, std::size_t room) noexcept : fd_(fd), room_(room), send_(send) {}
+  StreamOp(RingFd& fd, bool send) noexcept : fd_(fd), send_(send) {}
   RingFd& fd_;
-  const std::size_t room_;
   const bool send_;
 };
 
@@ -172,15 +173,12 @@ inline bool ring_may_serve(RingSlot& slot, const IoSource& source) noexcept {
 // the stream, -errno, kRingPending or kNotOnRing. `slot` belongs to the calling future.
 long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, std::size_t len,
                bool peek);
-// One send of `src` (at most kMaxSend bytes of it) on this thread's ring: the count, -errno,
-// kRingPending or kNotOnRing.
+// One send of `src` on this thread's ring (at most kRingRoom bytes of it; a larger one first
+// sends what the socket takes at once): the count, -errno, kRingPending or kNotOnRing.
 long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* src,
                 std::size_t len);
 // StreamOp::make's count (relaxed: a statistic), for the tests that check that a socket's
 // steady traffic allocates nothing.
 inline Atomic<std::uint64_t> stream_ops_made{0};
-
-// The most one receive or send on a ring moves: each copies through its socket's buffer.
-inline constexpr std::size_t kMaxRingTransfer = std::size_t{64} << 10;
 
 }  // namespace spool::detail
