@@ -52,6 +52,7 @@ std::uint32_t readiness_bit(IoSource::Direction dir) noexcept {
 
 IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how)
     : driver_(std::move(driver)), fd_(fd), socket_(how.socket) {
+  ring_streams_ = socket_ && driver_->io().backend() == IoBackend::kIoUring;
   try {
     io_ = driver_->io().add(fd, what, how.refuse_duplicate);
   } catch (...) {
@@ -84,6 +85,7 @@ IoSource::IoSource(IoSource&& other) noexcept
       ring_fd_(other.ring_fd_.exchange(nullptr, std::memory_order_relaxed)),
       fd_(std::exchange(other.fd_, -1)),
       socket_(other.socket_),
+      ring_streams_(other.ring_streams_),
       peer_len_(std::exchange(other.peer_len_, 0)),
       peer_(other.peer_) {}
 
@@ -96,6 +98,7 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
                    std::memory_order_relaxed);
     fd_ = std::exchange(other.fd_, -1);
     socket_ = other.socket_;
+    ring_streams_ = other.ring_streams_;
     peer_len_ = std::exchange(other.peer_len_, 0);
     peer_ = other.peer_;
   }

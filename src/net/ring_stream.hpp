@@ -162,8 +162,8 @@ class StreamOp final : public RingOp {
 RingFd& make_ring_fd(IoSource& source);
 
 // Whether ring_read / ring_write may do anything for a future holding `slot`: an operation
-// in flight, a worker with a ring (on io_uring), or a socket with ring state (an orphan).
-// Three loads, inline: on epoll every read and write asks, and all three are null.
+// in flight, a worker with a ring, or a socket with ring state (an orphan). Asked only for
+// an io_uring runtime's sockets (IoSource::ring_streams): epoll's futures never come here.
 inline bool ring_may_serve(RingSlot& slot, const IoSource& source) noexcept {
   return slot.op() != nullptr || this_thread_ring != nullptr || source.ring_fd() != nullptr;
 }

@@ -64,20 +64,10 @@ long writev_op(int fd, void* arg) {
 
 Poll<std::size_t> ReadFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
-  // A stream socket's read on the worker's io_uring, or a dropped one's bytes (a peek
-  // takes only those); the readiness path where there is no ring.
-  if (mode_ != Mode::kDatagram && source_->is_socket() && detail::ring_may_serve(ring_, *source_)) {
-    for (;;) {
-      const long n =
-          detail::ring_read(ring_, cx, *source_, data_ + done_, len_ - done_, mode_ == Mode::kPeek);
-      if (n == detail::kNotOnRing) break;
-      if (n == detail::kRingPending) return pending;
-      if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
-      if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
-      if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
-        return r;
-      }
-    }
+  // On io_uring, a stream socket's read on the worker's ring (out of line: epoll pays one
+  // branch); the readiness path where there is no ring.
+  if (source_->ring_streams()) [[unlikely]] {
+    if (Poll<std::size_t> r = pending; poll_ring(cx, r)) return r;
   }
   for (;;) {
     const bool peek = mode_ == Mode::kPeek;
@@ -93,6 +83,27 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
     if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
       return r;
+    }
+  }
+}
+
+bool ReadFuture::poll_ring(Context& cx, Poll<std::size_t>& out) {
+  // A stream socket's read on the worker's ring, or a dropped one's bytes (a peek takes only
+  // those): true with `out` set; false for the readiness path.
+  if (mode_ == Mode::kDatagram || !detail::ring_may_serve(ring_, *source_)) return false;
+  for (;;) {
+    const long n =
+        detail::ring_read(ring_, cx, *source_, data_ + done_, len_ - done_, mode_ == Mode::kPeek);
+    if (n == detail::kNotOnRing) return false;
+    if (n == detail::kRingPending) return true;  // (out: pending)
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+    if (mode_ != Mode::kExact) {
+      out = Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+      return true;
+    }
+    if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
+      out = r;
+      return true;
     }
   }
 }
@@ -117,18 +128,27 @@ Poll<std::size_t> ReadFuture::read_exact_step(std::size_t n) {
   return pending;
 }
 
+bool WriteFuture::poll_ring(Context& cx, Poll<std::size_t>& out) {
+  // True with `out` set; false for the readiness path.
+  if (!detail::ring_may_serve(ring_, *source_)) return false;
+  for (;;) {
+    const long n = detail::ring_write(ring_, cx, *source_, data_ + done_, len_ - done_);
+    if (n == detail::kNotOnRing) return false;
+    if (n == detail::kRingPending) return true;  // (out: pending)
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+    done_ += static_cast<std::size_t>(n);
+    if (!all_ || done_ == len_) {
+      out = Poll<std::size_t>::ready(done_);
+      return true;
+    }
+  }
+}
+
 Poll<std::size_t> WriteFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
-  // On the worker's io_uring, where there is one.
-  if (source_->is_socket() && detail::ring_may_serve(ring_, *source_)) {
-    for (;;) {
-      const long n = detail::ring_write(ring_, cx, *source_, data_ + done_, len_ - done_);
-      if (n == detail::kNotOnRing) break;
-      if (n == detail::kRingPending) return pending;
-      if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
-      done_ += static_cast<std::size_t>(n);
-      if (!all_ || done_ == len_) return Poll<std::size_t>::ready(done_);
-    }
+  // On io_uring, on the worker's ring where there is one (out of line, as ReadFuture's).
+  if (source_->ring_streams()) [[unlikely]] {
+    if (Poll<std::size_t> r = pending; poll_ring(cx, r)) return r;
   }
   for (;;) {
     Span s{const_cast<std::byte*>(data_ + done_), len_ - done_, 0};

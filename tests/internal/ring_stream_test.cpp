@@ -87,6 +87,21 @@ Task<bool> round_trips() {
 
 TEST_F(RingStream, ContentSurvivesManyRoundTripsOnTheRing) { EXPECT_TRUE(run(round_trips())); }
 
+// Whether a socket of a runtime on `backend` lets its reads and writes try the ring.
+bool ring_streams_on(spool::IoBackend backend) {
+  spool::Runtime rt = spool::Builder::multi_thread().worker_threads(1).io_backend(backend).build();
+  return rt.block_on([]() -> Task<bool> {
+    auto [a, b] = UnixStream::pair();
+    co_return a.source().ring_streams() && b.source().ring_streams();
+  }());
+}
+
+TEST_F(RingStream, OnlyAnIoUringRuntimesSocketsTryTheRing) {
+  // epoll's futures then never call into the ring's code (docs/io.md).
+  EXPECT_TRUE(ring_streams_on(spool::IoBackend::kIoUring));
+  EXPECT_FALSE(ring_streams_on(spool::IoBackend::kEpoll));
+}
+
 Task<std::string> dropped_read_keeps_its_bytes() {
   auto [a, b] = UnixStream::pair();
   {

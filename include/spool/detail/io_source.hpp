@@ -90,6 +90,10 @@ class IoSource {
   SPOOL_API void clear_ready(Readiness seen, Direction dir) noexcept;
   /// True for a socket (recv / send), false for a pipe or another fd (read / write).
   bool is_socket() const noexcept { return socket_; }
+  /// True for a socket of a runtime on the io_uring backend: its stream reads and writes may
+  /// run on a worker's ring (src/net/ring_stream.hpp). Decided once, so that on epoll the
+  /// futures' check is one predictable branch.
+  bool ring_streams() const noexcept { return ring_streams_; }
   /// The socket's addresses for an error message: " (local 127.0.0.1:5000, peer
   /// 127.0.0.1:6379)" (the peer's as remember_peer kept it, once the kernel no longer gives
   /// it; "?" for one unknown); empty without a descriptor or for one that is no socket.
@@ -168,9 +172,10 @@ class IoSource {
   // of a split stream share one IoSource), read (acquire) by the operations after it.
   Atomic<RingFd*> ring_fd_{nullptr};
   int fd_ = -1;
-  bool socket_ = true;      // see is_socket
-  socklen_t peer_len_ = 0;  // of peer_; 0: no peer remembered
-  sockaddr_in6 peer_{};     // remember_peer's (an IPv4 address fits too)
+  bool socket_ = true;         // see is_socket
+  bool ring_streams_ = false;  // see ring_streams
+  socklen_t peer_len_ = 0;     // of peer_; 0: no peer remembered
+  sockaddr_in6 peer_{};        // remember_peer's (an IPv4 address fits too)
 };
 
 }  // namespace spool::detail

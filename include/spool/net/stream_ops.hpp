@@ -65,6 +65,9 @@ class SPOOL_API ReadFuture {
   // read_exact after a read of `n` bytes: ready when the buffer is full; throws
   // UnexpectedEof at the end of the stream.
   Poll<std::size_t> read_exact_step(std::size_t n);
+  // The read on the worker's io_uring (io_uring sockets only): true with `out` set, false
+  // for the readiness path. Out of line, so that epoll's poll stays as small as before.
+  [[gnu::noinline]] bool poll_ring(Context& cx, Poll<std::size_t>& out);
 
   detail::IoSource* source_;
   std::byte* data_;
@@ -92,6 +95,9 @@ class SPOOL_API WriteFuture {
   Poll<std::size_t> poll(Context& cx);
 
  private:
+  // The write on the worker's io_uring, as ReadFuture::poll_ring.
+  [[gnu::noinline]] bool poll_ring(Context& cx, Poll<std::size_t>& out);
+
   detail::IoSource* source_;
   const std::byte* data_;
   std::size_t len_;
