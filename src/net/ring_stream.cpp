@@ -35,8 +35,9 @@ void StreamOp::drop_from_future() noexcept {
   RingFd& fd = fd_;  // (kept alive by this operation's reference until it is released)
   if (send_) {
     // A send nobody waits for is stopped: it would hold the socket open while the peer
-    // reads nothing. The next write gets another operation if this one is not back yet.
-    fd.end_write();
+    // reads nothing. It keeps the write side until its answer (released()): a later send
+    // on another ring could otherwise go out before the rest of this one.
+    holds_write_side_ = true;
     cancel();
     return;
   }
@@ -53,7 +54,9 @@ void StreamOp::drop_from_future() noexcept {
 
 void StreamOp::released() noexcept {
   RingFd& fd = fd_;
-  fd.keep_op(this);  // (another thread may take it from here on)
+  const bool dropped_send = holds_write_side_;
+  fd.keep_op(this);  // (another thread may take it once the write side is given back)
+  if (dropped_send) fd.end_write();
   fd.unref();
 }
 
@@ -313,7 +316,15 @@ long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* 
   if (op == nullptr) {
     if (len == 0) return kNotOnRing;
     WorkerRing* ring = ring_for(source, IORING_OP_SEND);
-    if (ring == nullptr) return kNotOnRing;
+    if (ring == nullptr) {
+      // The readiness path, once no send of this socket is pending on a ring: a dropped
+      // one's rest must not follow this write's bytes.
+      RingFd* held = source.ring_fd();
+      if (held == nullptr) return kNotOnRing;
+      if (!held->claim_write(cx)) return kRingPending;
+      held->end_write();
+      return kNotOnRing;
+    }
     RingFd& fd = make_ring_fd(source);
     if (!fd.claim_write(cx)) return kRingPending;  // woken when the other write ends
     const int sock = source.fd();

@@ -67,7 +67,7 @@ class RingFd {
   // null) for the next read; an orphan left after the socket's end is cancelled.
   void end_read(StreamOp* orphan) noexcept;
   bool has_orphan() const noexcept { return (read_.load(std::memory_order_acquire) & ~kBits) != 0; }
-  // The write side, likewise (a dropped send is cancelled, never left).
+  // The write side, likewise (a dropped send is cancelled, and holds it until its answer).
   bool claim_write(Context& cx);
   void end_write() noexcept { give_back(kWrite, write_, 0); }
 
@@ -141,9 +141,10 @@ class StreamOp final : public RingOp {
   void reuse() noexcept {
     rearm();
     taken = 0;
+    holds_write_side_ = false;
   }
-  // The future gives it up (RingSlot's drop): a send is cancelled, a receive orphaned, and
-  // the future's side of the socket is given back.
+  // The future gives it up (RingSlot's drop): a receive is orphaned and the read side given
+  // back; a send is cancelled and gives the write side back with its answer.
   void drop_from_future() noexcept;
   // Back to its RingFd's keeping, and the RingFd's reference goes (also for one that was
   // never pushed).
@@ -156,6 +157,9 @@ class StreamOp final : public RingOp {
   StreamOp(RingFd& fd, bool send) noexcept : fd_(fd), send_(send) {}
   RingFd& fd_;
   const bool send_;
+  // A dropped send's: it gives the socket's write side back when it is released. Written
+  // before cancel(), whose reference drops (acq_rel) order it before released().
+  bool holds_write_side_ = false;
 };
 
 // `source`'s RingFd, made now if it has none (throws std::bad_alloc).

@@ -4,13 +4,14 @@
 // peer's close ends a pending receive; a dropped send is cancelled, so the socket closes;
 // one buffer per socket and direction, reused (steady traffic allocates nothing), and large
 // reads and writes straight between the socket and the caller's buffer; a second read or
-// write while one is pending waits for it.
+// write while one is pending waits for it, and a write after a dropped send for its answer.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -340,6 +341,78 @@ Task<std::string> second_write_while_one_is_pending() {
 
 TEST_F(RingStream, ASecondWriteWaitsForThePendingOne) {
   EXPECT_EQ(run(second_write_while_one_is_pending()), "abcd");
+}
+
+}  // namespace
+
+namespace {
+
+// Reads `s` until its bytes end with `tail`: whether every byte before `tail` is `fill`.
+Task<bool> read_fill_then(UnixStream s, char fill, std::string_view tail) {
+  std::string got;
+  std::vector<char> buf(1 << 16);
+  while (!std::string_view(got).ends_with(tail)) {
+    const std::size_t n = co_await s.read(buf);
+    if (n == 0) co_return false;
+    got.append(buf.data(), n);
+  }
+  got.resize(got.size() - tail.size());
+  co_return got.find_first_not_of(fill) == std::string::npos;
+}
+
+Task<bool> write_after_a_dropped_send() {
+  auto [a, b] = UnixStream::pair();
+  std::vector<char> big(1 << 20, 'x');
+  {
+    auto f = a.write_all(std::span(big.data(), big.size()));
+    co_await start(f);  // its send waits in the kernel for room, and is cancelled here
+  }
+  spool::detail::RingFd& fd = *a.source().ring_fd();
+  CountingWaker w;
+  const spool::Waker waker = w.waker();
+  spool::Context cx(waker);
+  if (fd.claim_write(cx)) {
+    ADD_FAILURE() << "the dropped send gave the write side back before its answer";
+    fd.end_write();
+  }
+  // Given back when the send's answer arrives (the cancel's, or the bytes it sent).
+  co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+    if (!fd.claim_write(cx)) return spool::pending;
+    fd.end_write();
+    return true;
+  });
+  EXPECT_EQ(w.counts().total_wakes(), 1);
+  auto reader = spool::spawn(read_fill_then(std::move(b), 'x', "END"));  // (the socket is full)
+  co_await a.write_all(std::string_view("END"));
+  co_return co_await std::move(reader);
+}
+
+TEST_F(RingStream, ASendDroppedInFlightHoldsTheWriteSideUntilItsAnswer) {
+  // A later write on another worker's ring could otherwise go out before its rest.
+  EXPECT_TRUE(run(write_after_a_dropped_send()));
+}
+
+Task<bool> write_off_the_ring_waits_for_the_rings_send() {
+  auto [a, b] = UnixStream::pair();
+  spool::detail::RingFd& fd = spool::detail::make_ring_fd(a.source());
+  CountingWaker holder;
+  const spool::Waker holder_waker = holder.waker();
+  spool::Context holder_cx(holder_waker);
+  EXPECT_TRUE(fd.claim_write(holder_cx));  // as a send pending on a worker's ring would
+  auto write = a.write(std::string_view("abc"));
+  CountingWaker w;
+  EXPECT_TRUE(pending_with(write, w));
+  fd.end_write();
+  EXPECT_EQ(w.counts().total_wakes(), 1);
+  EXPECT_FALSE(pending_with(write, w));
+  std::string got(3, '\0');
+  co_await b.read_exact(got);
+  co_return got == "abc";
+}
+
+TEST_F(RingStream, AWriteOnAThreadWithoutARingWaitsForASendPendingOnARing) {
+  // block_on's thread has no ring: its write takes the readiness path, after the ring's.
+  EXPECT_TRUE(rt_->block_on(write_off_the_ring_waits_for_the_rings_send()));
 }
 
 }  // namespace
