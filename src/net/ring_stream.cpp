@@ -62,6 +62,14 @@ void StreamOp::released() noexcept {
 
 void RingSlot::drop() noexcept { std::exchange(op_, nullptr)->drop_from_future(); }
 
+bool ring_send_pending(IoSource& source, Context& cx) {
+  RingFd* fd = source.ring_fd();
+  if (fd == nullptr) return false;
+  if (!fd->claim_write(cx)) return true;
+  fd->end_write();
+  return false;
+}
+
 RingFd& make_ring_fd(IoSource& source) {
   Atomic<RingFd*>& slot = source.ring_fd_slot();
   RingFd* seen = slot.load(std::memory_order_acquire);
@@ -316,15 +324,7 @@ long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* 
   if (op == nullptr) {
     if (len == 0) return kNotOnRing;
     WorkerRing* ring = ring_for(source, IORING_OP_SEND);
-    if (ring == nullptr) {
-      // The readiness path, once no send of this socket is pending on a ring: a dropped
-      // one's rest must not follow this write's bytes.
-      RingFd* held = source.ring_fd();
-      if (held == nullptr) return kNotOnRing;
-      if (!held->claim_write(cx)) return kRingPending;
-      held->end_write();
-      return kNotOnRing;
-    }
+    if (ring == nullptr) return ring_send_pending(source, cx) ? kRingPending : kNotOnRing;
     RingFd& fd = make_ring_fd(source);
     if (!fd.claim_write(cx)) return kRingPending;  // woken when the other write ends
     const int sock = source.fd();

@@ -165,6 +165,11 @@ class StreamOp final : public RingOp {
 // `source`'s RingFd, made now if it has none (throws std::bad_alloc).
 RingFd& make_ring_fd(IoSource& source);
 
+// For a write that takes the readiness path: whether it must wait first, a send of `source`
+// being pending on a ring (`cx`'s task is woken when it ends). A dropped send's rest must not
+// follow the write's bytes.
+bool ring_send_pending(IoSource& source, Context& cx);
+
 // Whether ring_read / ring_write may do anything for a future holding `slot`: an operation
 // in flight, a worker with a ring, or a socket with ring state (an orphan). Asked only for
 // an io_uring runtime's sockets (IoSource::ring_streams): epoll's futures never come here.

@@ -164,6 +164,10 @@ Poll<std::size_t> WriteFuture::poll(Context& cx) {
 
 Poll<std::size_t> WriteVectoredFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // By readiness always, after any send pending on a ring (a dropped write_all's rest).
+  if (source_->ring_streams() && detail::ring_send_pending(*source_, cx)) [[unlikely]] {
+    return pending;
+  }
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(bufs_.data());
   msg.msg_iovlen = std::min<std::size_t>(bufs_.size(), IOV_MAX);
