@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -193,9 +194,15 @@ void watchdog_stop() {
 
 void on_each_backend(const Config& cfg, const char* name,
                      void (*run)(Config cfg, const char* name)) {
+  // BENCH_IO_BACKEND=epoll or io_uring: that one only (scripts/count-rmw per backend).
+  const char* only = std::getenv("BENCH_IO_BACKEND");
+  const std::string_view one = only != nullptr ? only : "";
   Config on = cfg;
-  on.io_backend = spool::IoBackend::kEpoll;
-  run(on, name);
+  if (one != "io_uring") {
+    on.io_backend = spool::IoBackend::kEpoll;
+    run(on, name);
+  }
+  if (one == "epoll") return;
   const std::string uring_name = std::string(name) + "@io_uring";
   on.io_backend = spool::IoBackend::kIoUring;
   try {

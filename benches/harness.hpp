@@ -93,6 +93,7 @@ spool::Task<Clock::duration> timed_echo_clients(std::vector<Stream> streams,
 }
 // Runs `run` on epoll under the name `name` (tcp_echo), then on io_uring under
 // `name`@io_uring, which is skipped (saying why on stderr) where io_uring is refused.
+// BENCH_IO_BACKEND=epoll (io_uring) runs only the first (the second).
 void on_each_backend(const Config& cfg, const char* name,
                      void (*run)(Config cfg, const char* name));
 

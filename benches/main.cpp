@@ -6,7 +6,8 @@
 //   implemented ones, in id order. --list prints "<id> <name>" per implemented workload.
 // Environment: BENCH_WORKERS, BENCH_MIN_REPS, BENCH_BUDGET_MS, BENCH_MAX_REPS (as the tokio
 // peer; see harness.hpp), BENCH_WATCHDOG_S (hang detection per workload, default 300), and
-// spool's own settings BENCH_TIMER_WHEELS and BENCH_TIMER_RESOLUTION_US (harness.hpp).
+// spool's own settings BENCH_TIMER_WHEELS, BENCH_TIMER_RESOLUTION_US and BENCH_IO_BACKEND
+// (harness.hpp).
 // stdout: only `RESULT spool <workload> <value> <unit>` lines (and --list's listing).
 // Exit status: 0; 1 when a workload failed (wrong result, or an exception escaped); 2 on
 // a bad argument; 124 when a workload hung (see BENCH_WATCHDOG_S).
@@ -58,7 +59,8 @@ void usage(std::FILE* to) {
                "  no WORKLOAD: every implemented workload (see --list)\n"
                "  env: BENCH_WORKERS BENCH_MIN_REPS BENCH_BUDGET_MS BENCH_MAX_REPS "
                "BENCH_WATCHDOG_S\n"
-               "       BENCH_TIMER_WHEELS BENCH_TIMER_RESOLUTION_US (spool's own settings)\n");
+               "       BENCH_TIMER_WHEELS BENCH_TIMER_RESOLUTION_US BENCH_IO_BACKEND (spool's "
+               "own settings)\n");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "driver/driver_lock.hpp"
 #include "driver/io/io_driver.hpp"
+#include "driver/io/thread_ring.hpp"
 #include "driver/thread_parker.hpp"
 #include "driver/time/time_driver.hpp"
 #include "spool/metrics.hpp"
@@ -71,6 +72,8 @@ class Driver final : public ReactorHook, public std::enable_shared_from_this<Dri
     bool found = false;
     do {
       time_->park(std::chrono::nanoseconds::zero());
+      // This thread's own ring too: its sockets' sends and receives complete there.
+      (void)reap_this_thread_ring();
       found = has_work();
     } while (!found && std::chrono::steady_clock::now() < end);
     unlock();

@@ -14,6 +14,7 @@
 
 #include "driver/driver.hpp"
 #include "net/address_name.hpp"
+#include "net/ring_stream.hpp"
 #include "spool/net/socket_addr.hpp"
 #include "spool/time/sleep.hpp"
 
@@ -51,6 +52,7 @@ std::uint32_t readiness_bit(IoSource::Direction dir) noexcept {
 
 IoSource::IoSource(std::shared_ptr<Driver> driver, int fd, const char* what, IoAdopt how)
     : driver_(std::move(driver)), fd_(fd), socket_(how.socket) {
+  ring_streams_ = socket_ && driver_->io().backend() == IoBackend::kIoUring;
   try {
     io_ = driver_->io().add(fd, what, how.refuse_duplicate);
   } catch (...) {
@@ -80,8 +82,10 @@ std::pair<IoSource, IoSource> IoSource::adopt_pair(const std::shared_ptr<Driver>
 IoSource::IoSource(IoSource&& other) noexcept
     : driver_(std::move(other.driver_)),
       io_(std::exchange(other.io_, nullptr)),
+      ring_fd_(other.ring_fd_.exchange(nullptr, std::memory_order_relaxed)),
       fd_(std::exchange(other.fd_, -1)),
       socket_(other.socket_),
+      ring_streams_(other.ring_streams_),
       peer_len_(std::exchange(other.peer_len_, 0)),
       peer_(other.peer_) {}
 
@@ -90,8 +94,11 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
     close();
     driver_ = std::move(other.driver_);
     io_ = std::exchange(other.io_, nullptr);
+    ring_fd_.store(other.ring_fd_.exchange(nullptr, std::memory_order_relaxed),
+                   std::memory_order_relaxed);
     fd_ = std::exchange(other.fd_, -1);
     socket_ = other.socket_;
+    ring_streams_ = other.ring_streams_;
     peer_len_ = std::exchange(other.peer_len_, 0);
     peer_ = other.peer_;
   }
@@ -101,15 +108,27 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
 IoSource::~IoSource() { close(); }
 
 void IoSource::close() noexcept {
-  const int fd = release();  // unregistered before the close: the number may be reused at once
-  if (fd >= 0) ::close(fd);
+  // Unregistered before the close: the number may be reused at once. Operations on a ring
+  // that may still name it keep it open until the last ends.
+  const auto [fd, ring] = unregister();
+  if (ring != nullptr) {
+    ring->close_when_done();
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
 }
 
 int IoSource::release() noexcept {
-  if (fd_ < 0) return -1;
+  const auto [fd, ring] = unregister();
+  if (ring != nullptr) ring->release_when_done();  // the caller's now: never closed here
+  return fd;
+}
+
+std::pair<int, RingFd*> IoSource::unregister() noexcept {
+  if (fd_ < 0) return {-1, nullptr};
   driver_->io().remove(io_);
   io_ = nullptr;
-  return std::exchange(fd_, -1);
+  return {std::exchange(fd_, -1), ring_fd_.exchange(nullptr, std::memory_order_acquire)};
 }
 
 Poll<IoSource::Readiness> IoSource::poll_ready(Context& cx, IoWaiter& waiter, Direction dir) {

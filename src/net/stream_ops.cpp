@@ -10,6 +10,7 @@
 #include <string>
 
 #include "net/no_sigpipe.hpp"
+#include "net/ring_stream.hpp"
 #include "spool/coop.hpp"
 #include "spool/net/io_error.hpp"
 
@@ -63,6 +64,11 @@ long writev_op(int fd, void* arg) {
 
 Poll<std::size_t> ReadFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // On io_uring, a stream socket's read on the worker's ring (out of line: epoll pays one
+  // branch); the readiness path where there is no ring.
+  if (source_->ring_streams()) [[unlikely]] {
+    if (Poll<std::size_t> r = pending; poll_ring(cx, r)) return r;
+  }
   for (;;) {
     const bool peek = mode_ == Mode::kPeek;
     Span s{data_ + done_, len_ - done_, peek ? MSG_PEEK : 0};
@@ -75,18 +81,75 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
     const long n = r.value();
     if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
     if (mode_ != Mode::kExact) return Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+    if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
+      return r;
+    }
+  }
+}
+
+bool ReadFuture::poll_ring(Context& cx, Poll<std::size_t>& out) {
+  // A stream socket's read on the worker's ring, or a dropped one's bytes (a peek takes only
+  // those): true with `out` set; false for the readiness path.
+  if (mode_ == Mode::kDatagram || !detail::ring_may_serve(ring_, *source_)) return false;
+  for (;;) {
+    const long n =
+        detail::ring_read(ring_, cx, *source_, data_ + done_, len_ - done_, mode_ == Mode::kPeek);
+    if (n == detail::kNotOnRing) return false;
+    if (n == detail::kRingPending) return true;  // (out: pending)
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
+    if (mode_ != Mode::kExact) {
+      out = Poll<std::size_t>::ready(static_cast<std::size_t>(n));
+      return true;
+    }
+    if (const Poll<std::size_t> r = read_exact_step(static_cast<std::size_t>(n)); r.is_ready()) {
+      out = r;
+      return true;
+    }
+  }
+}
+
+namespace {
+
+// read_exact's error, out of line so that read_exact_step stays small enough to inline.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_short_read(const char* what,
+                                                             const detail::IoSource& source,
+                                                             std::size_t done, std::size_t len) {
+  throw UnexpectedEof(what + source.addresses() + ": the stream ended after " +
+                      std::to_string(done) + " of the " + std::to_string(len) +
+                      " bytes read_exact wanted");
+}
+
+}  // namespace
+
+Poll<std::size_t> ReadFuture::read_exact_step(std::size_t n) {
+  done_ += n;
+  if (done_ == len_) return Poll<std::size_t>::ready(len_);
+  if (n == 0) throw_short_read(what_, *source_, done_, len_);
+  return pending;
+}
+
+bool WriteFuture::poll_ring(Context& cx, Poll<std::size_t>& out) {
+  // True with `out` set; false for the readiness path.
+  if (!detail::ring_may_serve(ring_, *source_)) return false;
+  for (;;) {
+    const long n = detail::ring_write(ring_, cx, *source_, data_ + done_, len_ - done_);
+    if (n == detail::kNotOnRing) return false;
+    if (n == detail::kRingPending) return true;  // (out: pending)
+    if (n < 0) source_->throw_error(static_cast<int>(-n), what_);
     done_ += static_cast<std::size_t>(n);
-    if (done_ == len_) return Poll<std::size_t>::ready(len_);
-    if (n == 0) {
-      throw UnexpectedEof(what_ + source_->addresses() + ": the stream ended after " +
-                          std::to_string(done_) + " of the " + std::to_string(len_) +
-                          " bytes read_exact wanted");
+    if (!all_ || done_ == len_) {
+      out = Poll<std::size_t>::ready(done_);
+      return true;
     }
   }
 }
 
 Poll<std::size_t> WriteFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // On io_uring, on the worker's ring where there is one (out of line, as ReadFuture's).
+  if (source_->ring_streams()) [[unlikely]] {
+    if (Poll<std::size_t> r = pending; poll_ring(cx, r)) return r;
+  }
   for (;;) {
     Span s{const_cast<std::byte*>(data_ + done_), len_ - done_, 0};
     const Poll<long> r = source_->poll_io(cx, waiter_, detail::IoSource::Direction::kWrite,
@@ -101,6 +164,10 @@ Poll<std::size_t> WriteFuture::poll(Context& cx) {
 
 Poll<std::size_t> WriteVectoredFuture::poll(Context& cx) {
   if (!detail::coop_poll_proceed(cx)) return pending;
+  // By readiness always, after any send pending on a ring (a dropped write_all's rest).
+  if (source_->ring_streams() && detail::ring_send_pending(*source_, cx)) [[unlikely]] {
+    return pending;
+  }
   msghdr msg{};
   msg.msg_iov = const_cast<iovec*>(bufs_.data());
   msg.msg_iovlen = std::min<std::size_t>(bufs_.size(), IOV_MAX);

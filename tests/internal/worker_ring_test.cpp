@@ -219,6 +219,68 @@ TEST_F(WorkerRingTest, AFullSubmissionQueueIsSubmittedToMakeRoom) {
   EXPECT_EQ(destroyed_, kOps);
 }
 
+// Pushes (without submitting) a read of `fd` into a new ReadOp on `ring`.
+ReadOp* push_read(WorkerRing& ring, int fd, int* destroyed) {
+  auto* op = new ReadOp(destroyed);
+  EXPECT_TRUE(ring.push_batched(op, [&](io_uring_sqe* sqe) {
+    io_uring_prep_read(sqe, fd, op->buf.data(), op->buf.size(), 0);
+  }));
+  return op;
+}
+
+TEST_F(WorkerRingTest, ACancelledOperationEndsWithoutItsCompletionAndIsFreed) {
+  ReadOp* op = push_pipe_read();
+  op->cancel();  // no writer will ever write: only the cancel ends it
+  EXPECT_EQ(destroyed_, 0);
+  while (ring_->in_flight() > 0) (void)ring_->reap();
+  EXPECT_EQ(destroyed_, 1);
+}
+
+TEST_F(WorkerRingTest, ACancelOfACompleteOperationFreesItAndSendsNothing) {
+  ReadOp* op = push_pipe_read();
+  ASSERT_EQ(::write(pipe_[1], "x", 1), 1);
+  reap_until(1);
+  op->cancel();
+  EXPECT_EQ(destroyed_, 1);
+  EXPECT_FALSE(ring_->has_unsubmitted());
+}
+
+TEST_F(WorkerRingTest, ACancelWaitsForRoomInAFullSubmissionQueueAndIsRetried) {
+  WorkerRing small(2);
+  ReadOp* first = push_read(small, pipe_[0], &destroyed_);
+  ReadOp* second = push_read(small, pipe_[0], &destroyed_);  // the queue is full
+  first->cancel();  // no entry for it now: queued, never dropped
+  EXPECT_TRUE(small.has_unsubmitted());
+  ASSERT_TRUE(small.submit());  // the reads, then the cancel in the room they made
+  EXPECT_FALSE(small.has_unsubmitted());
+  while (small.in_flight() > 1) (void)small.reap();
+  EXPECT_EQ(destroyed_, 1);  // the cancelled read; the other still waits for data
+  second->cancel();
+  while (small.in_flight() > 0) (void)small.reap();
+  EXPECT_EQ(destroyed_, 2);
+}
+
+TEST_F(WorkerRingTest, ACancelFromAnotherThreadGoesThroughTheInboxAndSignalsTheEventFd) {
+  ring_->watch(false);  // only the request signals it
+  ReadOp* op = push_pipe_read();
+  std::thread other([op] { op->cancel(); });
+  other.join();
+  pollfd p{ring_->event_fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&p, 1, -1), 1);  // a sleeping owner would wake
+  EXPECT_TRUE(ring_->has_unsubmitted());
+  while (ring_->in_flight() > 0) (void)ring_->reap();
+  EXPECT_EQ(destroyed_, 1);
+  EXPECT_FALSE(ring_->has_unsubmitted());
+}
+
+TEST_F(WorkerRingTest, ACancelFromAnotherThreadStillWaitingWhenTheRingEndsIsReleased) {
+  ReadOp* op = push_pipe_read();
+  std::thread other([op] { op->cancel(); });
+  other.join();
+  ring_.reset();  // cancels everything itself; the request in the inbox only drops its reference
+  EXPECT_EQ(destroyed_, 1);
+}
+
 TEST_F(WorkerRingTest, TakesSingleIssuerAndDeferredTaskRunWhereTheKernelHasThem) {
   utsname u{};
   ASSERT_EQ(::uname(&u), 0);

@@ -12,6 +12,7 @@
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/atomic.hpp"
 #include "spool/detail/io_waiter.hpp"
 
 namespace spool {
@@ -21,6 +22,7 @@ class Sleep;
 namespace spool::detail {
 
 class Driver;
+class RingFd;
 class ScheduledIo;
 
 /// How an IoSource takes its descriptor.
@@ -88,6 +90,10 @@ class IoSource {
   SPOOL_API void clear_ready(Readiness seen, Direction dir) noexcept;
   /// True for a socket (recv / send), false for a pipe or another fd (read / write).
   bool is_socket() const noexcept { return socket_; }
+  /// True for a socket of a runtime on the io_uring backend: its stream reads and writes may
+  /// run on a worker's ring (src/net/ring_stream.hpp). Decided once, so that on epoll the
+  /// futures' check is one predictable branch.
+  bool ring_streams() const noexcept { return ring_streams_; }
   /// The socket's addresses for an error message: " (local 127.0.0.1:5000, peer
   /// 127.0.0.1:6379)" (the peer's as remember_peer kept it, once the kernel no longer gives
   /// it; "?" for one unknown); empty without a descriptor or for one that is no socket.
@@ -140,6 +146,13 @@ class IoSource {
   SPOOL_API void close() noexcept;
   /// Unregisters the descriptor and gives it back, open (-1 when there is none).
   SPOOL_API int release() noexcept;
+  /// The descriptor's state shared with its operations on io_uring rings, made by the first
+  /// (src/net/ring_stream.hpp): it keeps the descriptor open until the last of them ends.
+  /// Null while there is none; spool's sources only.
+  RingFd* ring_fd() const noexcept { return ring_fd_.load(std::memory_order_acquire); }
+  /// Where ring_fd() is kept, for src/net/ring_stream.cpp's make_ring_fd (spool's sources
+  /// only).
+  Atomic<RingFd*>& ring_fd_slot() noexcept { return ring_fd_; }
 
  private:
   // poll_ready, but `waiter` keeps its place when ready (poll_io's retries after EAGAIN).
@@ -150,12 +163,19 @@ class IoSource {
                                   const char* what) const;
   SPOOL_API void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
 
+  // Unregisters the descriptor; the descriptor, and the ring state that may still hold it.
+  std::pair<int, RingFd*> unregister() noexcept;
+
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;
+  // See ring_fd(). Made by the first ring operation (a compare-exchange, acq_rel: the halves
+  // of a split stream share one IoSource), read (acquire) by the operations after it.
+  Atomic<RingFd*> ring_fd_{nullptr};
   int fd_ = -1;
-  bool socket_ = true;      // see is_socket
-  socklen_t peer_len_ = 0;  // of peer_; 0: no peer remembered
-  sockaddr_in6 peer_{};     // remember_peer's (an IPv4 address fits too)
+  bool socket_ = true;         // see is_socket
+  bool ring_streams_ = false;  // see ring_streams
+  socklen_t peer_len_ = 0;     // of peer_; 0: no peer remembered
+  sockaddr_in6 peer_{};        // remember_peer's (an IPv4 address fits too)
 };
 
 }  // namespace spool::detail

@@ -14,6 +14,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
 #include "spool/detail/io_source.hpp"
+#include "spool/detail/ring_slot.hpp"
 
 namespace spool::net {
 
@@ -41,7 +42,9 @@ concept ByteBuffer = std::ranges::contiguous_range<B> && std::ranges::sized_rang
 /// one successful recv gives (0 at the end of the stream, or for an empty buffer);
 /// read_exact fills the whole buffer, across as many recvs as it takes, and throws
 /// UnexpectedEof if the stream ends first. Errors are std::system_error. It may be moved
-/// freely; the buffer must outlive it.
+/// freely; the buffer must outlive it. Dropped pending, it loses no bytes: the next read
+/// gets them. On the io_uring backend a socket stream's reads on a worker run one at a
+/// time: another read waits for a pending one to complete or be dropped (docs/io.md).
 class SPOOL_API ReadFuture {
  public:
   /// What the read waits for.
@@ -59,6 +62,13 @@ class SPOOL_API ReadFuture {
   Poll<std::size_t> poll(Context& cx);
 
  private:
+  // read_exact after a read of `n` bytes: ready when the buffer is full; throws
+  // UnexpectedEof at the end of the stream.
+  Poll<std::size_t> read_exact_step(std::size_t n);
+  // The read on the worker's io_uring (io_uring sockets only): true with `out` set, false
+  // for the readiness path. Out of line, so that epoll's poll stays as small as before.
+  [[gnu::noinline]] bool poll_ring(Context& cx, Poll<std::size_t>& out);
+
   detail::IoSource* source_;
   std::byte* data_;
   std::size_t len_;
@@ -66,12 +76,15 @@ class SPOOL_API ReadFuture {
   Mode mode_;
   const char* what_;
   detail::IoWaiter waiter_;
+  detail::RingSlot ring_;  // a socket's receive on the worker's io_uring, while it waits
 };
 
 /// The future of write / write_all: ready with the number of bytes written. write gives
 /// what one successful send accepts; write_all sends the whole buffer. A write to a socket
 /// whose peer is gone throws std::system_error (EPIPE or ECONNRESET), never SIGPIPE. It
-/// may be moved freely; the buffer must outlive it.
+/// may be moved freely; the buffer must outlive it. Dropped pending, it may have sent part
+/// of the buffer. On the io_uring backend a socket stream's writes on a worker run one at a
+/// time: another write waits for a pending one to complete or be dropped (docs/io.md).
 class SPOOL_API WriteFuture {
  public:
   /// Writes [data, data + len) to `source` (see TcpStream::write).
@@ -82,6 +95,9 @@ class SPOOL_API WriteFuture {
   Poll<std::size_t> poll(Context& cx);
 
  private:
+  // The write on the worker's io_uring, as ReadFuture::poll_ring.
+  [[gnu::noinline]] bool poll_ring(Context& cx, Poll<std::size_t>& out);
+
   detail::IoSource* source_;
   const std::byte* data_;
   std::size_t len_;
@@ -89,6 +105,7 @@ class SPOOL_API WriteFuture {
   bool all_;
   const char* what_;
   detail::IoWaiter waiter_;
+  detail::RingSlot ring_;  // a socket's send on the worker's io_uring, while it waits
 };
 
 /// The future of write_vectored: one sendmsg of up to IOV_MAX buffers, in order; ready with

@@ -110,6 +110,15 @@ ScheduledIo* IoDriver::add(int fd, const char* what, bool refuse_duplicate) {
   return io;
 }
 
+void IoDriver::count_ring_watch(bool added) noexcept {
+  std::lock_guard lock(mutex_);
+  if (added) {
+    ++ring_watches_;
+  } else {
+    --ring_watches_;
+  }
+}
+
 void IoDriver::remove(ScheduledIo* io) noexcept {
   // Outside the lock: dropping the last waker of a task destroys it, which may close sockets.
   io->drop_wakers();
@@ -235,7 +244,7 @@ IoCounters IoDriver::counters() const {
   c.worker_rings_deferred = worker_rings_deferred_.load(std::memory_order_relaxed);
   c.worker_rings_refused = worker_rings_refused_.load(std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
-  c.registered = registered_;
+  c.registered = registered_ - ring_watches_;
   c.rearms = rearms_;
   return c;
 }

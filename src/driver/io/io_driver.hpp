@@ -92,6 +92,9 @@ class IoDriver final : public Park {
   void count_worker_ring_refused() noexcept {
     worker_rings_refused_.fetch_add(1, std::memory_order_relaxed);
   }
+  // A thread's ring watch was registered (`added`) or is about to be removed: not a socket,
+  // so `registered` leaves it out (a worker whose sockets are on its ring keeps one).
+  void count_ring_watch(bool added) noexcept;
   IoCounters counters() const;
   IoBackend backend() const noexcept { return backend_; }
 
@@ -115,6 +118,7 @@ class IoDriver final : public Park {
   ScheduledIo* registry_ = nullptr;     // guarded by mutex_: live registrations
   ScheduledIo* releasing_ = nullptr;    // guarded by mutex_: released, awaiting their last event
   std::size_t registered_ = 0;          // guarded by mutex_
+  std::size_t ring_watches_ = 0;        // of those, threads' ring watches; guarded by mutex_
   std::uint64_t rearms_ = 0;            // guarded by mutex_
   std::vector<ScheduledIo*> released_;  // guarded by mutex_: removed, not yet freed
   bool shut_down_ = false;              // guarded by mutex_

@@ -52,6 +52,7 @@ bool ThreadRing::register_watch() {
       throw;
     }
     watch_fd_ = fd;
+    io_.count_ring_watch(true);
     return true;
   } catch (const std::system_error&) {
     // Nothing could wake this thread for its ring while it sleeps: the ring ends, its
@@ -67,6 +68,9 @@ bool ThreadRing::arm(ThreadParker& own) {
   if (ring_->has_unsubmitted()) return false;
   if (watch_ == nullptr && !register_watch()) return true;  // nothing in flight any more
   ring_->drain_event();
+  // Another thread's cancel signals the eventfd after its request is in the inbox: one
+  // whose signal the drain took is seen here.
+  if (ring_->has_unsubmitted()) return false;
   ring_->watch(true);  // then the checks below: what came before it signals nothing
   const Waker unpark = Waker::from_raw(RawWaker{&own, &kUnparkVTable});
   Context cx(unpark);
@@ -98,7 +102,10 @@ void ThreadRing::after_park() noexcept {
 
 void ThreadRing::end() noexcept {
   ring_.reset();  // cancels and waits (WorkerRing's destructor)
-  if (watch_ != nullptr) io_.remove(std::exchange(watch_, nullptr));
+  if (watch_ != nullptr) {
+    io_.count_ring_watch(false);
+    io_.remove(std::exchange(watch_, nullptr));
+  }
   if (watch_fd_ >= 0) ::close(std::exchange(watch_fd_, -1));
 }
 
@@ -112,7 +119,9 @@ ThreadRingScope::~ThreadRingScope() {
 }
 
 void submit_queued(ThreadRing& r) noexcept {
-  if (r.made().has_unsubmitted()) (void)r.made().submit();
+  // Only a file's operation goes at once; sockets' entries wait for the next reap, when this
+  // worker's queue is empty, to go to the kernel together.
+  if (r.made().has_urgent()) (void)r.made().submit();
 }
 
 bool reap_this_thread_ring() noexcept {

@@ -71,8 +71,9 @@ class ThreadRingScope {
 
 // The calls a worker makes; each is a thread-local load where the thread has no ring.
 void submit_queued(ThreadRing& r) noexcept;  // (submit_this_thread_ring's rare part)
-// After a task's poll: hands what the poll queued to the kernel. Inline: it runs after
-// every poll, and costs a load and a branch unless operations are in flight.
+// After a task's poll: hands what the poll queued urgently (a file's operation) to the
+// kernel; a socket's entries wait for the next reap. Inline: it runs after every poll, and
+// costs a load and a branch unless operations are in flight.
 inline void submit_this_thread_ring() noexcept {
   if (ThreadRing* r = this_thread_ring; r != nullptr && r->busy()) [[unlikely]] {
     submit_queued(*r);

@@ -2,6 +2,7 @@
 #include "driver/io/worker_ring.hpp"
 
 #include <cerrno>
+#include <mutex>
 #include <system_error>
 
 #include "driver/io/io_poller.hpp"
@@ -39,6 +40,15 @@ void RingOp::abandon() noexcept {
   release();
 }
 
+void RingOp::cancel() noexcept {
+  if ((state_.load(std::memory_order_acquire) & kDone) != 0) {
+    abandon();  // nothing left to stop
+    return;
+  }
+  (void)waker_.take();
+  ring_->request_cancel(this);  // with the waiter's reference
+}
+
 void RingOp::complete(int result) noexcept {
   result_ = result;
   completed_ = true;
@@ -48,7 +58,18 @@ void RingOp::complete(int result) noexcept {
 }
 
 void RingOp::release() noexcept {
-  if (state_.fetch_sub(kRef, std::memory_order_acq_rel) / kRef == 1) delete this;
+  if (state_.fetch_sub(kRef, std::memory_order_acq_rel) / kRef == 1) released();
+}
+
+void RingOp::rearm() noexcept {
+  // Nobody else holds it (released() ran): plain stores, published by whatever hands the
+  // operation to its next user. The waker is empty: complete() and abandon() took it.
+  state_.store(2 * kRef, std::memory_order_relaxed);
+  result_ = 0;
+  completed_ = false;
+  prev_ = next_ = nullptr;
+  ring_ = nullptr;
+  cancel_next_ = nullptr;
 }
 
 }  // namespace spool::detail
@@ -79,9 +100,90 @@ constexpr Attempt kAttempts[] = {
     {0, WorkerRing::Mode::kPlain},
 };
 
+// The lock of every ring's inbox (request_cancel): one for all, since a request must find
+// its ring alive, and the ring's destructor takes it after its last completion.
+constinit std::mutex inbox_mutex;
+
 }  // namespace
 
-WorkerRing::WorkerRing(unsigned entries) : ring_(std::make_unique<io_uring>()) {
+void WorkerRing::release_requests(RingOp* list) noexcept {
+  while (list != nullptr) {
+    RingOp* const next = std::exchange(list->cancel_next_, nullptr);
+    list->release();  // (may free it)
+    list = next;
+  }
+}
+
+void WorkerRing::request_cancel(RingOp* op) noexcept {
+  std::unique_lock lock(inbox_mutex);
+  // Complete by now (the ring's thread delivered it, or its destructor cancelled it and may
+  // be about to free the ring): nothing to stop, and the ring is not touched.
+  if ((op->state_.load(std::memory_order_acquire) & RingOp::kDone) != 0) {
+    lock.unlock();
+    op->release();
+    return;
+  }
+  // Not complete: the ring is alive (its destructor takes this lock after its last
+  // completion), and only its own thread could end it.
+  if (::pthread_equal(owner_, ::pthread_self()) != 0) {
+    lock.unlock();
+    queue_cancel(op);
+    return;
+  }
+  op->cancel_next_ = inbox_;
+  inbox_ = op;
+  inbox_waits_.store(true, std::memory_order_release);
+  // Wakes the ring's thread if it sleeps watching the ring (ThreadRing::arm checks the
+  // inbox after draining the eventfd, so a signal before that drain is not lost).
+  const std::uint64_t one = 1;
+  (void)!::write(event_fd_, &one, sizeof one);
+}
+
+void WorkerRing::queue_cancel(RingOp* op) noexcept {
+  if ((op->state_.load(std::memory_order_relaxed) & RingOp::kDone) != 0) {
+    op->release();  // (its completion was delivered on this thread: no cancel)
+    return;
+  }
+  // No submit to make room here: the caller may be inside a submission (flush_cancels).
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
+  if (sqe == nullptr) {
+    op->cancel_next_ = cancels_;  // retried by the next submit or reap
+    cancels_ = op;
+    return;
+  }
+  // The operation stays alive until this entry is submitted: only deliver() frees an
+  // operation in flight, and every reap submits before it delivers. The cancel's own
+  // completion carries no operation (data 0).
+  io_uring_prep_cancel(sqe, op, 0);
+  io_uring_sqe_set_data(sqe, nullptr);
+  op->release();
+}
+
+void WorkerRing::flush_cancels() noexcept {
+  RingOp* list = std::exchange(cancels_, nullptr);
+  while (list != nullptr) {
+    RingOp* const next = std::exchange(list->cancel_next_, nullptr);
+    queue_cancel(list);  // back into cancels_ while the queue stays full
+    list = next;
+  }
+}
+
+void WorkerRing::take_inbox() noexcept {
+  RingOp* requests;
+  {
+    std::lock_guard lock(inbox_mutex);
+    requests = std::exchange(inbox_, nullptr);
+    inbox_waits_.store(false, std::memory_order_relaxed);  // (under the lock)
+  }
+  while (requests != nullptr) {
+    RingOp* const next = std::exchange(requests->cancel_next_, nullptr);
+    queue_cancel(requests);
+    requests = next;
+  }
+}
+
+WorkerRing::WorkerRing(unsigned entries)
+    : ring_(std::make_unique<io_uring>()), owner_(::pthread_self()) {
   int r = -EINVAL;
   for (const Attempt& a : kAttempts) {
     io_uring_params p{};
@@ -111,6 +213,15 @@ WorkerRing::WorkerRing(unsigned entries) : ring_(std::make_unique<io_uring>()) {
 
 WorkerRing::~WorkerRing() {
   cancel_all_and_wait();
+  // Every operation has completed: the requests still waiting have nothing to stop, and no
+  // request comes after this lock (each finds its operation complete, RingOp::cancel).
+  RingOp* requests;
+  {
+    std::lock_guard lock(inbox_mutex);
+    requests = std::exchange(inbox_, nullptr);
+  }
+  release_requests(requests);
+  release_requests(std::exchange(cancels_, nullptr));
   io_uring_queue_exit(ring_.get());
   ::close(event_fd_);
 }
@@ -124,13 +235,19 @@ io_uring_sqe* WorkerRing::next_sqe() {
 
 void WorkerRing::track(RingOp* op, io_uring_sqe* sqe) noexcept {
   io_uring_sqe_set_data(sqe, op);
+  op->ring_ = this;
   link(op);
 }
 
 bool WorkerRing::submit() noexcept {
   // EINTR, EAGAIN, EBUSY: the kernel took nothing now; the entries stay queued for the
   // next submit (each reap submits them too).
-  const int r = io_uring_submit(ring_.get());
+  int r = io_uring_submit(ring_.get());
+  if (r >= 0) urgent_ = io_uring_sq_ready(ring_.get()) > 0;
+  if (cancels_ != nullptr && r >= 0) {  // the room the submission made
+    flush_cancels();
+    r = io_uring_submit(ring_.get());
+  }
   return r >= 0;
 }
 
@@ -142,7 +259,9 @@ bool kernel_holds_completions(const io_uring& ring) noexcept {
 }
 }  // namespace
 
-bool WorkerRing::has_unsubmitted() const noexcept { return io_uring_sq_ready(ring_.get()) > 0; }
+bool WorkerRing::has_unsubmitted() const noexcept {
+  return io_uring_sq_ready(ring_.get()) > 0 || cancels_ != nullptr || inbox_waits();
+}
 
 bool WorkerRing::may_have_completions() const noexcept {
   return io_uring_cq_ready(ring_.get()) > 0 || kernel_holds_completions(*ring_);
@@ -151,6 +270,8 @@ bool WorkerRing::may_have_completions() const noexcept {
 std::size_t WorkerRing::reap() noexcept {
   std::size_t n = 0;
   while (has_unsubmitted() || may_have_completions()) {
+    if (inbox_waits()) take_inbox();
+    if (cancels_ != nullptr) flush_cancels();  // (the last submission made room)
     // Queued entries go in the same system call.
     if (has_unsubmitted() || kernel_holds_completions(*ring_)) {
       const int r = io_uring_submit_and_get_events(ring_.get());
@@ -161,7 +282,12 @@ std::size_t WorkerRing::reap() noexcept {
       }
       if (r < 0) break;
     }
-    n += deliver();
+    const std::size_t got = deliver();
+    n += got;
+    // The kernel may leave IORING_SQ_TASKRUN set after an entry that ran its work and
+    // posted nothing (seen on Linux 6.18 with sockets' receives on the ring): looping on
+    // the flag would keep this thread from its tasks, whose sends those receives wait for.
+    if (got == 0 && !has_unsubmitted()) break;
   }
   return n;
 }
@@ -233,7 +359,7 @@ struct io_uring {};  // (never made: the constructor throws)
 namespace spool::detail {
 
 // Without liburing no ring can be made: the fs operations take the blocking pool.
-WorkerRing::WorkerRing(unsigned) {
+WorkerRing::WorkerRing(unsigned) : owner_(::pthread_self()) {
   throw std::system_error(std::make_error_code(std::errc::function_not_supported),
                           "spool: built without liburing: no io_uring ring");
 }
@@ -248,6 +374,11 @@ void WorkerRing::watch(bool) noexcept {}
 void WorkerRing::drain_event() noexcept {}
 std::size_t WorkerRing::deliver() noexcept { return 0; }
 void WorkerRing::cancel_all_and_wait() noexcept {}
+void WorkerRing::release_requests(RingOp*) noexcept {}
+void WorkerRing::request_cancel(RingOp*) noexcept {}
+void WorkerRing::queue_cancel(RingOp*) noexcept {}
+void WorkerRing::flush_cancels() noexcept {}
+void WorkerRing::take_inbox() noexcept {}
 
 }  // namespace spool::detail
 

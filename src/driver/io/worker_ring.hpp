@@ -5,11 +5,14 @@
 // docs/fs.md, "The ring path".
 #pragma once
 
+#include <pthread.h>
+
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "spool/core/atomic_waker.hpp"
 #include "spool/core/context.hpp"
@@ -19,6 +22,8 @@ struct io_uring;
 struct io_uring_sqe;
 
 namespace spool::detail {
+
+class WorkerRing;
 
 // One operation handed to a WorkerRing. Whatever the kernel reads or writes lives in the
 // operation (a derived class owns its buffers), so the waiter may give up at any time: the
@@ -33,15 +38,31 @@ class RingOp {
   // The waiter, on any thread: the result (>= 0, or -errno) once the kernel has answered,
   // else empty with cx's waker registered for the answer.
   std::optional<int> poll_result(Context& cx);
+  // The result if the kernel has answered (acquire, as poll_result), registering nothing.
+  std::optional<int> result_if_done() const noexcept {
+    if ((state_.load(std::memory_order_acquire) & kDone) == 0) return std::nullopt;
+    return result_;
+  }
   // The waiter gives the operation up: frees it if it is complete, else the ring frees it
   // when its completion (or its cancellation's) arrives.
   void abandon() noexcept;
+  // As abandon(), from any thread, and the kernel is asked to stop it: an operation that may
+  // wait for ever (a socket's send) must not keep its file open. The cancel goes to the ring
+  // at once on its own thread (queued and retried while the submission queue is full), else
+  // through the ring's inbox, which its thread empties at its next reap.
+  void cancel() noexcept;
 
  protected:
   // For a derived destructor: whether the kernel answered, and its answer (a descriptor
   // that nobody took must be closed).
   bool completed() const noexcept { return completed_; }
   int result() const noexcept { return result_; }
+  // The last reference's end (the ring's and the waiter's both dropped): frees it. A derived
+  // class that keeps its operations for reuse (a socket's, whose buffer stays with the
+  // socket) keeps it instead, and rearm()s it before its next push.
+  virtual void released() noexcept { delete this; }
+  // As new again, for an operation whose last reference ended (released()).
+  void rearm() noexcept;
 
  private:
   friend class WorkerRing;
@@ -61,6 +82,8 @@ class RingOp {
   AtomicWaker waker_;
   RingOp* prev_ = nullptr;  // the ring's in-flight list (its thread only)
   RingOp* next_ = nullptr;
+  WorkerRing* ring_ = nullptr;     // the ring it was pushed to (set by push, then constant)
+  RingOp* cancel_next_ = nullptr;  // in a ring's list of cancels to send (see cancel())
 };
 
 // A thread's ring. Every member, the destructor included, is for the thread that made it,
@@ -90,17 +113,30 @@ class WorkerRing {
   }
   // Queues `op` with the entry `prep` fills in. False (op untouched) when the submission
   // queue stays full after a submit(): the caller takes another path.
+  // The entry is urgent: the worker submits it right after the poll that pushed it (a file's
+  // operation, which may take long in the kernel).
   template <class Prep>
   bool push(RingOp* op, Prep&& prep) {
+    if (!push_batched(op, std::forward<Prep>(prep))) return false;
+    urgent_ = true;
+    return true;
+  }
+  // As push, but the entry may wait for the thread's next reap (when its queue of tasks is
+  // empty, or its maintenance): a socket's send or receive, many of which then go to the
+  // kernel in one system call, as W10's floor sends them.
+  template <class Prep>
+  bool push_batched(RingOp* op, Prep&& prep) {
     io_uring_sqe* sqe = next_sqe();
     if (sqe == nullptr) return false;
     prep(sqe);
     track(op, sqe);
     return true;
   }
-  // Hands the queued entries to the kernel (one system call for all of them); false when
-  // it took none now (they stay queued: the next submit or reap tries again).
+  // Hands the queued entries (and cancels) to the kernel (one system call for all of them);
+  // false when it took none now (they stay queued: the next submit or reap tries again).
   bool submit() noexcept;
+  // True while an urgent entry (push) waits for submit().
+  bool has_urgent() const noexcept { return urgent_; }
   // True if a completion may wait for reap() (two loads, no system call).
   bool may_have_completions() const noexcept;
   // Submits what is queued and delivers every completion that has arrived (wakes its
@@ -112,7 +148,8 @@ class WorkerRing {
   void drain_event() noexcept;
   // Operations pushed and not yet reaped.
   std::size_t in_flight() const noexcept { return in_flight_; }
-  // True while pushed entries wait for a submission the kernel refused so far.
+  // True while pushed entries or cancels wait for a submission the kernel refused so far,
+  // or another thread's cancels wait in the inbox (the next reap takes them).
   bool has_unsubmitted() const noexcept;
   // Readable once a completion waits for reap() while watch(true) (an eventfd registered
   // with the ring), so that another thread's wait can watch the ring for this one.
@@ -125,6 +162,16 @@ class WorkerRing {
   void unlink(RingOp* op) noexcept;
   std::size_t deliver() noexcept;  // the completions already in the queue
   void cancel_all_and_wait() noexcept;
+  friend class RingOp;
+  // A cancel of `op`, whose waiter's reference it takes; from any thread.
+  void request_cancel(RingOp* op) noexcept;
+  // On the ring's thread: an entry that cancels `op` (then drops the reference the request
+  // took), or, the submission queue full, the request waits in cancels_.
+  void queue_cancel(RingOp* op) noexcept;
+  void flush_cancels() noexcept;  // cancels_ into the submission queue, while it has room
+  void take_inbox() noexcept;     // the other threads' requests, queued here
+  static void release_requests(RingOp* list) noexcept;  // drops each request's reference
+  bool inbox_waits() const noexcept { return inbox_waits_.load(std::memory_order_relaxed); }
 
   std::unique_ptr<io_uring> ring_;
   Mode mode_ = Mode::kPlain;
@@ -132,6 +179,17 @@ class WorkerRing {
   int event_fd_ = -1;
   RingOp* in_flight_list_ = nullptr;
   std::size_t in_flight_ = 0;
+  bool urgent_ = false;        // see has_urgent
+  pthread_t owner_;            // the thread that made it (request_cancel compares)
+  RingOp* cancels_ = nullptr;  // cancels waiting for room in the submission queue
+  // Other threads' cancel requests, guarded by a lock common to every ring (taken only by
+  // such a request and by the destructor, so that a request never reaches a destroyed
+  // ring: see request_cancel).
+  RingOp* inbox_ = nullptr;
+  // Set (release, under that lock) by a request, after linking its operation; cleared by
+  // take_inbox under the lock. The owner's relaxed load is a hint: take_inbox reads the
+  // list under the lock, which orders it after the request.
+  Atomic<bool> inbox_waits_{false};
 };
 
 }  // namespace spool::detail
