@@ -48,10 +48,12 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
 }
 
 Task<long> close(std::shared_ptr<FsFile> f) {
-  return run_blocking([f = std::move(f)] {
+  if (const long r = co_await ring::close(f); r != ring::kNotOnRing) co_return r;
+  auto job = [f = std::move(f)] {
     // Linux frees the descriptor even when close fails: never close it again.
     return sys(::close(f->fd.exchange(-1, std::memory_order_relaxed)));
-  });
+  };
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool exact) {

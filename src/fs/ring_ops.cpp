@@ -54,13 +54,7 @@ class OnRing {
     }
     const std::optional<int> r = op_->poll_result(cx);
     if (!r) return pending;
-    // Nobody cancels an fs operation but its ring, which does so only as its thread ends or
-    // blocks: the operation did not run (a cancelled open or path call in the kernel's
-    // worker answers EINTR, or the kernel's internal ERESTARTSYS), and the pool runs it.
-    constexpr int kRestartSys = 512;
-    if (*r == -ECANCELED || *r == -EINTR || *r == -kRestartSys) {
-      return Poll<long>::ready(kNotOnRing);
-    }
+    if (Op::did_not_run(*r)) return Poll<long>::ready(kNotOnRing);
     return Poll<long>::ready(op_->deliver(*r));
   }
 
@@ -76,14 +70,25 @@ Task<long> on_ring(Args... args) {
   co_return co_await call;
 }
 
+// The base of the fs operations. A ring cancels an fs operation only as its thread ends or
+// blocks, and such an answer says that the operation did not run, and the pool must: a
+// cancelled open or path call in the kernel's worker answers EINTR, or the kernel's internal
+// ERESTARTSYS. (CloseOp hides did_not_run: a close that answers EINTR did close.)
+struct FsOp : RingOp {
+  static bool did_not_run(int result) noexcept {
+    constexpr int kRestartSys = 512;
+    return result == -ECANCELED || result == -EINTR || result == -kRestartSys;
+  }
+};
+
 // What most operations answer: the kernel's result as it is.
-struct PlainAnswer : RingOp {
+struct PlainAnswer : FsOp {
   long deliver(int result) noexcept { return result; }
 };
 
 // pread into a buffer of its own (the caller's may be gone when the kernel writes), copied
 // into the caller's when the answer is delivered (the caller is then awaiting it).
-struct ReadOp final : RingOp {
+struct ReadOp final : FsOp {
   static constexpr unsigned kOpcode = IORING_OP_READ;
   ReadOp(FsFileUse f, std::span<std::byte> dest, std::int64_t offset)
       : f(std::move(f)), data(new std::byte[dest.size()]), dest(dest), offset(offset) {}
@@ -139,7 +144,7 @@ struct AllocateOp final : PlainAnswer {
 // statx into a struct of its own (the caller's frame may be gone when the kernel writes),
 // turned into the caller's Fields when the answer is delivered (the caller awaits it then).
 // `f` set: its descriptor (AT_EMPTY_PATH); else `path`.
-struct StatOp final : RingOp {
+struct StatOp final : FsOp {
   static constexpr unsigned kOpcode = IORING_OP_STATX;
   StatOp(FsFileUse f, std::string path, bool follow, fs::Metadata::Fields* fields)
       : f(std::move(f)), path(std::move(path)), follow(follow), fields(fields) {}
@@ -160,7 +165,7 @@ struct StatOp final : RingOp {
 };
 
 // openat; the descriptor goes to whoever delivers it, else the destructor closes it.
-struct OpenOp final : RingOp {
+struct OpenOp final : FsOp {
   static constexpr unsigned kOpcode = IORING_OP_OPENAT;
   OpenOp(std::string path, int flags, mode_t mode)
       : path(std::move(path)), flags(flags), mode(mode) {}
@@ -181,6 +186,20 @@ struct OpenOp final : RingOp {
   int flags;
   mode_t mode;
   bool taken = false;
+};
+
+// close of f's descriptor, which stays f's until the kernel has closed it: a close the ring
+// cancelled leaves it to the pool's; any other answer (an error too: Linux frees the
+// descriptor whatever close says) takes it from f, delivered or not (a dropped Task).
+struct CloseOp final : PlainAnswer {
+  static constexpr unsigned kOpcode = IORING_OP_CLOSE;
+  static bool did_not_run(int result) noexcept { return result == -ECANCELED; }
+  explicit CloseOp(std::shared_ptr<FsFile> f) : f(std::move(f)) {}
+  ~CloseOp() override {
+    if (completed() && !did_not_run(result())) f->fd.store(-1, std::memory_order_relaxed);
+  }
+  void prep(io_uring_sqe* sqe) noexcept { io_uring_prep_close(sqe, f->descriptor()); }
+  std::shared_ptr<FsFile> f;
 };
 
 // The operations on paths: each keeps its strings until the kernel has read them.
@@ -254,6 +273,7 @@ Task<long> stat_path(std::string path, bool follow, fs::Metadata::Fields* fields
 Task<long> open(std::string path, int flags, mode_t mode) {
   return on_ring<OpenOp>(std::move(path), flags, mode);
 }
+Task<long> close(std::shared_ptr<FsFile> f) { return on_ring<CloseOp>(std::move(f)); }
 Task<long> rename(std::string from, std::string to) {
   return on_ring<RenameOp>(std::move(from), std::move(to));
 }
@@ -283,6 +303,7 @@ Task<long> allocate(FsFileUse, std::uint64_t, std::uint64_t) { return not_on_rin
 Task<long> stat_fd(FsFileUse, fs::Metadata::Fields*) { return not_on_ring(); }
 Task<long> stat_path(std::string, bool, fs::Metadata::Fields*) { return not_on_ring(); }
 Task<long> open(std::string, int, mode_t) { return not_on_ring(); }
+Task<long> close(std::shared_ptr<FsFile>) { return not_on_ring(); }
 Task<long> rename(std::string, std::string) { return not_on_ring(); }
 Task<long> unlink(std::string, bool) { return not_on_ring(); }
 Task<long> mkdir(std::string, mode_t) { return not_on_ring(); }

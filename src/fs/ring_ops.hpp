@@ -41,6 +41,9 @@ Task<long> stat_path(std::string path, bool follow, fs::Metadata::Fields* fields
 // openat(AT_FDCWD): the descriptor, or -errno. A descriptor the caller never takes (a
 // dropped Task) is closed.
 Task<long> open(std::string path, int flags, mode_t mode);
+// close of f's descriptor (f->fd is -1 once the kernel closed it, even when the caller's
+// Task was dropped before the answer): 0 or -errno.
+Task<long> close(std::shared_ptr<FsFile> f);
 // renameat, unlinkat (`dir`: AT_REMOVEDIR), mkdirat, linkat, symlinkat: 0 or -errno.
 Task<long> rename(std::string from, std::string to);
 Task<long> unlink(std::string path, bool dir);

@@ -3,11 +3,13 @@
 // on the blocking pool; a read that waits (a FIFO) wakes its task when the kernel answers,
 // even while every worker sleeps; a read dropped with its entry in flight leaves the kernel
 // a buffer of its own (ASan); one still in flight when the runtime shuts down is cancelled.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/ioctl.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -94,6 +96,30 @@ TEST(FsRing, EachOperationTheKernelOffersRunsOnTheWorkersRing) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sub"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sym"));
   EXPECT_EQ(std::filesystem::hard_link_count(dir.path() / "b"), 2u);
+}
+
+// File::close runs on the ring, and really closes: the FIFO's only writer goes, and its
+// reader sees the end.
+TEST(FsRing, ACloseRunsOnTheRingAndClosesTheDescriptor) {
+  SPOOL_URING_RUNTIME(rt);
+  const spool_fs_test::Fifo fifo(false);
+  const int reader = ::open(fifo.path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  const auto before = rt->metrics();
+  auto task = [](std::filesystem::path p, int reader) -> Task<bool> {
+    fs::File w = co_await fs::OpenOptions().write(true).open(p);  // openat (a reader waits)
+    char byte = 0;
+    const bool open_before = ::read(reader, &byte, 1) == -1 && errno == EAGAIN;
+    co_await w.close();  // close
+    co_return open_before;
+  };
+  EXPECT_TRUE(rt->block_on(rt->spawn(task(fifo.path(), reader))));
+  char byte = 0;
+  EXPECT_EQ(::read(reader, &byte, 1), 0) << "the writer's descriptor is still open";
+  const auto after = rt->metrics();
+  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 2u);
+  EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
+  ::close(reader);
 }
 
 TEST(FsRing, AnErrorFromTheRingNamesTheCallAndThePath) {
