@@ -40,12 +40,6 @@ class [[nodiscard]] JoinFuture {
       : children_((other.core_.check_movable(), std::move(other.children_))) {}
   JoinFuture& operator=(JoinFuture&&) = delete;
 
-  /// For a Task that awaits the join as a temporary (async backtraces): the children's
-  /// backtraces go on into the awaiting coroutine. Before the first poll.
-  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
-    core_.link_awaiting(awaiting);
-  }
-
   /// Runs the children (see spool::join); throws the first exception once every child
   /// finished or was cancelled.
   Poll<Output> poll(Context& cx) {
@@ -61,6 +55,12 @@ class [[nodiscard]] JoinFuture {
   }
 
  private:
+  friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+    core_.link_awaiting(awaiting);
+  }
+  void unlink_awaiting() noexcept { core_.link_awaiting(nullptr); }
+
   std::tuple<detail::ForkChild<Ts>...> children_;
   detail::ForkJoinCore core_;  // last: destroyed first, it waits for the stolen children
 };
@@ -83,12 +83,6 @@ class [[nodiscard]] JoinAllFuture {
       : children_((other.core_.check_movable(), std::move(other.children_))) {}
   JoinAllFuture& operator=(JoinAllFuture&&) = delete;
 
-  /// For a Task that awaits the join as a temporary (async backtraces): the children's
-  /// backtraces go on into the awaiting coroutine. Before the first poll.
-  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
-    core_.link_awaiting(awaiting);
-  }
-
   /// Runs the children (see spool::join_all); throws the first exception once every child
   /// finished or was cancelled.
   Poll<Output> poll(Context& cx) {
@@ -107,6 +101,12 @@ class [[nodiscard]] JoinAllFuture {
   }
 
  private:
+  friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+  void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+    core_.link_awaiting(awaiting);
+  }
+  void unlink_awaiting() noexcept { core_.link_awaiting(nullptr); }
+
   std::vector<detail::ForkChild<T>> children_;
   detail::ForkJoinCore core_;  // last: destroyed first, it waits for the stolen children
 };
@@ -263,11 +263,6 @@ class ForkGroup {
             g.n_, [&g](std::size_t i) -> auto& { return g.child(i); });
       }
     }
-    /// For a Task that awaits the join as a temporary (async backtraces): the children's
-    /// backtraces go on into the awaiting coroutine. Before the first poll.
-    void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
-      group_->core_.link_awaiting(awaiting);
-    }
     /// Runs the children (see spool::join_all).
     Poll<Output> poll(Context& cx) {
       ForkGroup& g = *group_;
@@ -283,6 +278,12 @@ class ForkGroup {
     }
 
    private:
+    friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+    void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
+      if (group_ != nullptr) group_->core_.link_awaiting(awaiting);
+    }
+    void unlink_awaiting() noexcept { link_awaiting(nullptr); }
+
     ForkGroup* group_;
   };
   /// Joins the children forked so far (once: a second join throws std::logic_error).

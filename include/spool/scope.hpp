@@ -186,22 +186,21 @@ class [[nodiscard]] ScopeFuture {
     return block_->poll(cx);
   }
 
-  /// For a Task that awaits the scope (async backtraces): the body's backtrace goes on into
-  /// the awaiting coroutine, and a backtrace of the awaiting chain lists the body as branch 0
-  /// (the children are tasks of their own).
+ private:
+  // For async backtraces (detail::BranchAccess): the body's chain goes on into the Task that
+  // awaits the scope, and a backtrace of that Task's chain lists the body as branch 0 (the
+  // children are tasks of their own).
+  friend struct detail::BranchAccess;
   void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
     if (block_) block_->awaiting = awaiting;
   }
-  /// The awaiting coroutine goes on or away (see link_awaiting).
   void unlink_awaiting() noexcept { link_awaiting(nullptr); }
-  /// The body, unless it stopped, as branch 0 (see link_awaiting).
   void branch_backtraces(std::vector<BacktraceBranch>& out) const {
     if (block_ && block_->running && !block_->body_stopped) {
       detail::BranchAccess::describe(*block_->running, 0, out);
     }
   }
 
- private:
   struct Block {
     explicit Block(Body b) : body(std::move(b)) {}
     // Every child goes first: they may borrow the body's captures and, when cancelled, its

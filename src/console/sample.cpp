@@ -43,14 +43,20 @@ std::vector<FrameInfo> frames_of(const Backtrace& bt) {
   return frames;
 }
 
-std::vector<BranchInfo> branches_of(const Backtrace& bt) {
+// Branches nested deeper than this are left out: each level is two levels of JSON, and the
+// client's reader refuses a line nested past its bound (json.cpp).
+constexpr int kMaxBranchDepth = 16;
+
+std::vector<BranchInfo> branches_of(const Backtrace& bt, int depth = 1) {
   std::vector<BranchInfo> branches;
   for (const BacktraceBranch& b : bt.branches) {
     BranchInfo& info = branches.emplace_back();
     info.index = b.index;
     if (!b.waiting_on.empty()) info.waiting_on = b.waiting_on;
     info.backtrace = frames_of(b.backtrace);
-    if (!b.backtrace.branches.empty()) info.branches = branches_of(b.backtrace);
+    if (!b.backtrace.branches.empty() && depth < kMaxBranchDepth) {
+      info.branches = branches_of(b.backtrace, depth + 1);
+    }
   }
   return branches;
 }

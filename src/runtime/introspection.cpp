@@ -9,6 +9,7 @@
 #include "runtime/shared.hpp"
 #include "task/harness.hpp"
 #include "task/state.hpp"
+#include "task/type_name.hpp"
 
 namespace spool::detail {
 

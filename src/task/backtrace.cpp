@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "task/type_name.hpp"
+
 namespace spool {
 
 namespace {
@@ -38,12 +40,26 @@ std::string Backtrace::to_string() const {
 
 namespace detail {
 
-std::string type_name(const std::type_info& type) {
+namespace {
+
+// `mangled` as people write it, or as it is where it cannot be demangled.
+std::string demangled(const char* mangled) {
   int status = 0;
-  char* name = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : type.name();
+  char* name = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = status == 0 && name ? name : mangled;
   std::free(name);
   return out;
+}
+
+}  // namespace
+
+std::string type_name(const std::type_info& type) { return demangled(type.name()); }
+
+void demangle_branches(Backtrace& bt) {
+  for (BacktraceBranch& b : bt.branches) {
+    if (!b.waiting_on.empty()) b.waiting_on = demangled(b.waiting_on.c_str());
+    demangle_branches(b.backtrace);
+  }
 }
 
 }  // namespace detail

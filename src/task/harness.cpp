@@ -14,6 +14,7 @@
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
 #include "task/state.hpp"
+#include "task/type_name.hpp"
 
 namespace spool::detail {
 
@@ -369,6 +370,7 @@ std::optional<Inspection> inspect_task(TaskHeader* t) {
   if (transition_from_inspecting(*t)) submit_woken(t, false);
   readers.leave();
   if (failed) std::rethrow_exception(failed);
+  demangle_branches(seen->backtrace);  // given back: the reader's time is its own now
   return seen;
 }
 

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "spool/config.hpp"
@@ -83,9 +82,6 @@ struct SourceSite {
 inline AwaitSite to_await_site(const SourceSite&) noexcept { return AwaitSite{}; }
 #endif
 static_assert(sizeof(SourceSite) == sizeof(void*));
-
-// `type`'s name as people write it (demangled where the ABI can), for diagnostics.
-SPOOL_API std::string type_name(const std::type_info& type);
 
 // A SourceSite left unconstructed until the first co_await writes one: the coroutine's
 // creation stays as cheap as it was.

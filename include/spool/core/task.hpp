@@ -66,23 +66,40 @@ struct PendingLeaf {
 
 class TaskPromiseBase;
 
-// A future whose child Tasks' backtraces may continue into the coroutine that awaits it:
-// `link_awaiting(awaiting)` before its first poll. spool::join's futures are linked when
-// awaited as a temporary, which lives in the awaiting frame and finishes after its children.
-template <class F>
-concept LinksAwaiting = requires(F& f, const TaskPromiseBase* awaiting) {
-  f.link_awaiting(awaiting);
-};
-
-// A future with branches of its own (when_all, when_any): a co_await of it in a Task links
-// it to the awaiting coroutine, so that a Task branch's backtrace continues there, and a
-// backtrace of a chain waiting on it lists its branches' chains.
-template <class F>
-concept BranchingFuture = LinksAwaiting<F> &&
-    requires(F& f, const F& cf, std::vector<BacktraceBranch>& out) {
-  f.unlink_awaiting();        // the awaiting coroutine goes on or away: branches polled later
-                              // must not lead to it
-  cf.branch_backtraces(out);  // adds each unfinished branch to `out`
+// What async backtraces reach of a future that polls Tasks of its own (when_all / when_any,
+// a join, a scope), through its private members (friends of this):
+//   - link_awaiting(p): the coroutine that awaits it, where the backtraces of the Tasks it
+//     polls go on (a co_await in a Task links it before its first poll);
+//   - unlink_awaiting(): that coroutine goes on or away (the co_await's awaiter unlinks);
+//   - branch_backtraces(out), optional: adds its unfinished children to a backtrace of the
+//     chain waiting on it (from another thread, under the inspection claim).
+struct BranchAccess {
+  template <class F>
+  static constexpr bool links = requires(F& f, const TaskPromiseBase* awaiting) {
+    f.link_awaiting(awaiting);
+    f.unlink_awaiting();
+  };
+  template <class F>
+  static constexpr bool lists = requires(const F& f, std::vector<BacktraceBranch>& out) {
+    f.branch_backtraces(out);
+  };
+  template <class F>
+  static void link(F& f, const TaskPromiseBase* awaiting) noexcept {
+    f.link_awaiting(awaiting);
+  }
+  template <class F>
+  static void unlink(F& f) noexcept {
+    f.unlink_awaiting();
+  }
+  template <class F>
+  static void branches(const F& f, std::vector<BacktraceBranch>& out) {
+    f.branch_backtraces(out);
+  }
+  // Adds unfinished child `f`, at `index`, to `out`: a Task's chain, a combinator's own
+  // branches, or another future's type. Under the claim: `waiting_on` is the mangled name,
+  // demangled after the give-back (demangle_branches).
+  template <class F>
+  static void describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out);
 };
 
 // The trampoline state of one chain of nested Tasks, owned by the outermost promise.
@@ -121,7 +138,6 @@ std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task);
 // combinator the Task is a child of, or null).
 template <class T, class Sink>
 bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting);
-struct BranchAccess;
 
 // Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
 // pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
@@ -209,11 +225,7 @@ class TaskPromiseBase {
                     "co_await inside a spool::Task needs a spool::Future (a type with "
                     "Poll<T> poll(spool::Context&)), another spool::Task, or a "
                     "spool::Generator's next()");
-      if constexpr (BranchingFuture<Plain>) {
-        awaited.link_awaiting(this);  // unlinked by the awaiter: it may be an lvalue
-      } else if constexpr (LinksAwaiting<Plain> && !std::is_lvalue_reference_v<A>) {
-        awaited.link_awaiting(this);  // a join, which cannot outlive this frame
-      }
+      if constexpr (BranchAccess::links<Plain>) BranchAccess::link(awaited, this);
       return FutureAwaiter<Plain>(awaited, *chain_);
     }
   }
@@ -376,7 +388,7 @@ class FutureAwaiter : PendingLeaf {
   // Before the awaiting coroutine goes on or goes away: a combinator awaited as an lvalue
   // may outlive it.
   ~FutureAwaiter() {
-    if constexpr (BranchingFuture<F>) fut_.unlink_awaiting();
+    if constexpr (BranchAccess::links<F>) BranchAccess::unlink(fut_);
     reset_result();
   }
 
@@ -395,10 +407,11 @@ class FutureAwaiter : PendingLeaf {
 
  private:
   static void branches_of(const PendingLeaf& leaf, std::vector<BacktraceBranch>& out) {
-    if constexpr (BranchingFuture<F>)
-      static_cast<const FutureAwaiter&>(leaf).fut_.branch_backtraces(out);
+    if constexpr (BranchAccess::lists<F>) {
+      BranchAccess::branches(static_cast<const FutureAwaiter&>(leaf).fut_, out);
+    }
   }
-  static constexpr LeafKind kKind{&typeid(F), BranchingFuture<F> ? &branches_of : nullptr};
+  static constexpr LeafKind kKind{&typeid(F), BranchAccess::lists<F> ? &branches_of : nullptr};
 
   static bool poll_leaf(PendingLeaf* leaf, Context& cx) {
     auto* self = static_cast<FutureAwaiter*>(leaf);
@@ -630,7 +643,7 @@ bool poll_child(F& f, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting)
   if constexpr (is_task_v<F>) {
     return poll_task_into(f, sink, cx, awaiting);
   } else {
-    if constexpr (BranchingFuture<F>) f.link_awaiting(awaiting);
+    if constexpr (BranchAccess::links<F>) BranchAccess::link(f, awaiting);
     auto p = f.poll(cx);
     if (p.is_pending()) return false;
     if constexpr (std::is_void_v<future_output_t<F>>) {
@@ -642,25 +655,20 @@ bool poll_child(F& f, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting)
   }
 }
 
-// What a combinator's branch (branch.hpp) reads of a Task, for a backtrace.
-struct BranchAccess {
-  // Adds unfinished branch `f`, at `index`, to `out`: a Task's chain, a combinator's own
-  // branches, or another future's type.
-  template <class F>
-  static void describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out) {
-    BacktraceBranch& b = out.emplace_back();
-    b.index = index;
-    if constexpr (is_task_v<F>) {
-      if (!f.handle_ || !f.handle_.promise().started()) return;
-      const TaskPromiseBase& p = f.handle_.promise();
-      if (const std::type_info* leaf = p.waiting_on()) b.waiting_on = type_name(*leaf);
-      b.backtrace = p.waiting_backtrace();
-    } else {
-      b.waiting_on = type_name(typeid(F));
-      if constexpr (BranchingFuture<F>) f.branch_backtraces(b.backtrace.branches);
-    }
+template <class F>
+void BranchAccess::describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out) {
+  BacktraceBranch& b = out.emplace_back();
+  b.index = index;
+  if constexpr (is_task_v<F>) {
+    if (!f.handle_ || !f.handle_.promise().started()) return;
+    const TaskPromiseBase& p = f.handle_.promise();
+    if (const std::type_info* leaf = p.waiting_on()) b.waiting_on = leaf->name();
+    b.backtrace = p.waiting_backtrace();
+  } else {
+    b.waiting_on = typeid(F).name();
+    if constexpr (lists<F>) branches(f, b.backtrace.branches);
   }
-};
+}
 
 inline bool run_chain(TaskPromiseBase& p, std::coroutine_handle<> top, Context& cx) {
   TaskChain& chain = p.own_chain_;

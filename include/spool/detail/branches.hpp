@@ -38,6 +38,7 @@ class TupleBranches {
   bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
     return visit(i, [&](auto& branch) { return branch.active() && branch.poll(cx, awaiting); });
   }
+  // Adds each unfinished child to a backtrace's branches (Branch::describe).
   void describe_all(std::vector<BacktraceBranch>& out) const {
     describe_all(out, std::index_sequence_for<Fs...>{});
   }
@@ -98,6 +99,7 @@ class VecBranches {
   bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
     return branches_[i].active() && branches_[i].poll(cx, awaiting);
   }
+  // Adds each unfinished child to a backtrace's branches (Branch::describe).
   void describe_all(std::vector<BacktraceBranch>& out) const {
     for (std::size_t i = 0; i < branches_.size(); ++i) branches_[i].describe(i, out);
   }

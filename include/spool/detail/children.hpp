@@ -86,12 +86,12 @@ class Children {
 
   Branches& branches() noexcept { return branches_; }
 
-  // BranchingFuture (task.hpp), for async backtraces.
-  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { awaiting_ = awaiting; }
-  // Each poll gives a Task branch its parent anew (Branch::poll), and a backtrace read from
-  // outside stops at the branch: forgetting the coroutine is enough.
-  void unlink_awaiting() noexcept { awaiting_ = nullptr; }
-  void branch_backtraces(std::vector<BacktraceBranch>& out) const { branches_.describe_all(out); }
+  // The coroutine that awaits the combinator (BranchAccess, task.hpp), or null. Each poll
+  // gives a Task branch its parent anew (Branch::poll), and a backtrace read from outside
+  // stops at the branch: forgetting the coroutine unlinks the branches too.
+  void set_awaiting(const TaskPromiseBase* awaiting) noexcept { awaiting_ = awaiting; }
+  // Adds the unfinished branches to a backtrace's.
+  void describe_branches(std::vector<BacktraceBranch>& out) const { branches_.describe_all(out); }
 
  private:
   PollGuard guard_;  // first: a refused move moves nothing else
@@ -108,18 +108,18 @@ class Combinator {
   template <class... Args>
   explicit Combinator(std::in_place_t, Args&&... args) : children_(std::forward<Args>(args)...) {}
 
-  // BranchingFuture (task.hpp): a Task that awaits the combinator links it to itself, so
-  // that its branches' backtraces go on into the Task, and lists them in its own.
-  void link_awaiting(const TaskPromiseBase* awaiting) noexcept {
-    children_.link_awaiting(awaiting);
-  }
-  void unlink_awaiting() noexcept { children_.unlink_awaiting(); }
-  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
-    children_.branch_backtraces(out);
-  }
-
  protected:
   Children<Branches> children_;
+
+ private:
+  // For async backtraces (BranchAccess, task.hpp): the branches go on into the Task that
+  // awaits the combinator, and a backtrace of its chain lists them.
+  friend struct BranchAccess;
+  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { children_.set_awaiting(awaiting); }
+  void unlink_awaiting() noexcept { children_.set_awaiting(nullptr); }
+  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
+    children_.describe_branches(out);
+  }
 };
 
 // Combinator<TupleBranches<...>> over `futs` (moved in); `who` names it in errors. Every

@@ -153,9 +153,6 @@ struct ForkShared {
   // The task-local values where the join was first polled, for its stolen children (the
   // unstolen ones run inside the join's poll); written and read as `site` is.
   const TaskLocalNode* locals = nullptr;
-  // The coroutine that awaits the join, where its children's backtraces go on (or null):
-  // written before the first poll (LinksAwaiting, task.hpp), read as `locals` is.
-  const TaskPromiseBase* awaiting = nullptr;
   BuiltOnce<ForkRemote> remote;
 };
 
@@ -222,9 +219,7 @@ class RemoteChild {
     RemoteChild* self;
     Poll<void> poll(Context& cx) {
       TaskLocalsInstalled installed(self->child_->shared->locals);
-      if (!poll_fork_task(self->task_, self->child_->value, cx, self->child_->shared->awaiting)) {
-        return pending;
-      }
+      if (!poll_fork_task(self->task_, self->child_->value, cx, nullptr)) return pending;
       self->produced_ = true;
       return Poll<void>::ready();
     }
@@ -309,8 +304,10 @@ class ForkJoinCore {
     }
   }
   ~ForkJoinCore() { settle(); }
-  // The coroutine that awaits the join: the children's backtraces go on into it.
-  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { shared_.awaiting = awaiting; }
+  // The coroutine that awaits the join (or null), where the backtraces of the children it
+  // polls go on. Not a stolen child's: it runs on another thread meanwhile, where that
+  // coroutine's chain may change or go, so its own chain ends at itself.
+  void link_awaiting(const TaskPromiseBase* awaiting) noexcept { awaiting_ = awaiting; }
   // The join's future goes before the children's storage (a ForkGroup's Join): settle(),
   // and destroys the `n` children's Tasks not run to their end (their frames may borrow
   // what the awaiting frame frees next).
@@ -372,7 +369,7 @@ class ForkJoinCore {
         continue;
       }
       try {
-        if (c.poll_inline(cx, shared_.awaiting)) {
+        if (c.poll_inline(cx, awaiting_)) {
           c.state = ForkState::kDone;
         } else {
           c.state = ForkState::kPending;
@@ -451,7 +448,8 @@ class ForkJoinCore {
   }
 
   ForkShared shared_;
-  std::size_t remote_count_ = 0;  // children taken from the deque (or spawned)
+  const TaskPromiseBase* awaiting_ = nullptr;  // see link_awaiting
+  std::size_t remote_count_ = 0;               // children taken from the deque (or spawned)
   bool started_ = false;
   bool finished_ = false;
   bool failed_ = false;  // a child threw: the others are cancelled

@@ -1,6 +1,7 @@
-// Async backtraces of spool::join's children: a child's chain goes on into the coroutine
-// that awaits the join, whether the child runs inline or was stolen by another worker, for
-// join, join_all and a ForkGroup; a join awaited as an lvalue links nowhere.
+// Async backtraces of spool::join's children: the chain of a child the joining task runs
+// goes on into the coroutine that awaits the join, for join, join_all and a ForkGroup; a
+// stolen child runs as a task of its own, whose chain ends at itself; a join that outlives
+// the coroutine that awaited it leads there no more.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -64,7 +65,7 @@ TEST(JoinBacktrace, InlineChildrenContinueIntoTheAwaitingChain) {
 }
 
 // Child 0 hands the worker over (block_in_place): child 1 becomes a task of its own on
-// another thread, and its chain still goes on into the parent.
+// another thread, whose chain ends at itself (the parent's chain is another thread's).
 Task<Seen> hand_over(Lines& at) {
   spool::block_in_place([] {});
   co_return co_await child(at);
@@ -75,14 +76,13 @@ Task<std::tuple<Seen, Seen>> join_stolen(Lines& at) {
   co_return co_await spool::join(hand_over(at), child(at));
 }
 
-TEST(JoinBacktrace, AStolenChildContinuesIntoTheAwaitingChain) {
+TEST(JoinBacktrace, AStolenChildsChainEndsAtItself) {
   spool::Runtime rt = spool::Builder::multi_thread().worker_threads(2).build();
   Lines at;
   const auto [handed, stolen] = rt.block_on(rt.spawn(join_stolen(at)));
   EXPECT_NE(stolen.thread, handed.thread);
-  ASSERT_EQ(stolen.backtrace.frames.size(), 2u);
+  ASSERT_EQ(stolen.backtrace.frames.size(), 1u);
   expect_site(stolen.backtrace.frames[0], at.child, "child");
-  expect_site(stolen.backtrace.frames[1], at.parent, "join_stolen");
   ASSERT_EQ(handed.backtrace.frames.size(), 3u);  // child, hand_over, join_stolen
   expect_site(handed.backtrace.frames[2], at.parent, "join_stolen");
 }
@@ -118,17 +118,49 @@ TEST(JoinBacktrace, JoinAllAndAForkGroupToo) {
   }
 }
 
-// A join awaited as an lvalue may outlive the awaiting coroutine, with stolen children still
-// running: it is not linked, and its children's chains end at themselves.
+// A join awaited as an lvalue is linked as long as the co_await lasts.
 Task<std::tuple<Seen>> join_lvalue(Lines& at) {
   auto join = spool::join(child(at));
+  at.parent = __LINE__ + 1;
   co_return co_await join;
 }
 
-TEST(JoinBacktrace, AJoinAwaitedAsAnLvalueLinksNowhere) {
+TEST(JoinBacktrace, AJoinAwaitedAsAnLvalueIsLinkedToo) {
   Lines at;
   const auto [s] = spool::block_on(join_lvalue(at));
-  ASSERT_EQ(s.backtrace.frames.size(), 1u);
+  ASSERT_EQ(s.backtrace.frames.size(), 2u);
+  expect_site(s.backtrace.frames[0], at.child, "child");
+  expect_site(s.backtrace.frames[1], at.parent, "join_lvalue");
+}
+
+// A future that is pending at its first poll (waking its task at once) and ready after.
+struct YieldOnce {
+  bool yielded = false;
+  spool::Poll<void> poll(spool::Context& cx) {
+    if (std::exchange(yielded, true)) return spool::Poll<void>::ready();
+    cx.waker().wake_by_ref();
+    return spool::pending;
+  }
+};
+
+Task<Seen> child_after_a_yield(Lines& at) {
+  co_await YieldOnce{};
+  co_return co_await child(at);
+}
+
+// The Task that awaited it is destroyed mid-join: polled on by another poller, its children
+// no longer lead into that Task's (freed) frame.
+TEST(JoinBacktrace, AJoinThatOutlivesItsAwaiterIsUnlinked) {
+  Lines at;
+  auto join = spool::join(child_after_a_yield(at));
+  {
+    Task<void> awaiting = [](auto& j) -> Task<void> { (void)co_await j; }(join);
+    const spool::Waker noop = spool::Waker::noop();
+    spool::Context cx(noop);
+    ASSERT_TRUE(awaiting.poll(cx).is_pending());  // the child yielded once
+  }
+  const auto [s] = spool::block_on(join);    // polled in place (it must not move now)
+  ASSERT_EQ(s.backtrace.frames.size(), 2u);  // child, child_after_a_yield: no more
   expect_site(s.backtrace.frames[0], at.child, "child");
 }
 

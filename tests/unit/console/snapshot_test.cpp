@@ -150,6 +150,21 @@ TEST(ConsoleSnapshot, ReaderTakesBackWhatTheWriterWrote) {
   EXPECT_FALSE(back.tasks[0].idle_ns.has_value());
 }
 
+// A backtrace's branches nested deeper than the protocol carries are left out, so that the
+// client's reader (which bounds nesting) still takes the line.
+TEST(ConsoleSnapshot, DeeplyNestedBranchesAreCutAndTheLineStillReads) {
+  spool::TaskSnapshot t;
+  t.backtrace.emplace();
+  spool::Backtrace* at = &*t.backtrace;
+  for (int i = 0; i < 40; ++i) at = &at->branches.emplace_back().backtrace;
+  Snapshot s;
+  s.tasks.push_back(spool::console::task_info(t));
+  int depth = 0;
+  for (const auto* b = &s.tasks[0].branches; *b; b = &(**b)[0].branches) ++depth;
+  EXPECT_EQ(depth, 16);
+  EXPECT_NO_THROW(spool::console::snapshot_from_json(spool::console::to_json(s)));
+}
+
 TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   Snapshot s;
   s.tasks.emplace_back();

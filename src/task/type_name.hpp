@@ -1,0 +1,19 @@
+// Type names for diagnostics: demangled where the ABI can.
+#pragma once
+
+#include <string>
+#include <typeinfo>
+
+#include "spool/core/backtrace.hpp"
+
+namespace spool::detail {
+
+// `type`'s name as people write it.
+std::string type_name(const std::type_info& type);
+
+// A backtrace read under the inspection claim names what each branch waits on with the
+// mangled name (BranchAccess::describe, no allocation but the copy): demangled here, after
+// the task was given back.
+void demangle_branches(Backtrace& bt);
+
+}  // namespace spool::detail
