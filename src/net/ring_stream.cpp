@@ -204,6 +204,7 @@ void RingFd::keep_op(StreamOp* op) noexcept {
 #include <liburing.h>
 #include <sys/socket.h>
 
+#include "driver/io/scheduled_io.hpp"
 #include "driver/io/thread_ring.hpp"
 
 namespace spool::detail {
@@ -283,11 +284,21 @@ StreamOp* start_read(IoSource& source, Context& cx, std::byte* dest, std::size_t
   return op;
 }
 
+// A future whose operation is in flight on one socket, polled through a socket object that
+// now holds another: unless the first socket ended (its object was closed by an assignment,
+// as the readiness path lets go of its waiters then), it was moved away, and lives on.
+void check_same_socket(StreamOp& op, const IoSource& source) {
+  if (source.ring_fd() != &op.socket() && !op.socket().ended()) [[unlikely]] {
+    throw_socket_moved_away();
+  }
+}
+
 }  // namespace
 
 long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, std::size_t len,
                bool peek) {
   StreamOp* op = slot.op();
+  if (op != nullptr) check_same_socket(*op, source);
   if (op == nullptr) {
     bool busy = false;
     long direct = kNotOnRing;
@@ -321,6 +332,7 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
 long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* src,
                 std::size_t len) {
   StreamOp* op = slot.op();
+  if (op != nullptr) check_same_socket(*op, source);
   if (op == nullptr) {
     if (len == 0) return kNotOnRing;
     WorkerRing* ring = ring_for(source, IORING_OP_SEND);

@@ -67,6 +67,8 @@ class RingFd {
   // null) for the next read; an orphan left after the socket's end is cancelled.
   void end_read(StreamOp* orphan) noexcept;
   bool has_orphan() const noexcept { return (read_.load(std::memory_order_acquire) & ~kBits) != 0; }
+  // The socket's end came (closed, or released): its object was closed, not moved away.
+  bool ended() const noexcept { return closed_.load(std::memory_order_seq_cst); }
   // The write side, likewise (a dropped send is cancelled, and holds it until its answer).
   bool claim_write(Context& cx);
   void end_write() noexcept { give_back(kWrite, write_, 0); }

@@ -24,6 +24,15 @@ struct ReadyEvent {
   std::uint32_t bits = 0;
 };
 
+// A socket operation polled again after its socket object was moved away while it waited
+// (its socket lives on elsewhere): the readiness path's check (ScheduledIo::poll_ready) and
+// the ring's (src/net/ring_stream.cpp) say so alike.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_socket_moved_away() {
+  throw std::logic_error(
+      "spool::net: a socket operation was polled again after its socket object was moved "
+      "away while it waited; finish or drop the operation before moving the socket");
+}
+
 // One registration (one per file descriptor, made by the I/O driver, freed by the thread in it).
 // The driver sets readiness bits and wakes; a leaf future reads the bits, tries its syscall,
 // and on EAGAIN clears the bit it used and waits (edge-triggered: the driver reports each
@@ -75,9 +84,7 @@ class ScheduledIo {
   // waited on it. (A socket object closed by an assignment detached its waiters: no throw.)
   Poll<ReadyEvent> poll_ready(Context& cx, std::uint32_t mask, IoWaiter& w) {
     if (w.io_ != nullptr && w.io_ != this) [[unlikely]] {
-      throw std::logic_error(
-          "spool::net: a socket operation was polled again after its socket object was moved "
-          "away while it waited; finish or drop the operation before moving the socket");
+      throw_socket_moved_away();
     }
     if (auto ev = ready(mask)) return Poll<ReadyEvent>::ready(*ev);
     Waiters& d = mask == kReadMask ? reader_ : writer_;
