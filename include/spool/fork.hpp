@@ -56,10 +56,10 @@ class [[nodiscard]] JoinFuture {
 
  private:
   friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+  using spool_detail_branch_hooks = void;
   void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
     core_.link_awaiting(awaiting);
   }
-  void unlink_awaiting() noexcept { core_.link_awaiting(nullptr); }
 
   std::tuple<detail::ForkChild<Ts>...> children_;
   detail::ForkJoinCore core_;  // last: destroyed first, it waits for the stolen children
@@ -102,10 +102,10 @@ class [[nodiscard]] JoinAllFuture {
 
  private:
   friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+  using spool_detail_branch_hooks = void;
   void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
     core_.link_awaiting(awaiting);
   }
-  void unlink_awaiting() noexcept { core_.link_awaiting(nullptr); }
 
   std::vector<detail::ForkChild<T>> children_;
   detail::ForkJoinCore core_;  // last: destroyed first, it waits for the stolen children
@@ -279,10 +279,10 @@ class ForkGroup {
 
    private:
     friend struct detail::BranchAccess;  // async backtraces: ForkJoinCore::link_awaiting
+    using spool_detail_branch_hooks = void;
     void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
       if (group_ != nullptr) group_->core_.link_awaiting(awaiting);
     }
-    void unlink_awaiting() noexcept { link_awaiting(nullptr); }
 
     ForkGroup* group_;
   };

@@ -191,13 +191,13 @@ class [[nodiscard]] ScopeFuture {
   // awaits the scope, and a backtrace of that Task's chain lists the body as branch 0 (the
   // children are tasks of their own).
   friend struct detail::BranchAccess;
+  using spool_detail_branch_hooks = void;
   void link_awaiting(const detail::TaskPromiseBase* awaiting) noexcept {
     if (block_) block_->awaiting = awaiting;
   }
-  void unlink_awaiting() noexcept { link_awaiting(nullptr); }
-  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
+  void branch_backtraces(Backtrace& bt) const {
     if (block_ && block_->running && !block_->body_stopped) {
-      detail::BranchAccess::describe(*block_->running, 0, out);
+      detail::BranchAccess::describe(*block_->running, 0, bt);
     }
   }
 

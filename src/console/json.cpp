@@ -116,8 +116,6 @@ const JsonValue* JsonValue::find(std::string_view k) const noexcept {
 
 namespace {
 
-constexpr int kMaxDepth = 64;
-
 class Parser {
  public:
   explicit Parser(std::string_view text) : s_(text) {}
@@ -156,7 +154,7 @@ class Parser {
   }
 
   JsonValue parse_value(int depth) {
-    if (depth > kMaxDepth) fail("nested too deep");
+    if (depth > kMaxJsonDepth) fail("nested too deep");
     JsonValue v;
     const char c = peek();
     if (c == '{') {

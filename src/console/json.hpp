@@ -76,6 +76,10 @@ struct JsonMember {
   JsonValue value;
 };
 
+// The deepest nesting parse_json takes (objects and arrays): a hostile line cannot make the
+// parser recurse without bound.
+inline constexpr int kMaxJsonDepth = 64;
+
 // Parses one JSON text (surrounding whitespace allowed); throws std::invalid_argument that
 // says what and where (the byte offset) on malformed input. Nesting deeper than 64 is refused
 // (a hostile peer cannot overflow the stack).

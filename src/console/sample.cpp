@@ -1,7 +1,11 @@
 #include "console/sample.hpp"
 
 #include <unistd.h>
+
 #include <algorithm>
+#include <optional>
+
+#include "console/json.hpp"
 
 namespace spool::console {
 namespace {
@@ -43,9 +47,17 @@ std::vector<FrameInfo> frames_of(const Backtrace& bt) {
   return frames;
 }
 
-// Branches nested deeper than this are left out: each level is two levels of JSON, and the
-// client's reader refuses a line nested past its bound (json.cpp).
+// Branches nested deeper than this are left out (counted): each level is two levels of JSON
+// (an array, an object), below the snapshot, the tasks and a task (three), and above a frame
+// (two), and the client's reader refuses a line nested past its bound.
 constexpr int kMaxBranchDepth = 16;
+static_assert(3 + 2 * kMaxBranchDepth + 2 <= kMaxJsonDepth);
+
+// The branches not listed below `bt`'s: those it omitted, and all of them past the depth.
+std::optional<std::uint64_t> omitted(const Backtrace& bt, bool listed) {
+  const std::size_t n = bt.omitted_branches + (listed ? 0 : bt.branches.size());
+  return n == 0 ? std::nullopt : std::optional<std::uint64_t>(n);
+}
 
 std::vector<BranchInfo> branches_of(const Backtrace& bt, int depth = 1) {
   std::vector<BranchInfo> branches;
@@ -54,9 +66,10 @@ std::vector<BranchInfo> branches_of(const Backtrace& bt, int depth = 1) {
     info.index = b.index;
     if (!b.waiting_on.empty()) info.waiting_on = b.waiting_on;
     info.backtrace = frames_of(b.backtrace);
-    if (!b.backtrace.branches.empty() && depth < kMaxBranchDepth) {
+    const bool deeper = depth < kMaxBranchDepth;
+    if (deeper && !b.backtrace.branches.empty())
       info.branches = branches_of(b.backtrace, depth + 1);
-    }
+    info.omitted_branches = omitted(b.backtrace, deeper);
   }
   return branches;
 }
@@ -102,6 +115,7 @@ TaskInfo task_info(const TaskSnapshot& t) {
   if (t.backtrace) {
     info.backtrace = frames_of(*t.backtrace);
     if (!t.backtrace->branches.empty()) info.branches = branches_of(*t.backtrace);
+    info.omitted_branches = omitted(*t.backtrace, true);
   }
   if (t.times) {
     info.busy_ns = ns(t.times->busy);

@@ -59,6 +59,7 @@ void fields(T& r, V& v) {
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);
     v("branches", r.branches);
+    v("omitted_branches", r.omitted_branches);
   } else if constexpr (std::is_same_v<R, TaskInfo>) {
     v("id", r.id);
     v("name", r.name);
@@ -79,6 +80,7 @@ void fields(T& r, V& v) {
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);
     v("branches", r.branches);
+    v("omitted_branches", r.omitted_branches);
   } else if constexpr (std::is_same_v<R, Lint>) {
     v("kind", r.kind);
     v("task", r.task);

@@ -80,6 +80,7 @@ struct BranchInfo {
   std::optional<std::string> waiting_on;            // what it waits on (a type name)
   std::vector<FrameInfo> backtrace;                 // its own chain, innermost first
   std::optional<std::vector<BranchInfo>> branches;  // of a combinator it waits on in turn
+  std::optional<std::uint64_t> omitted_branches;    // more, not listed
 };
 
 // One live task (TaskSnapshot, and the optional fields a runtime may measure).
@@ -105,6 +106,7 @@ struct TaskInfo {
   std::optional<std::string> waiting_on;  // the leaf it waits on (a type name)
   std::optional<std::vector<FrameInfo>> backtrace;
   std::optional<std::vector<BranchInfo>> branches;  // of a combinator it waits on
+  std::optional<std::uint64_t> omitted_branches;    // more, not listed
 };
 
 // A finding about the runtime (lints.hpp).

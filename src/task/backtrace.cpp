@@ -1,11 +1,5 @@
 #include "spool/core/backtrace.hpp"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-
-#include "task/type_name.hpp"
-
 namespace spool {
 
 namespace {
@@ -28,6 +22,9 @@ void write(const Backtrace& bt, std::size_t indent, std::string& out) {
     out += ":\n";
     write(b.backtrace, indent + 2, out);
   }
+  if (bt.omitted_branches != 0) {
+    out += pad + "(" + std::to_string(bt.omitted_branches) + " more branches not listed)\n";
+  }
 }
 
 }  // namespace
@@ -37,31 +34,5 @@ std::string Backtrace::to_string() const {
   write(*this, 0, out);
   return out;
 }
-
-namespace detail {
-
-namespace {
-
-// `mangled` as people write it, or as it is where it cannot be demangled.
-std::string demangled(const char* mangled) {
-  int status = 0;
-  char* name = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string out = status == 0 && name ? name : mangled;
-  std::free(name);
-  return out;
-}
-
-}  // namespace
-
-std::string type_name(const std::type_info& type) { return demangled(type.name()); }
-
-void demangle_branches(Backtrace& bt) {
-  for (BacktraceBranch& b : bt.branches) {
-    if (!b.waiting_on.empty()) b.waiting_on = demangled(b.waiting_on.c_str());
-    demangle_branches(b.backtrace);
-  }
-}
-
-}  // namespace detail
 
 }  // namespace spool

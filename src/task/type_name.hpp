@@ -12,8 +12,8 @@ namespace spool::detail {
 std::string type_name(const std::type_info& type);
 
 // A backtrace read under the inspection claim names what each branch waits on with the
-// mangled name (BranchAccess::describe, no allocation but the copy): demangled here, after
-// the task was given back.
+// mangled name (BranchAccess::describe: a copy, where demangling would parse and allocate
+// more): demangled here, after the task was given back.
 void demangle_branches(Backtrace& bt);
 
 }  // namespace spool::detail

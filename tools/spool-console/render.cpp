@@ -33,18 +33,22 @@ std::string optional_duration(const std::optional<std::uint64_t>& ns) {
 // of a combinator it waits on, with its own lines indented under it.
 void backtrace_lines(const std::vector<FrameInfo>& frames,
                      const std::optional<std::vector<BranchInfo>>& branches,
-                     const std::string& indent, std::vector<std::string>& out) {
+                     const std::optional<std::uint64_t>& omitted, const std::string& indent,
+                     std::vector<std::string>& out) {
   for (const FrameInfo& f : frames) {
     out.push_back(indent + format("at %s:%llu in %s", f.file.c_str(),
                                   static_cast<unsigned long long>(f.line), f.function.c_str()));
   }
-  if (!branches) return;
-  for (const BranchInfo& b : *branches) {
-    std::string head = indent + "branch " + std::to_string(b.index);
-    if (b.waiting_on) head += ", waiting on " + *b.waiting_on;
-    out.push_back(head + ":");
-    backtrace_lines(b.backtrace, b.branches, indent + "  ", out);
+  if (branches) {
+    for (const BranchInfo& b : *branches) {
+      std::string head = indent + "branch " + std::to_string(b.index);
+      if (b.waiting_on) head += ", waiting on " + *b.waiting_on;
+      out.push_back(head + ":");
+      backtrace_lines(b.backtrace, b.branches, b.omitted_branches, indent + "  ", out);
+    }
   }
+  if (omitted)
+    out.push_back(indent + "(" + std::to_string(*omitted) + " more branches not listed)");
 }
 
 std::string location(const TaskInfo& t) {
@@ -198,7 +202,7 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  waiting on     " + t.waiting_on.value_or("-"));
   if (t.backtrace) {
     out.push_back("  backtrace:");
-    backtrace_lines(*t.backtrace, t.branches, "    ", out);
+    backtrace_lines(*t.backtrace, t.branches, t.omitted_branches, "    ", out);
   } else {
     out.push_back("  backtrace      (not measured by this runtime)");
   }

@@ -6,9 +6,9 @@
 // read as unknown (empty file, line 0). A chain's backtrace
 // walks from the innermost coroutine to the outermost through the promises' continuations,
 // reading each one's last await site, so nobody annotates anything. A Task that is a branch
-// of a combinator awaited in a Task (when_all, when_any / select) continues into the
-// coroutine that awaits the combinator, and a chain that waits on a combinator lists its
-// unfinished branches' own chains.
+// of a combinator awaited in a Task (when_all, when_any / select), a join's child run by the
+// joining task, or a scope's body continues into the coroutine that awaits it, and a chain
+// that waits on a combinator or a scope lists its unfinished branches' own chains.
 #pragma once
 
 #include <cstddef>
@@ -39,13 +39,17 @@ struct SPOOL_API Backtrace {
   /// The sites, from the innermost coroutine (the one that asked, or that awaits the leaf)
   /// to the outermost.
   std::vector<AwaitSite> frames;
-  /// When the chain waits on a combinator (when_all, when_any / select): its unfinished
-  /// branches, each with its own chain, in argument (or vector) order. Empty otherwise, and
-  /// always in what `co_await spool::backtrace()` gives.
+  /// When the chain waits on a combinator (when_all, when_any / select) or a scope: its
+  /// unfinished branches (a scope's body), each with its own chain, in argument (or vector)
+  /// order. Empty otherwise, and always in what `co_await spool::backtrace()` gives.
   std::vector<BacktraceBranch> branches;
+  /// Unfinished branches not in `branches`: past the first 64 of a combinator (a vector of
+  /// futures may hold many), or nested deeper than the reader shows (spool-console).
+  std::size_t omitted_branches = 0;
 
   /// The frames as text, one per line: "  at file:line in function", then each branch as a
-  /// line "  branch <i>, waiting on <type>:" with its own lines indented under it.
+  /// line "  branch <i>, waiting on <type>:" with its own lines indented under it, then
+  /// "  (<n> more branches not listed)" when some were omitted.
   std::string to_string() const;
 };
 
@@ -58,7 +62,8 @@ struct BacktraceBranch {
   std::string waiting_on;
   /// For a Task, its chain: the sites from the coroutine that awaits its leaf up to the
   /// branch Task itself (the enclosing Backtrace's frames continue it), and the branches of
-  /// a combinator it waits on in turn. For a combinator, only the latter.
+  /// a combinator (or scope) it waits on in turn. For a combinator or a scope, only the
+  /// latter.
   Backtrace backtrace;
 };
 

@@ -52,8 +52,8 @@ struct PendingLeaf;
 // What diagnostics know of a kind of leaf (one static record per leaf type).
 struct LeafKind {
   const std::type_info* type;  // the leaf future's type (Runtime::dump)
-  // Adds the unfinished branches of a combinator leaf to `out` (null for other futures).
-  void (*branches)(const PendingLeaf& leaf, std::vector<BacktraceBranch>& out);
+  // Adds the unfinished branches of a combinator leaf to `bt` (null for other futures).
+  void (*branches)(const PendingLeaf& leaf, Backtrace& bt);
 };
 
 // A pending leaf future awaited somewhere in a chain. poll_fn polls it with the given
@@ -67,39 +67,39 @@ struct PendingLeaf {
 class TaskPromiseBase;
 
 // What async backtraces reach of a future that polls Tasks of its own (when_all / when_any,
-// a join, a scope), through its private members (friends of this):
+// a join, a scope): spool's own types, which declare the private member type
+// `spool_detail_branch_hooks` and befriend this, so that no user type's members are taken
+// for these by their names:
 //   - link_awaiting(p): the coroutine that awaits it, where the backtraces of the Tasks it
-//     polls go on (a co_await in a Task links it before its first poll);
-//   - unlink_awaiting(): that coroutine goes on or away (the co_await's awaiter unlinks);
-//   - branch_backtraces(out), optional: adds its unfinished children to a backtrace of the
-//     chain waiting on it (from another thread, under the inspection claim).
+//     polls go on (a co_await in a Task links it before its first poll, and unlinks it with
+//     null when the coroutine goes on or away);
+//   - branch_backtraces(bt), optional: adds its unfinished children to `bt`, a backtrace of
+//     the chain waiting on it (from another thread, under the inspection claim).
 struct BranchAccess {
+  // At most this many branches of one combinator are listed; the rest are counted.
+  static constexpr std::size_t kMaxListed = 64;
+
   template <class F>
-  static constexpr bool links = requires(F& f, const TaskPromiseBase* awaiting) {
-    f.link_awaiting(awaiting);
-    f.unlink_awaiting();
+  static constexpr bool links = requires {
+    typename F::spool_detail_branch_hooks;
   };
   template <class F>
-  static constexpr bool lists = requires(const F& f, std::vector<BacktraceBranch>& out) {
-    f.branch_backtraces(out);
+  static constexpr bool lists = links<F>&& requires(const F& f, Backtrace& bt) {
+    f.branch_backtraces(bt);
   };
   template <class F>
   static void link(F& f, const TaskPromiseBase* awaiting) noexcept {
     f.link_awaiting(awaiting);
   }
   template <class F>
-  static void unlink(F& f) noexcept {
-    f.unlink_awaiting();
+  static void branches(const F& f, Backtrace& bt) {
+    f.branch_backtraces(bt);
   }
+  // Adds unfinished child `f`, at `index`, to `bt`'s branches (counted in omitted_branches
+  // past kMaxListed): a Task's chain, a combinator's own branches, or another future's type.
+  // Under the claim: `waiting_on` is the mangled name, demangled after the give-back.
   template <class F>
-  static void branches(const F& f, std::vector<BacktraceBranch>& out) {
-    f.branch_backtraces(out);
-  }
-  // Adds unfinished child `f`, at `index`, to `out`: a Task's chain, a combinator's own
-  // branches, or another future's type. Under the claim: `waiting_on` is the mangled name,
-  // demangled after the give-back (demangle_branches).
-  template <class F>
-  static void describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out);
+  static void describe(const F& f, std::size_t index, Backtrace& bt);
 };
 
 // The trampoline state of one chain of nested Tasks, owned by the outermost promise.
@@ -283,13 +283,13 @@ class TaskPromiseBase {
   }
   // Where the chain of this outermost Task waits: the sites from the coroutine that awaits
   // the leaf up to this one (no frames when it waits on no leaf), and the branches of a
-  // combinator leaf. Only while nobody polls the chain (another thread holds a claim that
-  // orders it after the last poll, or this thread polls the combinator it is a branch of).
+  // combinator leaf. Only while nobody polls the chain (the reader holds the inspection
+  // claim of the task the chain belongs to, which orders it after the last poll).
   Backtrace waiting_backtrace() const {
     Backtrace bt;
     if (const PendingLeaf* leaf = own_chain_.leaf) {
       own_chain_.leaf_awaiter->add_sites(bt, this);
-      if (leaf->kind->branches != nullptr) leaf->kind->branches(*leaf, bt.branches);
+      if (leaf->kind->branches != nullptr) leaf->kind->branches(*leaf, bt);
     }
     return bt;
   }
@@ -314,7 +314,10 @@ class TaskPromiseBase {
   std::coroutine_handle<> continuation_;  // the awaiting parent; null when outermost
   // continuation_'s promise, for backtraces; set when this coroutine starts (begin_outermost,
   // run_child_next), not at its creation, which stays as cheap as it was. An outermost Task
-  // that is a combinator's branch has the coroutine that awaits the combinator.
+  // that is a combinator's branch (a join's child, a scope's body) gets the coroutine that
+  // awaits the combinator at each poll (poll_task_into): valid during its polls only, as
+  // that coroutine may go between them; nothing reads it then (another thread's read stops
+  // at the outermost Task).
   const TaskPromiseBase* parent_;
   // This coroutine's last co_await, not constructed either: a backtrace reads only
   // coroutines that awaited.
@@ -388,7 +391,7 @@ class FutureAwaiter : PendingLeaf {
   // Before the awaiting coroutine goes on or goes away: a combinator awaited as an lvalue
   // may outlive it.
   ~FutureAwaiter() {
-    if constexpr (BranchAccess::links<F>) BranchAccess::unlink(fut_);
+    if constexpr (BranchAccess::links<F>) BranchAccess::link(fut_, nullptr);
     reset_result();
   }
 
@@ -406,9 +409,9 @@ class FutureAwaiter : PendingLeaf {
   }
 
  private:
-  static void branches_of(const PendingLeaf& leaf, std::vector<BacktraceBranch>& out) {
+  static void branches_of(const PendingLeaf& leaf, Backtrace& bt) {
     if constexpr (BranchAccess::lists<F>) {
-      BranchAccess::branches(static_cast<const FutureAwaiter&>(leaf).fut_, out);
+      BranchAccess::branches(static_cast<const FutureAwaiter&>(leaf).fut_, bt);
     }
   }
   static constexpr LeafKind kKind{&typeid(F), BranchAccess::lists<F> ? &branches_of : nullptr};
@@ -656,8 +659,12 @@ bool poll_child(F& f, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting)
 }
 
 template <class F>
-void BranchAccess::describe(const F& f, std::size_t index, std::vector<BacktraceBranch>& out) {
-  BacktraceBranch& b = out.emplace_back();
+void BranchAccess::describe(const F& f, std::size_t index, Backtrace& bt) {
+  if (bt.branches.size() == kMaxListed) {
+    ++bt.omitted_branches;
+    return;
+  }
+  BacktraceBranch& b = bt.branches.emplace_back();
   b.index = index;
   if constexpr (is_task_v<F>) {
     if (!f.handle_ || !f.handle_.promise().started()) return;
@@ -666,7 +673,7 @@ void BranchAccess::describe(const F& f, std::size_t index, std::vector<Backtrace
     b.backtrace = p.waiting_backtrace();
   } else {
     b.waiting_on = typeid(F).name();
-    if constexpr (lists<F>) branches(f, b.backtrace.branches);
+    if constexpr (lists<F>) branches(f, b.backtrace);
   }
 }
 

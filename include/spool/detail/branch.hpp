@@ -69,9 +69,9 @@ class Branch {
     return true;
   }
 
-  // Adds the future, unless it finished, to a backtrace's branches as branch `index`.
-  void describe(std::size_t index, std::vector<BacktraceBranch>& out) const {
-    if (active_) BranchAccess::describe(fut_, index, out);
+  // Adds the future, unless it finished, to `bt`'s branches as branch `index`.
+  void describe(std::size_t index, Backtrace& bt) const {
+    if (active_) BranchAccess::describe(fut_, index, bt);
   }
 
   // The output kept by the poll that returned true.

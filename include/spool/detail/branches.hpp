@@ -38,10 +38,8 @@ class TupleBranches {
   bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
     return visit(i, [&](auto& branch) { return branch.active() && branch.poll(cx, awaiting); });
   }
-  // Adds each unfinished child to a backtrace's branches (Branch::describe).
-  void describe_all(std::vector<BacktraceBranch>& out) const {
-    describe_all(out, std::index_sequence_for<Fs...>{});
-  }
+  // Adds each unfinished child to `bt`'s branches (Branch::describe).
+  void describe_all(Backtrace& bt) const { describe_all(bt, std::index_sequence_for<Fs...>{}); }
   AllOutput take_all() {
     return std::apply([](auto&... branch) { return AllOutput(branch.take()...); }, branches_);
   }
@@ -63,8 +61,8 @@ class TupleBranches {
     return result;
   }
   template <std::size_t... Is>
-  void describe_all(std::vector<BacktraceBranch>& out, std::index_sequence<Is...>) const {
-    (std::get<Is>(branches_).describe(Is, out), ...);
+  void describe_all(Backtrace& bt, std::index_sequence<Is...>) const {
+    (std::get<Is>(branches_).describe(Is, bt), ...);
   }
   template <std::size_t... Is>
   AnyOutput take_any(std::size_t i, std::index_sequence<Is...>) {
@@ -99,9 +97,9 @@ class VecBranches {
   bool poll(std::size_t i, Context& cx, const TaskPromiseBase* awaiting) {
     return branches_[i].active() && branches_[i].poll(cx, awaiting);
   }
-  // Adds each unfinished child to a backtrace's branches (Branch::describe).
-  void describe_all(std::vector<BacktraceBranch>& out) const {
-    for (std::size_t i = 0; i < branches_.size(); ++i) branches_[i].describe(i, out);
+  // Adds each unfinished child to `bt`'s branches (Branch::describe).
+  void describe_all(Backtrace& bt) const {
+    for (std::size_t i = 0; i < branches_.size(); ++i) branches_[i].describe(i, bt);
   }
   AllOutput take_all() {
     AllOutput out;

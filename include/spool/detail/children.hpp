@@ -86,12 +86,13 @@ class Children {
 
   Branches& branches() noexcept { return branches_; }
 
-  // The coroutine that awaits the combinator (BranchAccess, task.hpp), or null. Each poll
-  // gives a Task branch its parent anew (Branch::poll), and a backtrace read from outside
-  // stops at the branch: forgetting the coroutine unlinks the branches too.
+  // The coroutine that awaits the combinator (BranchAccess, task.hpp), or null. A Task
+  // branch's parent_ may still point at a coroutine gone meanwhile, but nothing reads it
+  // before the branch's next poll gives it this one (Branch::poll), and a backtrace read
+  // from another thread stops at the branch.
   void set_awaiting(const TaskPromiseBase* awaiting) noexcept { awaiting_ = awaiting; }
-  // Adds the unfinished branches to a backtrace's.
-  void describe_branches(std::vector<BacktraceBranch>& out) const { branches_.describe_all(out); }
+  // Adds the unfinished branches to `bt`'s (BranchAccess::describe).
+  void describe_branches(Backtrace& bt) const { branches_.describe_all(bt); }
 
  private:
   PollGuard guard_;  // first: a refused move moves nothing else
@@ -115,11 +116,9 @@ class Combinator {
   // For async backtraces (BranchAccess, task.hpp): the branches go on into the Task that
   // awaits the combinator, and a backtrace of its chain lists them.
   friend struct BranchAccess;
+  using spool_detail_branch_hooks = void;
   void link_awaiting(const TaskPromiseBase* awaiting) noexcept { children_.set_awaiting(awaiting); }
-  void unlink_awaiting() noexcept { children_.set_awaiting(nullptr); }
-  void branch_backtraces(std::vector<BacktraceBranch>& out) const {
-    children_.describe_branches(out);
-  }
+  void branch_backtraces(Backtrace& bt) const { children_.describe_branches(bt); }
 };
 
 // Combinator<TupleBranches<...>> over `futs` (moved in); `who` names it in errors. Every

@@ -188,4 +188,20 @@ TEST(BranchBacktrace, ACombinatorThatOutlivesItsAwaiterIsUnlinked) {
   ASSERT_EQ(b.frames.size(), 1u);
 }
 
+// A user future whose members happen to have the hooks' names is a plain leaf: spool takes
+// the hooks only from its own types, and never calls these.
+struct NamedLikeTheHooks {
+  int* calls;
+  void link_awaiting(const void*) { ++*calls; }
+  void branch_backtraces(Backtrace&) const { ++*calls; }
+  spool::Poll<int> poll(spool::Context&) { return spool::Poll<int>::ready(1); }
+};
+
+TEST(BranchBacktrace, AUserFuturesMembersNamedLikeTheHooksAreNeverCalled) {
+  int calls = 0;
+  auto task = [](int* c) -> Task<int> { co_return co_await NamedLikeTheHooks{c}; };
+  EXPECT_EQ(spool::block_on(task(&calls)), 1);
+  EXPECT_EQ(calls, 0);
+}
+
 }  // namespace

@@ -256,6 +256,28 @@ TEST_P(TaskBacktraceAnyFlavor, AChainWaitingOnWhenAllListsItsUnfinishedBranches)
   wait(rt, std::move(h));
 }
 
+// A when_all of 70 Tasks: the reader lists 64 of them and counts the rest, so that the time
+// it holds the task (and a snapshot's size) stays bounded.
+TEST_P(TaskBacktraceAnyFlavor, AWideCombinatorListsSixtyFourBranchesAndCountsTheRest) {
+  auto rt = build();
+  ManualLeaf leaf;
+  Lines at;
+  std::vector<Task<int>> branches;
+  for (int i = 0; i < 70; ++i) branches.push_back(nest(1, leaf, at));
+  auto h = rt.spawn([](std::vector<Task<int>> all) -> Task<std::size_t> {
+    co_return (co_await spool::when_all(std::move(all))).size();
+  }(std::move(branches)));
+  until_pending(rt, leaf);
+  const std::optional<Backtrace> bt = idle_backtrace(rt, h);
+  ASSERT_TRUE(bt.has_value());
+  EXPECT_EQ(bt->branches.size(), 64u);
+  EXPECT_EQ(bt->branches.back().index, 63u);
+  EXPECT_EQ(bt->omitted_branches, 6u);
+  EXPECT_NE(bt->to_string().find("\n  (6 more branches not listed)\n"), std::string::npos);
+  h.abort();  // (the branches share one leaf, which keeps one waker: a fire wakes one)
+  EXPECT_TRUE(within_rounds(rt, [&] { return h.is_finished(); }));
+}
+
 // Waits in a scope's body.
 Task<void> in_scope(ManualLeaf leaf, Lines& at) {
   at.fan = __LINE__ + 1;

@@ -109,19 +109,21 @@ TEST(ConsoleClient, DetailsIndentEachBranchOfTheBacktrace) {
   Snapshot s = three_tasks();
   TaskInfo& t = s.tasks[0];
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}};
-  BranchInfo inner{0, std::nullopt, {{"c.cpp", 9, "h()"}}, std::nullopt};
-  BranchInfo branch{1, "Leaf\x1b[2J", {{"b.cpp", 7, "g()"}}, std::vector<BranchInfo>{inner}};
+  BranchInfo inner{0, std::nullopt, {{"c.cpp", 9, "h()"}}, std::nullopt, 3};
+  BranchInfo branch{
+      1, "Leaf\x1b[2J", {{"b.cpp", 7, "g()"}}, std::vector<BranchInfo>{inner}, std::nullopt};
   t.branches = std::vector<BranchInfo>{branch};
   spool_console::make_printable(s);
   const std::vector<std::string> lines = spool_console::task_details(t);
   const auto at = std::find(lines.begin(), lines.end(), "  backtrace:");
   ASSERT_NE(at, lines.end());
-  ASSERT_GE(lines.end() - at, 6);
+  ASSERT_GE(lines.end() - at, 7);
   EXPECT_EQ(at[1], "    at a.cpp:3 in f()");
   EXPECT_EQ(at[2], "    branch 1, waiting on Leaf?[2J:");
   EXPECT_EQ(at[3], "      at b.cpp:7 in g()");
   EXPECT_EQ(at[4], "      branch 0:");
   EXPECT_EQ(at[5], "        at c.cpp:9 in h()");
+  EXPECT_EQ(at[6], "        (3 more branches not listed)");
 }
 
 TEST(ConsoleClient, OptionalColumnsOnlyWhenMeasured) {

@@ -117,9 +117,13 @@ Snapshot full_snapshot() {
   t.wakers = 1;
   t.waiting_on = "spool::Sleep";
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}, {"b.cpp", 4, "g()"}};
-  spool::console::BranchInfo inner{0, std::nullopt, {}, std::nullopt};
-  t.branches = std::vector<spool::console::BranchInfo>{
-      {2, "spool::Sleep", {{"c.cpp", 5, "h()"}}, std::vector<spool::console::BranchInfo>{inner}}};
+  spool::console::BranchInfo inner{0, std::nullopt, {}, std::nullopt, 5};
+  t.branches =
+      std::vector<spool::console::BranchInfo>{{2,
+                                               "spool::Sleep",
+                                               {{"c.cpp", 5, "h()"}},
+                                               std::vector<spool::console::BranchInfo>{inner},
+                                               std::nullopt}};
   s.tasks.push_back(t);
   s.lints.push_back({"long_poll", 7, std::nullopt, "slow"});
   return s;
@@ -142,6 +146,7 @@ TEST(ConsoleSnapshot, ReaderTakesBackWhatTheWriterWrote) {
   EXPECT_EQ(branch.backtrace[0].file, "c.cpp");
   ASSERT_TRUE(branch.branches.has_value());
   EXPECT_FALSE((*branch.branches)[0].waiting_on.has_value());
+  EXPECT_EQ((*branch.branches)[0].omitted_branches, 5u);
   ASSERT_TRUE(back.tasks[0].poll_histogram.has_value());
   EXPECT_EQ((*back.tasks[0].poll_histogram)[3], 9u);
   EXPECT_EQ(back.workers[0].state, "in_driver");
@@ -160,8 +165,14 @@ TEST(ConsoleSnapshot, DeeplyNestedBranchesAreCutAndTheLineStillReads) {
   Snapshot s;
   s.tasks.push_back(spool::console::task_info(t));
   int depth = 0;
-  for (const auto* b = &s.tasks[0].branches; *b; b = &(**b)[0].branches) ++depth;
+  const spool::console::BranchInfo* deepest = nullptr;
+  for (const auto* b = &s.tasks[0].branches; *b; b = &(**b)[0].branches) {
+    ++depth;
+    deepest = &(**b)[0];
+  }
   EXPECT_EQ(depth, 16);
+  ASSERT_NE(deepest, nullptr);
+  EXPECT_EQ(deepest->omitted_branches, 1u) << "the cut says what it left out";
   EXPECT_NO_THROW(spool::console::snapshot_from_json(spool::console::to_json(s)));
 }
 
@@ -169,8 +180,9 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   Snapshot s;
   s.tasks.emplace_back();
   const std::string line = spool::console::to_json(s);
-  for (const char* name : {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns",
-                           "poll_histogram", "wakers", "backtrace", "waiting_on", "branches"}) {
+  for (const char* name :
+       {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns", "poll_histogram", "wakers",
+        "backtrace", "waiting_on", "branches", "omitted_branches"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
 }

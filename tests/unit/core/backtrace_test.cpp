@@ -149,12 +149,14 @@ TEST(Backtrace, ToStringIndentsEachBranchUnderItsLine) {
   b.backtrace.frames.push_back({"b.cpp", 7, "g()"});
   spool::BacktraceBranch& inner = b.backtrace.branches.emplace_back();
   inner.backtrace.frames.push_back({"c.cpp", 9, "h()"});
+  b.backtrace.omitted_branches = 2;
   EXPECT_EQ(bt.to_string(),
             "  at a.cpp:3 in f()\n"
             "  branch 1, waiting on Leaf:\n"
             "    at b.cpp:7 in g()\n"
             "    branch 0:\n"
-            "      at c.cpp:9 in h()\n");
+            "      at c.cpp:9 in h()\n"
+            "    (2 more branches not listed)\n");
 }
 
 }  // namespace
