@@ -11,6 +11,8 @@
 
 #include "spool/spool.hpp"
 #include "support/await_site.hpp"
+#include "support/futures.hpp"
+#include "support/rt_leaf.hpp"
 
 namespace {
 
@@ -27,21 +29,6 @@ void expect_site(const spool::AwaitSite& s, std::uint32_t line, const char* func
   spool_backtrace_test::expect_site(s, __FILE__, line, function);
 }
 
-// A future that is never ready (and keeps no waker).
-struct Never {
-  spool::Poll<void> poll(spool::Context&) { return spool::pending; }
-};
-
-// A future that is pending at its first poll (waking its task at once) and ready after.
-struct YieldOnce {
-  bool yielded = false;
-  spool::Poll<void> poll(spool::Context& cx) {
-    if (std::exchange(yielded, true)) return spool::Poll<void>::ready();
-    cx.waker().wake_by_ref();
-    return spool::pending;
-  }
-};
-
 Task<Backtrace> branch_a(Lines& at) {
   at.branch_a = __LINE__ + 1;
   co_return co_await spool::backtrace();
@@ -49,7 +36,7 @@ Task<Backtrace> branch_a(Lines& at) {
 
 // Asks for its backtrace after a pending poll: the link holds across polls.
 Task<Backtrace> branch_b(Lines& at) {
-  co_await YieldOnce{};
+  co_await spool_test::YieldNow();
   at.branch_b = __LINE__ + 1;
   co_return co_await spool::backtrace();
 }
@@ -81,7 +68,7 @@ TEST(BranchBacktrace, EachWhenAllBranchContinuesIntoTheAwaitingChain) {
 
 Task<Backtrace> select_first(Lines& at) {
   at.parent = __LINE__ + 1;
-  auto won = co_await spool::select(branch_b(at), Never{});
+  auto won = co_await spool::select(branch_b(at), spool_rt_test::NeverReady{});
   co_return std::move(std::get<0>(won));
 }
 

@@ -12,6 +12,7 @@
 
 #include "spool/spool.hpp"
 #include "support/await_site.hpp"
+#include "support/futures.hpp"
 
 namespace {
 
@@ -133,18 +134,8 @@ TEST(JoinBacktrace, AJoinAwaitedAsAnLvalueIsLinkedToo) {
   expect_site(s.backtrace.frames[1], at.parent, "join_lvalue");
 }
 
-// A future that is pending at its first poll (waking its task at once) and ready after.
-struct YieldOnce {
-  bool yielded = false;
-  spool::Poll<void> poll(spool::Context& cx) {
-    if (std::exchange(yielded, true)) return spool::Poll<void>::ready();
-    cx.waker().wake_by_ref();
-    return spool::pending;
-  }
-};
-
 Task<Seen> child_after_a_yield(Lines& at) {
-  co_await YieldOnce{};
+  co_await spool_test::YieldNow();
   co_return co_await child(at);
 }
 
