@@ -1,7 +1,8 @@
 # install() rules, the exported CMake package and the pkg-config file: after `cmake --install`,
 # a separate project can use find_package(spool CONFIG REQUIRED) and link spool::spool (the
 # shared library when the install has one) or spool::spool_static (and, with COMPONENTS tls,
-# spool::tls or spool::tls_static), or ask `pkg-config --cflags --libs spool`. Two components,
+# spool::tls or spool::tls_static; with COMPONENTS asio, spool::asio), or ask
+# `pkg-config --cflags --libs spool`. Two components,
 # the Debian packages' split (cmake/SpoolPackage.cmake): `runtime` is libspool.so.N, `dev`
 # everything else.
 include(GNUInstallDirs)
@@ -12,11 +13,13 @@ install(TARGETS spool spool_static EXPORT spoolTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
 # The TLS headers go with spool::tls: without its library they could only fail to link. So
-# do the Asio bridge's with spool::asio, which is not installed yet (a build-tree target:
-# add_subdirectory; docs/asio.md).
-set(spool_header_excludes PATTERN asio EXCLUDE PATTERN asio.hpp EXCLUDE)
+# do the Asio bridge's with spool::asio.
+set(spool_header_excludes "")
 if(NOT TARGET spool_tls)
   list(APPEND spool_header_excludes PATTERN tls EXCLUDE PATTERN tls.hpp EXCLUDE)
+endif()
+if(NOT TARGET spool_asio)
+  list(APPEND spool_header_excludes PATTERN asio EXCLUDE PATTERN asio.hpp EXCLUDE)
 endif()
 install(DIRECTORY include/spool DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
         ${spool_header_excludes})
@@ -32,6 +35,16 @@ if(TARGET spool_tls)
   install(EXPORT spoolTlsTargets NAMESPACE spool::
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
   install(FILES cmake/spool-tls.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
+endif()
+# spool::asio, when built: the component "asio" (cmake/spool-asio.cmake finds Boost for it).
+if(TARGET spool_asio)
+  set_target_properties(spool_asio PROPERTIES EXPORT_NAME asio)
+  install(TARGETS spool_asio EXPORT spoolAsioTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+  install(EXPORT spoolAsioTargets NAMESPACE spool::
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool COMPONENT dev)
+  install(FILES cmake/spool-asio.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/spool
+          COMPONENT dev)
 endif()
 
 configure_package_config_file(cmake/spoolConfig.cmake.in

@@ -29,9 +29,16 @@ set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${spool_runtime_package} (= ${PROJECT_VERS
 if(SPOOL_HAVE_LIBURING)
   string(APPEND CPACK_DEBIAN_DEV_PACKAGE_DEPENDS ", liburing-dev")
 endif()
-if(TARGET spool_tls)  # libspool_tls.a: find_package(spool COMPONENTS tls) needs OpenSSL 3's
-  set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libssl-dev (>= 3)")  # headers and libraries
+# find_package(spool COMPONENTS tls) needs OpenSSL 3's headers and libraries, and COMPONENTS
+# asio Boost.Asio's headers (1.77 or later).
+set(spool_dev_recommends "")
+if(TARGET spool_tls)
+  list(APPEND spool_dev_recommends "libssl-dev (>= 3)")
 endif()
+if(TARGET spool_asio)
+  list(APPEND spool_dev_recommends "libboost1.81-dev | libboost-dev (>= 1.77)")
+endif()
+list(JOIN spool_dev_recommends ", " CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS)
 # Each package's own summary (the first line) and description. CPack puts
 # CPACK_PACKAGE_DESCRIPTION_SUMMARY before both unless it is CPack's default, so it is that.
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")

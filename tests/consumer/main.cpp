@@ -1,13 +1,17 @@
 // Built by scripts/check-install and scripts/check-package against an installed spool: exits 0
-// when the installed headers and libraries (spool::spool; spool::tls through tls.cpp) work. It
-// runs a Task under block_on and spawned Tasks on a Runtime (JoinHandle, spool::spawn, a
-// Sleep), so that a name the shared library fails to export breaks its link.
+// when the installed headers and libraries (spool::spool; spool::tls through tls.cpp,
+// spool::asio through asio_bridge.cpp) work. It runs a Task under block_on and spawned Tasks on
+// a Runtime (JoinHandle, spool::spawn, a Sleep), so that a name the shared library fails to
+// export breaks its link.
 #include <chrono>
 #include <cstdio>
 
 #include "spool/spool.hpp"
 #ifdef SPOOL_CONSUMER_TLS
 #include "tls.hpp"
+#endif
+#ifdef SPOOL_CONSUMER_ASIO
+#include "asio_bridge.hpp"
 #endif
 
 namespace {
@@ -37,6 +41,13 @@ int main() {
 #ifdef SPOOL_CONSUMER_TLS
   make_tls_connector();
   std::puts("consumer: a spool::tls::TlsConnector made");
+#endif
+#ifdef SPOOL_CONSUMER_ASIO
+  if (!wait_for_an_asio_timer()) {
+    std::fputs("consumer: the Asio timer's wait did not complete\n", stderr);
+    return 1;
+  }
+  std::puts("consumer: an Asio timer awaited through spool::asio::use_task");
 #endif
   return 0;
 }
