@@ -284,21 +284,26 @@ StreamOp* start_read(IoSource& source, Context& cx, std::byte* dest, std::size_t
   return op;
 }
 
-// A future whose operation is in flight on one socket, polled through a socket object that
-// now holds another: unless the first socket ended (its object was closed by an assignment,
-// as the readiness path lets go of its waiters then), it was moved away, and lives on.
-void check_same_socket(StreamOp& op, const IoSource& source) {
-  if (source.ring_fd() != &op.socket() && !op.socket().ended()) [[unlikely]] {
-    throw_socket_moved_away();
+// The operation a future goes on with: the one in `slot` (or none), unless that is another
+// socket's than `source`'s. Then the future's socket object now holds another socket: if the
+// first one ended (the object was closed by an assignment), the future gives its operation
+// up and starts over on the new one, as the readiness path does; else the first one was
+// moved away, and lives on elsewhere: a misuse, refused as the readiness path does.
+StreamOp* op_for(RingSlot& slot, const IoSource& source) {
+  StreamOp* op = slot.op();
+  if (op == nullptr || source.ring_fd() == &op->socket()) [[likely]] {
+    return op;
   }
+  if (!op->socket().ended()) throw_socket_moved_away();
+  slot = RingSlot();  // (a send is cancelled; a receive's bytes stay with the old socket)
+  return nullptr;
 }
 
 }  // namespace
 
 long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, std::size_t len,
                bool peek) {
-  StreamOp* op = slot.op();
-  if (op != nullptr) check_same_socket(*op, source);
+  StreamOp* op = op_for(slot, source);
   if (op == nullptr) {
     bool busy = false;
     long direct = kNotOnRing;
@@ -331,8 +336,7 @@ long ring_read(RingSlot& slot, Context& cx, IoSource& source, std::byte* dest, s
 
 long ring_write(RingSlot& slot, Context& cx, IoSource& source, const std::byte* src,
                 std::size_t len) {
-  StreamOp* op = slot.op();
-  if (op != nullptr) check_same_socket(*op, source);
+  StreamOp* op = op_for(slot, source);
   if (op == nullptr) {
     if (len == 0) return kNotOnRing;
     WorkerRing* ring = ring_for(source, IORING_OP_SEND);

@@ -1,10 +1,7 @@
 #include "spool/block_on.hpp"
 
-#include <optional>
-
 #include "context/current.hpp"
 #include "context/enter.hpp"
-#include "driver/io/thread_ring.hpp"
 #include "runtime/root_waker.hpp"
 #include "runtime/shared.hpp"
 
@@ -52,38 +49,13 @@ struct RuntimeBlockOn::State {
         root(std::make_shared<RootWaker>(current_thread ? current_thread->core_parker() : nullptr)),
         waker(Waker::from(root)),
         cx(waker, &slot),
-        driving(false) {
+        driving(current_thread && current_thread->try_take_core()) {  // last: nothing throws after
     // The runtime's driver, so that the root's timers are armed in it (and a future that
     // brings another reactor falls back, as on a worker).
     slot.install(rt->driver());
-    // Last: nothing throws after the core is taken but the ring's allocation, which gives it
-    // back (a failed constructor runs no destructor).
-    if (current_thread && current_thread->try_take_core()) {
-      try {
-        start_driving();
-      } catch (...) {
-        current_thread->release_core();
-        throw;
-      }
-    }
   }
   ~State() {
-    if (driving) stop_driving();
-  }
-
-  // This thread holds the core from now on: it is the runtime's worker, with a ring of its
-  // own for files and sockets on io_uring (as a multi-thread runtime's workers have).
-  void start_driving() {
-    driving = true;
-    ring.emplace(rt->driver()->io());
-  }
-  // Gives the core back. The ring ends first, while the thread still holds the core: the
-  // tasks whose operations it cancels wake into the core's queue, and run those operations
-  // again on the pool.
-  void stop_driving() noexcept {
-    ring.reset();
-    driving = false;
-    current_thread->release_core();
+    if (driving) current_thread->release_core();
   }
 
   std::shared_ptr<RuntimeShared> rt;
@@ -99,7 +71,6 @@ struct RuntimeBlockOn::State {
   Context cx;
   bool driving;  // this thread holds the core (taken mid-way when the thread with it leaves; given
                  // up when the runtime shuts down)
-  std::optional<ThreadRingScope> ring;  // while driving
 };
 
 RuntimeBlockOn::RuntimeBlockOn(std::shared_ptr<RuntimeShared> rt)
@@ -117,12 +88,12 @@ void RuntimeBlockOn::park() {
   }
   if (!s.driving) {
     if (!s.current_thread->wait_for_root(s.root->woken, s.root->parker())) return;
-    s.start_driving();  // the thread with the core left: this one took it
+    s.driving = true;  // the thread with the core left: this one took it
   }
-  submit_this_thread_ring();  // what the root's poll queued
   if (!s.current_thread->run_until(s.root->woken, s.slot)) {
     // Shut down: the shutdown takes the core; this thread waits for its root alone.
-    s.stop_driving();
+    s.driving = false;
+    s.current_thread->release_core();
   }
 }
 

@@ -66,7 +66,9 @@ bool ThreadRing::register_watch() {
 
 bool ThreadRing::arm(ThreadParker& own) {
   if (ring_->has_unsubmitted()) return false;
-  if (watch_ == nullptr && !register_watch()) return true;  // nothing in flight any more
+  // A refused watch ended the ring: the tasks its cancels woke wait in this thread's queue,
+  // which the scheduler looks at again before it sleeps.
+  if (watch_ == nullptr && !register_watch()) return false;
   ring_->drain_event();
   // Another thread's cancel signals the eventfd after its request is in the inbox: one
   // whose signal the drain took is seen here.
@@ -84,7 +86,7 @@ bool ThreadRing::arm(ThreadParker& own) {
       if ((bits & ScheduledIo::kFailed) != 0) {
         end();
         refused_ = true;
-        return true;
+        return false;  // (as a refused watch: the queue first)
       }
       return false;
     }

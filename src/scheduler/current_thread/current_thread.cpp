@@ -5,7 +5,6 @@
 #include "context/budget.hpp"
 #include "context/current.hpp"
 #include "context/deferred.hpp"
-#include "driver/io/thread_ring.hpp"
 #include "scheduler/picker.hpp"
 #include "task/harness.hpp"
 
@@ -177,7 +176,6 @@ bool CurrentThread::run_batch(ReactorSlot& slot, DeferredWakes& deferred) {
       // A due timer fires after every poll (see MultiThread::worker_loop).
       driver_->maintain_if_due();
     }
-    submit_this_thread_ring();  // the file operations the poll queued start now
     ran = true;
   }
   if (levels) yield.running_level.store(0, std::memory_order_relaxed);  // between batches
@@ -210,7 +208,7 @@ bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) 
       // from parking (a busy root alone used to starve every timer).
       if (ran || root) driver_->maintain();
       if (root) break;
-      if (!ran && !requeued && !reap_this_thread_ring()) {  // (this thread's files answered)
+      if (!ran && !requeued) {
         // root_woken: a relaxed peek, a hint only; the exchange (acquire) at the top of the
         // loop is what pairs with the root waker's store.
         if (driver_->busy_poll(config_.busy_poll, [&] {

@@ -122,32 +122,6 @@ TEST(FsRing, ACloseRunsOnTheRingAndClosesTheDescriptor) {
   ::close(reader);
 }
 
-// A current-thread runtime's thread is its worker while its block_on holds the core: its
-// file operations go to a ring of its own too, and none takes the pool.
-TEST(FsRing, ACurrentThreadRuntimesThreadHasARingOfItsOwn) {
-  std::optional<spool::Runtime> rt;
-  try {
-    rt.emplace(spool::Builder::current_thread().io_backend(spool::IoBackend::kIoUring).build());
-  } catch (const std::system_error&) {
-    GTEST_SKIP() << "io_uring cannot run here";
-  }
-  const spool_fs_test::TempDir dir;
-  const auto before = rt->metrics();
-  auto task = [](std::filesystem::path p) -> Task<std::string> {
-    fs::File f = co_await fs::File::create(p);          // openat
-    co_await f.write_all(std::string_view("current"));  // write
-    co_await f.sync_all();                              // fsync
-    co_await f.close();                                 // close
-    co_return co_await fs::read_to_string(p);           // a whole job: the pool
-  };
-  EXPECT_EQ(rt->block_on(rt->spawn(task(dir.path() / "f"))), "current");  // a task
-  EXPECT_EQ(rt->block_on(task(dir.path() / "g")), "current");             // the root
-  const auto after = rt->metrics();
-  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 8u);
-  EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 2u);  // the two read_to_string
-  EXPECT_GE(after.worker_rings, 1u);
-}
-
 TEST(FsRing, AnErrorFromTheRingNamesTheCallAndThePath) {
   SPOOL_URING_RUNTIME(rt);
   const spool_fs_test::TempDir dir;
