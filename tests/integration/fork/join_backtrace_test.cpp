@@ -19,9 +19,10 @@ namespace {
 using spool::Backtrace;
 using spool::Task;
 
-// Where the coroutines below await: set by them, read by the tests.
+// Where the coroutines below await: set by them, read by the tests (child's, a constant:
+// children run on several threads at once).
 struct Lines {
-  std::uint32_t child = 0, parent = 0, outer = 0;
+  std::uint32_t parent = 0, outer = 0;
 };
 
 // The frame `s` is the co_await at `line` of this file, in `function`.
@@ -35,15 +36,15 @@ struct Seen {
   std::thread::id thread;
 };
 
-Task<Seen> child(Lines& at) {
-  at.child = __LINE__ + 1;
+constexpr std::uint32_t kChildLine = __LINE__ + 2;  // child's co_await
+Task<Seen> child() {
   Backtrace bt = co_await spool::backtrace();
   co_return Seen{std::move(bt), std::this_thread::get_id()};
 }
 
 Task<std::tuple<Seen, Seen>> join_two(Lines& at) {
   at.parent = __LINE__ + 1;
-  co_return co_await spool::join(child(at), child(at));
+  co_return co_await spool::join(child(), child());
 }
 
 Task<std::tuple<Seen, Seen>> outer(Lines& at) {
@@ -53,7 +54,7 @@ Task<std::tuple<Seen, Seen>> outer(Lines& at) {
 
 void expect_child_of_join_two(const Seen& s, const Lines& at) {
   ASSERT_EQ(s.backtrace.frames.size(), 3u);
-  expect_site(s.backtrace.frames[0], at.child, "child");
+  expect_site(s.backtrace.frames[0], kChildLine, "child");
   expect_site(s.backtrace.frames[1], at.parent, "join_two");
   expect_site(s.backtrace.frames[2], at.outer, "outer");
 }
@@ -67,14 +68,14 @@ TEST(JoinBacktrace, InlineChildrenContinueIntoTheAwaitingChain) {
 
 // Child 0 hands the worker over (block_in_place): child 1 becomes a task of its own on
 // another thread, whose chain ends at itself (the parent's chain is another thread's).
-Task<Seen> hand_over(Lines& at) {
+Task<Seen> hand_over() {
   spool::block_in_place([] {});
-  co_return co_await child(at);
+  co_return co_await child();
 }
 
 Task<std::tuple<Seen, Seen>> join_stolen(Lines& at) {
   at.parent = __LINE__ + 1;
-  co_return co_await spool::join(hand_over(at), child(at));
+  co_return co_await spool::join(hand_over(), child());
 }
 
 TEST(JoinBacktrace, AStolenChildsChainEndsAtItself) {
@@ -83,23 +84,23 @@ TEST(JoinBacktrace, AStolenChildsChainEndsAtItself) {
   const auto [handed, stolen] = rt.block_on(rt.spawn(join_stolen(at)));
   EXPECT_NE(stolen.thread, handed.thread);
   ASSERT_EQ(stolen.backtrace.frames.size(), 1u);
-  expect_site(stolen.backtrace.frames[0], at.child, "child");
+  expect_site(stolen.backtrace.frames[0], kChildLine, "child");
   ASSERT_EQ(handed.backtrace.frames.size(), 3u);  // child, hand_over, join_stolen
   expect_site(handed.backtrace.frames[2], at.parent, "join_stolen");
 }
 
 Task<std::vector<Seen>> join_all_two(Lines& at) {
   std::vector<Task<Seen>> children;
-  children.push_back(child(at));
-  children.push_back(child(at));
+  children.push_back(child());
+  children.push_back(child());
   at.parent = __LINE__ + 1;
   co_return co_await spool::join_all(std::move(children));
 }
 
 Task<std::vector<Backtrace>> group_of_two(Lines& at) {
   spool::ForkGroup<Seen, 2> group;
-  group.fork(child(at));
-  group.fork(child(at));
+  group.fork(child());
+  group.fork(child());
   at.parent = __LINE__ + 1;
   auto seen = co_await group.join();
   std::vector<Backtrace> out;
@@ -121,7 +122,7 @@ TEST(JoinBacktrace, JoinAllAndAForkGroupToo) {
 
 // A join awaited as an lvalue is linked as long as the co_await lasts.
 Task<std::tuple<Seen>> join_lvalue(Lines& at) {
-  auto join = spool::join(child(at));
+  auto join = spool::join(child());
   at.parent = __LINE__ + 1;
   co_return co_await join;
 }
@@ -130,20 +131,19 @@ TEST(JoinBacktrace, AJoinAwaitedAsAnLvalueIsLinkedToo) {
   Lines at;
   const auto [s] = spool::block_on(join_lvalue(at));
   ASSERT_EQ(s.backtrace.frames.size(), 2u);
-  expect_site(s.backtrace.frames[0], at.child, "child");
+  expect_site(s.backtrace.frames[0], kChildLine, "child");
   expect_site(s.backtrace.frames[1], at.parent, "join_lvalue");
 }
 
-Task<Seen> child_after_a_yield(Lines& at) {
+Task<Seen> child_after_a_yield() {
   co_await spool_test::YieldNow();
-  co_return co_await child(at);
+  co_return co_await child();
 }
 
 // The Task that awaited it is destroyed mid-join: polled on by another poller, its children
 // no longer lead into that Task's (freed) frame.
 TEST(JoinBacktrace, AJoinThatOutlivesItsAwaiterIsUnlinked) {
-  Lines at;
-  auto join = spool::join(child_after_a_yield(at));
+  auto join = spool::join(child_after_a_yield());
   {
     Task<void> awaiting = [](auto& j) -> Task<void> { (void)co_await j; }(join);
     const spool::Waker noop = spool::Waker::noop();
@@ -152,7 +152,7 @@ TEST(JoinBacktrace, AJoinThatOutlivesItsAwaiterIsUnlinked) {
   }
   const auto [s] = spool::block_on(join);    // polled in place (it must not move now)
   ASSERT_EQ(s.backtrace.frames.size(), 2u);  // child, child_after_a_yield: no more
-  expect_site(s.backtrace.frames[0], at.child, "child");
+  expect_site(s.backtrace.frames[0], kChildLine, "child");
 }
 
 }  // namespace
