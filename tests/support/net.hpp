@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -81,6 +82,14 @@ inline spool::net::SocketAddr closed_port(int type) {
   if (fd >= 0) ::close(fd);
   if (!ok) throw std::runtime_error("closed_port: cannot bind a socket on 127.0.0.1");
   return spool::net::SocketAddr(reinterpret_cast<const sockaddr*>(&a), len);
+}
+
+/// A connected pair of TCP streams on the loopback.
+inline spool::Task<std::pair<spool::net::TcpStream, spool::net::TcpStream>> tcp_pair() {
+  auto listener = spool::net::TcpListener::bind("127.0.0.1:0");
+  spool::net::TcpStream client = co_await spool::net::TcpStream::connect(listener.local_addr());
+  auto [server, peer] = co_await listener.accept();
+  co_return std::pair{std::move(client), std::move(server)};
 }
 
 }  // namespace spool_net_test

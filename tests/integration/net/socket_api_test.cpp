@@ -35,6 +35,7 @@ using spool::net::TcpStream;
 using spool::net::UdpSocket;
 using spool::net::UnixStream;
 using spool_net_test::pattern;
+using spool_net_test::tcp_pair;
 
 class SocketApi : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SocketApi);
@@ -76,14 +77,6 @@ static_assert(!WritesALiteral<UnixStream> && WritesAView<UnixStream>);
 static_assert(!WritesALiteral<spool::net::BufWriter<TcpStream>> &&
               WritesAView<spool::net::BufWriter<TcpStream>>);
 static_assert(!SendsALiteral<UdpSocket> && !SendsALiteralTo<UdpSocket> && SendsAViewTo<UdpSocket>);
-
-// A connected pair of TCP streams on the loopback.
-Task<std::pair<TcpStream, TcpStream>> tcp_pair() {
-  auto listener = TcpListener::bind("127.0.0.1:0");
-  TcpStream client = co_await TcpStream::connect(listener.local_addr());
-  auto [server, peer] = co_await listener.accept();
-  co_return std::pair{std::move(client), std::move(server)};
-}
 
 // Reads `s` until the end of its stream.
 template <class S>
@@ -304,59 +297,6 @@ TEST_P(SocketApi, FromFdKeepsThePeerForTheErrorOfALaterReset) {
     const std::string what = co_await spool_net_test::read_expecting_reset(adopted);
     EXPECT_NE(what.find(client_name), std::string::npos) << what;
   }());
-}
-
-// In a spawned task: on io_uring's multi-thread runtime the read is a receive on the
-// worker's ring, where the misuse is refused too.
-TEST_P(SocketApi, AnOperationPolledAfterItsSocketObjectWasReassignedThrows) {
-  auto rt = build();
-  wait(rt, rt.spawn([]() -> Task<void> {
-    auto [a, a_peer] = co_await tcp_pair();
-    auto [b, b_peer] = co_await tcp_pair();
-    std::array<char, 8> buf{};
-    auto read = a.read(buf);
-    bool pending = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      pending = read.poll(cx).is_pending();  // waits on a's registration
-      return true;
-    });
-    EXPECT_TRUE(pending);
-    TcpStream moved = std::move(a);  // the registration the read waits on moves away
-    a = std::move(b);                // and `a` is another socket now
-    bool refused = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      try {
-        (void)read.poll(cx);
-      } catch (const std::logic_error& e) {
-        refused = std::string(e.what()).find("moved away") != std::string::npos;
-      }
-      return true;
-    });
-    EXPECT_TRUE(refused);
-  }()));
-}
-
-// A read waiting on a socket whose object is then closed by an assignment goes on with the
-// object's new socket (its waiters were let go, on the readiness path; on the ring, the
-// receive on the closed socket is given up).
-TEST_P(SocketApi, AnOperationPolledAfterItsSocketObjectWasClosedByAnAssignmentGoesOn) {
-  auto rt = build();
-  wait(rt, rt.spawn([]() -> Task<void> {
-    auto [a, a_peer] = co_await tcp_pair();
-    auto [b, b_peer] = co_await tcp_pair();
-    std::array<char, 8> buf{};
-    auto read = a.read(buf);
-    bool pending = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      pending = read.poll(cx).is_pending();
-      return true;
-    });
-    EXPECT_TRUE(pending);
-    a = std::move(b);  // a's first socket is closed; `a` holds b's now
-    co_await b_peer.write_all(std::string_view("new"));
-    const std::size_t n = co_await read;
-    EXPECT_EQ(std::string_view(buf.data(), n), "new");
-  }()));
 }
 
 TEST_P(SocketApi, TtlLingerAndBroadcastAreSetAndRead) {

@@ -1,0 +1,43 @@
+// The errors of spool::Task's poll and of a spawn of a Task, out of their (hot, inlined)
+// checks.
+#pragma once
+
+#include <stdexcept>
+
+namespace spool::detail {
+
+// The errors of Task::poll, out of its (hot, inlined) checks.
+enum class NotPollable { kEmpty, kFinished, kAwaited };
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_pollable(NotPollable why) {
+  switch (why) {
+    case NotPollable::kEmpty:
+      throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
+    case NotPollable::kFinished:
+      throw std::logic_error(
+          "spool::Task::poll on a Task that has already finished: a future must not be "
+          "polled again after it returned ready (or threw)");
+    case NotPollable::kAwaited:
+      break;
+  }
+  throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
+}
+
+// The errors of take_for_spawn, out of its (hot, inlined) body.
+enum class NotSpawnable { kEmpty, kFinished, kAwaited };
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_spawnable(NotSpawnable why) {
+  switch (why) {
+    case NotSpawnable::kEmpty:
+      throw std::invalid_argument(
+          "spool::spawn: the Task is empty (default-constructed or moved from), so there is "
+          "nothing to run; spawn the Task that a coroutine call returned");
+    case NotSpawnable::kFinished:
+      throw std::invalid_argument(
+          "spool::spawn: the Task has already finished (it was polled until it returned ready "
+          "or threw); only an unfinished Task can be spawned");
+    case NotSpawnable::kAwaited:
+      break;
+  }
+  throw std::logic_error("spool::spawn: the Task is being awaited by another Task");
+}
+
+}  // namespace spool::detail

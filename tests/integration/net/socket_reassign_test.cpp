@@ -1,0 +1,77 @@
+// A socket operation polled again after its socket object was given another socket: moved
+// away (a misuse, refused) or closed by an assignment (the operation goes on with the new
+// socket), alike on the readiness path and on a worker's io_uring ring.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "spool/spool.hpp"
+#include "support/net.hpp"
+#include "support/rt_flavor.hpp"
+
+namespace {
+
+using spool::Task;
+using spool::net::TcpStream;
+using spool_net_test::tcp_pair;
+
+class SocketReassign : public spool_rt_test::RtFlavorTest {};
+SPOOL_RT_INSTANTIATE_FLAVORS(SocketReassign);
+
+// In a spawned task: on io_uring's multi-thread runtime the read is a receive on the
+// worker's ring, where the misuse is refused too.
+TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasReassignedThrows) {
+  auto rt = build();
+  wait(rt, rt.spawn([]() -> Task<void> {
+    auto [a, a_peer] = co_await tcp_pair();
+    auto [b, b_peer] = co_await tcp_pair();
+    std::array<char, 8> buf{};
+    auto read = a.read(buf);
+    bool pending = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      pending = read.poll(cx).is_pending();  // waits on a's registration
+      return true;
+    });
+    EXPECT_TRUE(pending);
+    TcpStream moved = std::move(a);  // the registration the read waits on moves away
+    a = std::move(b);                // and `a` is another socket now
+    bool refused = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      try {
+        (void)read.poll(cx);
+      } catch (const std::logic_error& e) {
+        refused = std::string(e.what()).find("moved away") != std::string::npos;
+      }
+      return true;
+    });
+    EXPECT_TRUE(refused);
+  }()));
+}
+
+// A read waiting on a socket whose object is then closed by an assignment goes on with the
+// object's new socket (its waiters were let go, on the readiness path; on the ring, the
+// receive on the closed socket is given up).
+TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasClosedByAnAssignmentGoesOn) {
+  auto rt = build();
+  wait(rt, rt.spawn([]() -> Task<void> {
+    auto [a, a_peer] = co_await tcp_pair();
+    auto [b, b_peer] = co_await tcp_pair();
+    std::array<char, 8> buf{};
+    auto read = a.read(buf);
+    bool pending = false;
+    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+      pending = read.poll(cx).is_pending();
+      return true;
+    });
+    EXPECT_TRUE(pending);
+    a = std::move(b);  // a's first socket is closed; `a` holds b's now
+    co_await b_peer.write_all(std::string_view("new"));
+    const std::size_t n = co_await read;
+    EXPECT_EQ(std::string_view(buf.data(), n), "new");
+  }()));
+}
+
+}  // namespace
