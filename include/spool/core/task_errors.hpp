@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 // The errors of Task::poll, out of its (hot, inlined) checks.
