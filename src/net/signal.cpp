@@ -18,6 +18,7 @@
 #include "net/signal_pump.hpp"
 #include "spool/core/atomic_waker.hpp"
 #include "spool/detail/atomic.hpp"
+#include "sync/thread.hpp"
 
 namespace spool {
 
@@ -67,6 +68,7 @@ class Registry {
   }
 
   void add(detail::SignalListener* l) {
+    detail::set_up_sanitizer_signal_state();
     std::lock_guard lock(mutex_);
     install_locked(l->signum);
     listeners_[l->signum].push_back(l);

@@ -18,6 +18,13 @@ std::thread start_thread(const std::string& name, std::function<void()> body);
 // runs on them must not unblock SIGPIPE.
 bool sigpipe_blocked_for_life() noexcept;
 
+// Under ThreadSanitizer, has TSan set up the calling thread's signal state now; elsewhere,
+// nothing. TSan sets it up lazily, at the thread's first blocking call, and loses a signal
+// that arrives meanwhile (its handler sets up a second state, which the first then replaces:
+// g++ 12's runtime). start_thread's threads call it as they start, and spool::signal on the
+// thread that asks for a signal, which is the thread that blocks next in most programs.
+void set_up_sanitizer_signal_state() noexcept;
+
 // For tests: after `skip` more successful calls, the next `n` calls of start_thread throw
 // std::system_error (EAGAIN, as when the process is out of threads) instead of starting one.
 void fail_thread_starts(int skip, int n);
