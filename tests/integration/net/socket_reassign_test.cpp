@@ -21,34 +21,38 @@ using spool_net_test::tcp_pair;
 class SocketReassign : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(SocketReassign);
 
-// In a spawned task: on io_uring's multi-thread runtime the read is a receive on the
-// worker's ring, where the misuse is refused too.
+// Connects a and b, leaves a read of a pending (waiting on a's registration), then runs
+// `then(a, b, b_peer, read, buf)`. Spawned by the tests: on io_uring's multi-thread runtime the
+// read is then a receive on the worker's ring.
+template <class Then>
+Task<void> after_a_read_is_pending(Then then) {
+  auto [a, a_peer] = co_await tcp_pair();
+  auto [b, b_peer] = co_await tcp_pair();
+  std::array<char, 8> buf{};
+  auto read = a.read(buf);
+  EXPECT_TRUE(co_await spool::poll_fn(
+      [&](spool::Context& cx) -> spool::Poll<bool> { return read.poll(cx).is_pending(); }));
+  co_await then(a, b, b_peer, read, buf);
+}
+
+// Polled again after its socket object was moved away, the read refuses to go on.
 TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasReassignedThrows) {
   auto rt = build();
-  wait(rt, rt.spawn([]() -> Task<void> {
-    auto [a, a_peer] = co_await tcp_pair();
-    auto [b, b_peer] = co_await tcp_pair();
-    std::array<char, 8> buf{};
-    auto read = a.read(buf);
-    bool pending = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      pending = read.poll(cx).is_pending();  // waits on a's registration
-      return true;
-    });
-    EXPECT_TRUE(pending);
-    TcpStream moved = std::move(a);  // the registration the read waits on moves away
-    a = std::move(b);                // and `a` is another socket now
-    bool refused = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      try {
-        (void)read.poll(cx);
-      } catch (const std::logic_error& e) {
-        refused = std::string(e.what()).find("moved away") != std::string::npos;
-      }
-      return true;
-    });
-    EXPECT_TRUE(refused);
-  }()));
+  wait(rt, rt.spawn(after_a_read_is_pending(
+               [](TcpStream& a, TcpStream& b, TcpStream&, auto& read, auto&) -> Task<void> {
+                 TcpStream moved = std::move(a);  // the registration the read waits on moves away
+                 a = std::move(b);                // and `a` is another socket now
+                 bool refused = false;
+                 co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+                   try {
+                     (void)read.poll(cx);
+                   } catch (const std::logic_error& e) {
+                     refused = std::string(e.what()).find("moved away") != std::string::npos;
+                   }
+                   return true;
+                 });
+                 EXPECT_TRUE(refused);
+               })));
 }
 
 // A read waiting on a socket whose object is then closed by an assignment goes on with the
@@ -56,22 +60,13 @@ TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasReassignedThrows)
 // receive on the closed socket is given up).
 TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasClosedByAnAssignmentGoesOn) {
   auto rt = build();
-  wait(rt, rt.spawn([]() -> Task<void> {
-    auto [a, a_peer] = co_await tcp_pair();
-    auto [b, b_peer] = co_await tcp_pair();
-    std::array<char, 8> buf{};
-    auto read = a.read(buf);
-    bool pending = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      pending = read.poll(cx).is_pending();
-      return true;
-    });
-    EXPECT_TRUE(pending);
+  wait(rt, rt.spawn(after_a_read_is_pending([](TcpStream& a, TcpStream& b, TcpStream& b_peer,
+                                               auto& read, auto& buf) -> Task<void> {
     a = std::move(b);  // a's first socket is closed; `a` holds b's now
     co_await b_peer.write_all(std::string_view("new"));
     const std::size_t n = co_await read;
     EXPECT_EQ(std::string_view(buf.data(), n), "new");
-  }()));
+  })));
 }
 
 }  // namespace
