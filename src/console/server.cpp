@@ -128,6 +128,12 @@ void Server::run() {
     for (auto& p : subscribers_) {
       Subscriber& s = *p;
       if (s.closed || !s.subscribed || s.close_when_sent || s.due > now) continue;
+      if (s.sent < s.out.size()) {
+        // The previous snapshot is still on its way: this one is dropped before it is made,
+        // so that a console that does not read costs the runtime no sampling.
+        drop_snapshot(s, now);
+        continue;
+      }
       try {
         if (!sample) sample = source_();
         offer(s, *sample, now);
@@ -205,14 +211,15 @@ bool Server::flush(Subscriber& s) {
   return true;
 }
 
+void Server::drop_snapshot(Subscriber& s, Clock::time_point now) {
+  s.due = now + s.interval;
+  ++s.dropped;
+  std::lock_guard lock(stats_mutex_);
+  ++stats_.snapshots_dropped;
+}
+
 void Server::offer(Subscriber& s, const Sample& sample, Clock::time_point now) {
   s.due = now + s.interval;
-  if (s.sent < s.out.size()) {  // the previous snapshot is still on its way: drop this one
-    ++s.dropped;
-    std::lock_guard lock(stats_mutex_);
-    ++stats_.snapshots_dropped;
-    return;
-  }
   Snapshot snap =
       s.maker.make(sample.metrics, sample.tasks,
                    std::chrono::duration_cast<std::chrono::nanoseconds>(now - started_));
@@ -220,11 +227,7 @@ void Server::offer(Subscriber& s, const Sample& sample, Clock::time_point now) {
   std::string line = to_json(snap);
   line += '\n';
   if (line.size() > options_.max_buffer) {
-    ++s.dropped;
-    {
-      std::lock_guard lock(stats_mutex_);
-      ++stats_.snapshots_dropped;
-    }
+    drop_snapshot(s, now);
     if (!s.once) return;
     line = error_line("the snapshot (" + std::to_string(line.size()) +
                       " bytes) is larger than the console's buffer");

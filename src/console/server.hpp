@@ -66,8 +66,10 @@ class Server {
   bool read_request(Subscriber& s, std::chrono::steady_clock::time_point now);
   // Sends what its buffer holds; false when it is to be closed.
   bool flush(Subscriber& s);
-  // Queues a snapshot for `s` (or drops it) from `sample`.
+  // Queues a snapshot for `s` from `sample` (or drops it: larger than the buffer).
   void offer(Subscriber& s, const Sample& sample, std::chrono::steady_clock::time_point now);
+  // Counts a snapshot `s` does not get, and sets its next due time.
+  void drop_snapshot(Subscriber& s, std::chrono::steady_clock::time_point now);
 
   const ServerOptions options_;
   const RuntimeFacts facts_;

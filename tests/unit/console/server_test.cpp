@@ -192,7 +192,8 @@ TEST(ConsoleServer, RefusesAMalformedRequest) {
 }
 
 // A client that subscribes and never reads: the server's buffer for it never holds more than
-// its bound, and snapshots beyond it are dropped and counted.
+// its bound, snapshots beyond it are dropped and counted, and the runtime is not sampled for
+// the snapshots it drops.
 TEST(ConsoleServer, ClientThatNeverReadsStaysWithinTheBound) {
   TempDir dir;
   spool::console::ServerOptions options;
@@ -208,8 +209,12 @@ TEST(ConsoleServer, ClientThatNeverReadsStaysWithinTheBound) {
     t.channel = "default";
     sample.tasks.push_back(t);
   }
-  spool::console::Server server(options, spool::console::RuntimeFacts{"current_thread", {{}}},
-                                [&] { return sample; });
+  // Samples taken: incremented by the server's thread, read here (relaxed: a count).
+  std::atomic<std::uint64_t> samples{0};
+  spool::console::Server server(options, spool::console::RuntimeFacts{"current_thread", {{}}}, [&] {
+    samples.fetch_add(1, std::memory_order_relaxed);
+    return sample;
+  });
   Client c(options.path);
   c.subscribe(10);
   // Bounded by count: each round waits for the server to drop one more (10 ms apart).
@@ -217,8 +222,11 @@ TEST(ConsoleServer, ClientThatNeverReadsStaysWithinTheBound) {
     pollfd never{-1, 0, 0};
     (void)::poll(&never, 1, 10);  // let the server tick; the condition above is what is awaited
   }
+  const std::uint64_t sampled = samples.load(std::memory_order_relaxed);  // (before the stats)
   const auto stats = server.stats();
   EXPECT_GE(stats.snapshots_dropped, 50u);
+  // Each sample became a snapshot sent (one may be under way as `sampled` was read).
+  EXPECT_LE(sampled, stats.snapshots_sent + 1) << "a snapshot that would be dropped was sampled";
   EXPECT_LE(stats.buffered_high_water, options.max_buffer);
   EXPECT_EQ(stats.subscribers, 1u) << "a slow client is kept, not dropped";
   // It reads at last: the next snapshot says how many it missed.
