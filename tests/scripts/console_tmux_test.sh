@@ -38,7 +38,9 @@ tmux send-keys -t console s
 expect 'sort: wakes'
 tmux send-keys -t console Enter
 expect 'task 2 "spinner"'
-expect 'backtrace'
+# Between its spins it sleeps: idle, with its chain (a running or queued task shows none).
+expect 'waiting on     spool::Sleep'
+expect '  backtrace:'
 tmux send-keys -t console b c
 expect 'LEVEL / CHANNEL'
 expect 'batch (drain)'

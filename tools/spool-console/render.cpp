@@ -203,6 +203,9 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   if (t.backtrace) {
     out.push_back("  backtrace:");
     backtrace_lines(*t.backtrace, t.branches, t.omitted_branches, "    ", out);
+  } else if (t.state != "idle") {
+    // Only an idle task's chain is read (a poll moves it): not one that runs or is queued.
+    out.push_back("  backtrace      (read while the task is idle; it is " + t.state + ")");
   } else {
     out.push_back("  backtrace      (not measured by this runtime)");
   }

@@ -62,6 +62,10 @@ TEST(ConsoleClient, EnterShowsTheSelectedTaskAndBackReturns) {
   EXPECT_EQ(ui.view(), Ui::View::kDetails);
   EXPECT_NE(find_line(ui.frame(200, 40), "task 3 \"task-3\""), "");
   EXPECT_NE(find_line(ui.frame(200, 40), "(not measured by this runtime)"), "");
+  Snapshot running = three_tasks();  // a running task's chain is not read: it says why
+  running.tasks[2].state = "running";
+  ui.update(running);
+  EXPECT_NE(find_line(ui.frame(200, 40), "(read while the task is idle; it is running)"), "");
   Snapshot gone = three_tasks();
   gone.tasks.pop_back();
   ui.update(gone);
