@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -202,6 +204,78 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
   detached_leaf.fire();
   leaf.fire();
   wait(rt, std::move(kept));
+}
+
+// Where a task that moves between workers runs and awaits: set by it, read by the test after
+// the leaf it then waits on reports pending (which orders them: ManualLeaf's counter).
+struct Moves {
+  std::thread::id before, after;
+  std::uint32_t first = 0, nest = 0, second = 0;
+};
+
+// Holds its worker until `release` (it blocks in its one poll).
+Task<void> hold_worker(std::atomic<bool>& held, std::atomic<bool>& release) {
+  held.store(true);
+  held.notify_all();
+  release.wait(false);
+  co_return;
+}
+
+Task<int> await_second(ManualLeaf second, Moves& m) {
+  m.second = __LINE__ + 1;
+  co_await second;
+  co_return 2;
+}
+
+// Spawns hold_worker, which takes this worker's LIFO slot (no other worker steals from it) and
+// runs as soon as this poll ends; so the wake of `first`, from outside, resumes this task on
+// the other worker.
+Task<int> move_between_workers(ManualLeaf first, ManualLeaf second, std::atomic<bool>& held,
+                               std::atomic<bool>& release, Moves& m) {
+  m.before = std::this_thread::get_id();
+  spool::spawn(hold_worker(held, release)).detach();
+  m.first = __LINE__ + 1;
+  co_await first;
+  m.after = std::this_thread::get_id();
+  m.nest = __LINE__ + 1;
+  co_return co_await await_second(second, m);
+}
+
+// The backtrace of `h`'s task once it is idle, asked a bounded number of times (it may still
+// be finishing the poll in which its leaf reported pending).
+std::optional<Backtrace> backtrace_when_idle(const spool::JoinHandle<int>& h) {
+  std::optional<Backtrace> bt;
+  for (int i = 0; i < 1'000'000 && !(bt = h.backtrace()); ++i) std::this_thread::yield();
+  return bt;
+}
+
+// A task read before and after it moved to another worker: each chain is where it waits then.
+TEST(TaskBacktrace, ATaskThatMovedBetweenWorkersIsReadWhereItWaitsNow) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  ManualLeaf first, second;
+  // held: stored (seq_cst) and notified by hold_worker once its poll runs, waited on here;
+  // release: stored (seq_cst) and notified here, waited on by hold_worker. Flags only.
+  std::atomic<bool> held{false}, release{false};
+  Moves m;
+  auto h = rt.spawn(move_between_workers(first, second, held, release, m));
+  first.wait_pending();
+  std::optional<Backtrace> bt = backtrace_when_idle(h);
+  ASSERT_TRUE(bt.has_value());
+  ASSERT_EQ(bt->frames.size(), 1u);
+  expect_site(bt->frames[0], m.first, "move_between_workers");
+  held.wait(false);  // its worker is held: the wake below resumes it on the other
+  first.fire();
+  second.wait_pending();
+  EXPECT_NE(m.after, m.before) << "the task did not move: the test checked nothing";
+  bt = backtrace_when_idle(h);
+  ASSERT_TRUE(bt.has_value());
+  ASSERT_EQ(bt->frames.size(), 2u);
+  expect_site(bt->frames[0], m.second, "await_second");
+  expect_site(bt->frames[1], m.nest, "move_between_workers");
+  release.store(true);
+  release.notify_all();
+  second.fire();
+  EXPECT_EQ(rt.block_on(std::move(h)), 2);
 }
 
 // Waits on when_all of two chains and a bare leaf.

@@ -80,6 +80,43 @@ TEST(Backtrace, DepthTenHasTenFrames) {
   for (std::size_t i = 1; i < 10; ++i) expect_site(bt.frames[i], at.mid, "nest");
 }
 
+// Yields once before it reads the chain, so that an executor polls it again.
+Task<Backtrace> leaf_after_a_yield(Lines& at) {
+  co_await spool::yield_now();
+  at.leaf = __LINE__ + 1;
+  co_return co_await spool::backtrace();
+}
+
+Task<Backtrace> mid_after_a_yield(Lines& at) {
+  at.mid = __LINE__ + 1;
+  co_return co_await leaf_after_a_yield(at);
+}
+
+// What a foreign executor's waker does: counts (no runtime, no reactor behind it).
+struct CountWakes {
+  int wakes = 0;
+  void wake() { ++wakes; }
+};
+
+// A Task polled by an executor that is not spool's (a loop over poll with a waker of its own
+// and no reactor slot) reads its chain as under block_on, after a resumption too.
+TEST(Backtrace, ATaskPolledByAForeignExecutorReadsItsChain) {
+  Lines at;
+  auto task = mid_after_a_yield(at);
+  auto wakes = std::make_shared<CountWakes>();
+  const spool::Waker waker = spool::Waker::from(wakes);
+  spool::Context cx(waker);
+  std::optional<Backtrace> bt;
+  for (int polls = 0; polls < 10 && !bt; ++polls) {
+    if (auto p = task.poll(cx); p.is_ready()) bt = std::move(p).value();
+  }
+  ASSERT_TRUE(bt.has_value());
+  EXPECT_EQ(wakes->wakes, 1) << "the yield woke the foreign waker once";
+  ASSERT_EQ(bt->frames.size(), 2u);
+  expect_site(bt->frames[0], at.leaf, "leaf_after_a_yield");
+  expect_site(bt->frames[1], at.mid, "mid_after_a_yield");
+}
+
 // After a child finished, the parent's frame reads its latest co_await, not the child's.
 Task<Backtrace> after_child(Lines& at) {
   (void)co_await leaf(at);
