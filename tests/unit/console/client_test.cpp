@@ -158,6 +158,32 @@ TEST(ConsoleClient, DetailsDrawThePollHistogramFromItsFirstToItsLastBucket) {
   EXPECT_EQ(at[4].find("us"), std::string::npos) << "nothing after the last counted bucket";
 }
 
+// The channels view draws each share as a bar of `width` cells and a percentage, under its
+// level; a share not measured is a dash.
+TEST(ConsoleClient, ChannelsShowTheirShareAsBars) {
+  Snapshot s;
+  s.levels.push_back({});
+  s.levels.push_back({});
+  s.levels[0].share = 0.75;
+  s.levels[1].share = 0.25;
+  s.channels.push_back({});
+  s.channels[0].name = "ui";
+  s.channels[0].share = 0.75;
+  s.channels.push_back({});
+  s.channels[1].name = "batch";
+  s.channels[1].level = 1;
+  s.channels[1].complete_on_close = true;
+  const std::vector<std::string> rows = spool_console::channels_table(s, 20);
+  ASSERT_EQ(rows.size(), 5u);  // the header, then each level with its channels
+  EXPECT_NE(rows[1].find("level 0"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[1].find("###############.....  75%"), std::string::npos) << rows[1];
+  EXPECT_NE(rows[2].find("  ui"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[2].find("###############.....  75%"), std::string::npos) << rows[2];
+  EXPECT_NE(rows[3].find("#####...............  25%"), std::string::npos) << rows[3];
+  EXPECT_NE(rows[4].find("  batch (drain)"), std::string::npos) << rows[4];
+  EXPECT_NE(rows[4].find("    -"), std::string::npos) << "not measured: " << rows[4];
+}
+
 TEST(ConsoleClient, WorkersShowWhatEachDoes) {
   Snapshot s = three_tasks();
   s.workers = {{1, 0, 0, 0, "in_driver"}, {2, 0, 0, 0, std::nullopt}};

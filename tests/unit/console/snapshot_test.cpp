@@ -129,6 +129,36 @@ Snapshot full_snapshot() {
   return s;
 }
 
+// A level's and a channel's share is its part of the busy time that grew since the previous
+// snapshot (of this maker, that is of this subscriber); absent when none grew.
+TEST(ConsoleSnapshot, SharesAreEachPartOfTheBusyTimeSinceThePreviousSnapshot) {
+  using std::chrono::milliseconds;
+  spool::console::SnapshotMaker maker(
+      spool::console::RuntimeFacts{"multi_thread", {{false, false}, {false, false}}});
+  spool::RuntimeMetrics m;
+  m.levels.resize(2);
+  m.channels.resize(2);
+  m.channels[1].level = 1;
+  auto busy = [&](milliseconds high, milliseconds low) {
+    m.levels[0].busy_time = m.channels[0].busy_time = high;
+    m.levels[1].busy_time = m.channels[1].busy_time = low;
+    return maker.make(m, {}, milliseconds(0));
+  };
+  Snapshot s = busy(milliseconds(30), milliseconds(10));  // from nothing: 30 and 10 of 40
+  ASSERT_TRUE(s.levels[0].share && s.channels[1].share);
+  EXPECT_DOUBLE_EQ(*s.levels[0].share, 0.75);
+  EXPECT_DOUBLE_EQ(*s.channels[0].share, 0.75);
+  EXPECT_DOUBLE_EQ(*s.levels[1].share, 0.25);
+  EXPECT_DOUBLE_EQ(*s.channels[1].share, 0.25);
+  s = busy(milliseconds(40), milliseconds(40));  // grew by 10 and 30
+  ASSERT_TRUE(s.levels[0].share && s.channels[1].share);
+  EXPECT_DOUBLE_EQ(*s.levels[0].share, 0.25);
+  EXPECT_DOUBLE_EQ(*s.channels[1].share, 0.75);
+  s = busy(milliseconds(40), milliseconds(40));  // idle since: no share to show
+  EXPECT_FALSE(s.levels[0].share.has_value());
+  EXPECT_FALSE(s.channels[1].share.has_value());
+}
+
 TEST(ConsoleSnapshot, ReaderTakesBackWhatTheWriterWrote) {
   const Snapshot s = full_snapshot();
   const std::string line = spool::console::to_json(s);
