@@ -4,7 +4,8 @@
 // never_drains lint).
 //   console-demo SOCKET [SECONDS [stuck]]   serves SOCKET for SECONDS (default 60), then exits;
 //                                           with `stuck`, two more tasks block both workers
-//                                           (the console still answers: docs/console.md)
+//                                           (the console still answers: docs/console.md),
+//                                           and after 2 s it prints Runtime::dump()
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -67,7 +68,15 @@ int main(int argc, char** argv) {
   }
   std::printf("console-demo: serving %s for %d s\n", argv[1], seconds);
   std::fflush(stdout);
-  rt.block_on(spool::sleep(std::chrono::seconds(seconds)));
+  auto serving = std::chrono::seconds(seconds);
+  if (stuck && seconds > 2) {
+    // What the program itself can say while both workers are blocked (docs/observability.md).
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::printf("console-demo: Runtime::dump() after 2 s:\n%s", rt.dump().c_str());
+    std::fflush(stdout);
+    serving -= std::chrono::seconds(2);
+  }
+  rt.block_on(spool::sleep(serving));
   a.abort();
   b.abort();
   senders.clear();  // the waiting tasks end: the drain of "batch" completes
