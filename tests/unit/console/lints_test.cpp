@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "console/lints.hpp"
+#include "console/sample.hpp"
+#include "spool/spool.hpp"
+#include "support/rt_leaf.hpp"
 
 namespace {
 
@@ -109,3 +112,38 @@ TEST(ConsoleLints, CompleteOnCloseChannelThatNeverDrains) {
 }
 
 }  // namespace
+
+namespace {
+
+// Awaits `leaf` (the test keeps a copy, to fire it).
+spool::Task<void> awaits(spool_rt_test::ManualLeaf leaf) { co_await leaf; }
+// Awaits a future that returns pending and drops its waker: nothing can wake it.
+spool::Task<void> awaits_forever() { co_await spool_rt_test::NeverReady{}; }
+
+}  // namespace
+
+// End to end, from a runtime's tasks: the lint fires for the task whose future dropped its
+// waker, and not for the one whose future keeps it.
+TEST(ConsoleLints, LostWakerFiresForAFutureThatDropsItsWakerOnly) {
+  spool::Runtime rt = spool::Builder::current_thread().build();
+  spool_rt_test::ManualLeaf leaf;
+  auto keeps = rt.spawn(awaits(leaf));
+  auto drops = rt.spawn(awaits_forever());
+  // Both have run to their pending leaf once this yields twice (the current-thread runtime
+  // polls its tasks in order before the root's next poll).
+  rt.block_on([]() -> spool::Task<void> {
+    co_await spool::yield_now();
+    co_await spool::yield_now();
+  }());
+  ASSERT_EQ(leaf.pending_polls(), 1);
+  spool::console::SnapshotMaker maker(spool::console::RuntimeFacts{"current_thread", {{}}});
+  const Snapshot s = maker.make(rt.metrics(), rt.tasks(), std::chrono::nanoseconds(0));
+  std::vector<std::uint64_t> lost;
+  for (const Lint& l : s.lints) {
+    if (l.kind == "lost_waker") lost.push_back(l.task.value_or(0));
+  }
+  EXPECT_EQ(lost, std::vector<std::uint64_t>{drops.id()});
+  drops.abort();
+  leaf.fire();
+  rt.block_on(std::move(keeps));
+}
