@@ -61,8 +61,8 @@ Task<Outcome<std::shared_ptr<FsDir>>> open_dir(std::string path);
 // One batch of d's entries (FsDir::fetch_batch): 0 or -errno.
 Task<long> read_dir_batch(std::shared_ptr<FsDir> d);
 
-// Whole jobs, one blocking call each on every backend today (an io_uring backend may chain
-// the operations above instead):
+// Whole jobs: a chain of the operations above where the thread has a ring (read_file,
+// write_file, mkdir_all), else one blocking call each (whole_ops.cpp):
 // The file's whole content.
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path);
 // Creates or truncates `path` and writes `data`: 0 or -errno.

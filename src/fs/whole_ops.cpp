@@ -1,5 +1,7 @@
-// The fs operations that are whole jobs (fs_ops.hpp): one blocking call each, however many
-// system calls it makes.
+// The fs operations that are whole jobs (fs_ops.hpp). Where the polling thread has a ring, a
+// file's whole read or write, and create_dir_all, are chains of the ring's operations (the
+// first, an openat or a mkdirat, says whether it has one); elsewhere, and for the jobs made
+// of calls io_uring does not offer (copy_file_range, getdents), one blocking call each.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <system_error>
 
 #include "fs/fs_ops.hpp"
+#include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
 
 namespace spool::detail::fs_ops {
@@ -69,9 +72,7 @@ std::int64_t copy_fd(int from_fd, int to_fd) {
   }
 }
 
-}  // namespace
-
-Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
+Task<Outcome<std::vector<std::byte>>> read_file_job(std::string path) {
   return run_blocking([path = std::move(path)] {
     using Out = Outcome<std::vector<std::byte>>;
     const FdGuard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
@@ -95,12 +96,94 @@ Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
   });
 }
 
-Task<long> write_file(std::string path, std::vector<std::byte> data) {
+Task<long> write_file_job(std::string path, std::vector<std::byte> data) {
   return run_blocking([path = std::move(path), data = std::move(data)]() -> long {
     const FdGuard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
     if (f.fd < 0) return -errno;
     return write_fully(f.fd, data.data(), data.size());
   });
+}
+
+Task<long> mkdir_all_job(std::string path) {
+  return run_blocking([path = std::move(path)]() -> long {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    return ec ? -ec.value() : 0;
+  });
+}
+
+// The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
+// a file may grow), read until a read comes back short; then the close.
+Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
+  using Out = Outcome<std::vector<std::byte>>;
+  const Outcome<fs::Metadata::Fields> st = co_await stat_fd(FsFileUse(f));
+  std::vector<std::byte> data(st.err == 0 && st.value.len > 0 ? st.value.len + 1 : 4096);
+  std::size_t len = 0;
+  for (;;) {
+    if (len == data.size()) data.resize(data.size() * 2);
+    const std::span<std::byte> rest = std::span(data).subspan(len);
+    const long n = co_await read(FsFileUse(f), rest, static_cast<std::int64_t>(len), true);
+    if (n < 0) {
+      (void)co_await close(std::move(f));
+      co_return Out{static_cast<int>(-n), {}};
+    }
+    len += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < rest.size()) break;  // (an exact read stops at the end)
+  }
+  (void)co_await close(std::move(f));  // a read-only file's close error says nothing of its bytes
+  data.resize(len);
+  co_return Out{0, std::move(data)};
+}
+
+// Whether `path` names a directory (following symlinks): 0 if so, else `err`.
+Task<long> directory_or(std::string path, long err) {
+  const Outcome<fs::Metadata::Fields> st = co_await stat_path(std::move(path), true);
+  co_return st.err == 0 && st.value.type == std::filesystem::file_type::directory ? 0 : err;
+}
+
+// create_dir_all's chain from its first mkdirat's answer `r` for `path`: the parents made
+// first where that said ENOENT, then `path` again; an existing directory is no error.
+Task<long> mkdir_all_after(std::filesystem::path path, long r) {
+  if (r == -ENOENT) {
+    const std::filesystem::path parent = path.parent_path();
+    if (parent.empty() || parent == path) co_return r;
+    const long p = co_await mkdir_all_after(parent, co_await mkdir(parent.string(), 0777));
+    if (p < 0) co_return p;
+    r = co_await mkdir(path.string(), 0777);
+  }
+  if (r == -EEXIST) co_return co_await directory_or(path.string(), -ENOTDIR);
+  co_return r;
+}
+}  // namespace
+
+Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
+  auto f = std::make_shared<FsFile>(-1, path, true, false);  // the owner first, as open's
+  const long fd = co_await ring::open(path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd == ring::kNotOnRing) co_return co_await read_file_job(std::move(path));
+  if (fd < 0) co_return Outcome<std::vector<std::byte>>{static_cast<int>(-fd), {}};
+  f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
+  co_return co_await read_opened(std::move(f));
+}
+
+Task<long> write_file(std::string path, std::vector<std::byte> data) {
+  auto f = std::make_shared<FsFile>(-1, path, false, true);
+  const long fd = co_await ring::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd == ring::kNotOnRing) co_return co_await write_file_job(std::move(path), std::move(data));
+  if (fd < 0) co_return fd;
+  f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
+  const long n = co_await write(FsFileUse(f), data, 0, true);
+  const long closed = co_await close(std::move(f));
+  co_return n < 0 ? n : closed;
+}
+
+Task<long> mkdir_all(std::string path) {
+  // As std::filesystem::create_directories: "" is refused, a trailing separator ignored.
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  if (p.empty()) co_return -EINVAL;
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  const long r = co_await ring::mkdir(p.string(), 0777);
+  if (r == ring::kNotOnRing) co_return co_await mkdir_all_job(std::move(path));
+  co_return co_await mkdir_all_after(std::move(p), r);
 }
 
 Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
@@ -144,14 +227,6 @@ Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
     const std::int64_t n = copy_fd(in.fd, out.fd);
     if (n < 0) return Out{static_cast<int>(-n), {}};
     return Out{0, {static_cast<std::uint64_t>(n), Copied::Refusal::kNone}};
-  });
-}
-
-Task<long> mkdir_all(std::string path) {
-  return run_blocking([path = std::move(path)]() -> long {
-    std::error_code ec;
-    std::filesystem::create_directories(path, ec);
-    return ec ? -ec.value() : 0;
   });
 }
 

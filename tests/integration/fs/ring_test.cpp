@@ -86,16 +86,38 @@ TEST(FsRing, EachOperationTheKernelOffersRunsOnTheWorkersRing) {
     if (own.len() != 4 || !link.is_symlink() || target.nlink() != 2) co_return "metadata";
     co_await fs::remove_file(d / "sym");                // unlinkat
     co_await fs::remove_dir(d / "sub");                 // unlinkat, AT_REMOVEDIR
-    co_return co_await fs::read_to_string(d / "hard");  // a whole job: the pool
+    co_return co_await fs::read_to_string(d / "hard");  // openat, statx, close (read: cached)
   };
   EXPECT_EQ(rt->block_on(rt->spawn(task(dir.path()))), "ring");
   const auto after = rt->metrics();
-  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 13u);
-  EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 1u);  // read_to_string
+  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 16u);
+  EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "a"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sub"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sym"));
   EXPECT_EQ(std::filesystem::hard_link_count(dir.path() / "b"), 2u);
+}
+
+// A file's whole read and write and create_dir_all are chains of ring operations, not one
+// blocking job each; copy (copy_file_range) and remove_dir_all (getdents) stay on the pool,
+// as io_uring offers neither.
+TEST(FsRing, WholeFileCallsAndCreateDirAllAreChainsOnTheRing) {
+  SPOOL_URING_RUNTIME(rt);
+  const spool_fs_test::TempDir dir;
+  const auto data = spool_fs_test::pattern(3 * (std::size_t{1} << 20) + 5);  // 4 ring writes
+  const auto before = rt->metrics();
+  auto task = [](std::filesystem::path d, std::vector<std::byte> data) -> Task<bool> {
+    co_await fs::create_dir_all(d / "a" / "b" / "c");  // mkdirat: ENOENT, 3 made, c again
+    co_await fs::create_dir_all(d / "a" / "b" / "c");  // mkdirat: EEXIST, statx
+    co_await fs::write(d / "a" / "f", data);           // openat, 4 writes, close
+    const std::vector<std::byte> back = co_await fs::read(d / "a" / "f");  // openat, statx, close
+    co_return back == data;
+  };
+  EXPECT_TRUE(rt->block_on(rt->spawn(task(dir.path(), data))));
+  const auto after = rt->metrics();
+  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 5u + 2u + 6u + 3u);
+  EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "a" / "b" / "c"));
 }
 
 // File::close runs on the ring, and really closes: the FIFO's only writer goes, and its
