@@ -76,6 +76,9 @@ struct RuntimeMetrics {
   /// spool::fs operations submitted to a worker's own io_uring instead (the io_uring
   /// backend, where the kernel has the operation; docs/fs.md, "The ring path")
   std::uint64_t fs_ring_ops = 0;
+  /// spool::fs reads that the page cache answered at once, on the polling thread
+  /// (preadv2 with RWF_NOWAIT): neither the pool nor a ring (docs/fs.md, "Paths")
+  std::uint64_t fs_inline_reads = 0;
   /// Worker threads' own io_uring rings made so far (one per worker thread that ran a file
   /// operation on the io_uring backend)
   std::uint64_t worker_rings = 0;

@@ -15,6 +15,7 @@
 #include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
 #include "fs/stat_fields.hpp"
+#include "runtime/shared.hpp"
 
 namespace spool::detail::fs_ops {
 
@@ -60,6 +61,7 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
   // What the page cache holds is read at once, on the polling thread: RWF_NOWAIT refuses
   // (EAGAIN) instead of waiting for a disk or a writer. Only the rest takes the pool.
   std::size_t have = 0;
+  bool done_inline = false;
   while (have < buf.size()) {
     iovec iov{buf.data() + have, buf.size() - have};
     const long n = sys(::preadv2(f->descriptor(), &iov, 1,
@@ -68,7 +70,14 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
     if (n < 0 && have == 0 && n != -EAGAIN && n != -EOPNOTSUPP) co_return n;
     if (n < 0) break;  // the pool's call tries again and reports what it finds
     have += static_cast<std::size_t>(n);
-    if (n == 0 || !exact) co_return static_cast<long>(have);
+    if (n == 0 || !exact) {
+      done_inline = true;
+      break;
+    }
+  }
+  if (done_inline || have == buf.size()) {
+    if (RuntimeShared* rt = current_runtime_ptr()) rt->count_fs_inline_read();
+    co_return static_cast<long>(have);
   }
   // Then the ring, one read per kMaxTransfer, where there is one.
   while (have < buf.size()) {

@@ -464,6 +464,7 @@ RuntimeMetrics RuntimeShared::metrics() {
   m.worker_rings_refused = io.worker_rings_refused;
   m.fs_blocking_ops = fs_blocking_ops_.load(std::memory_order_relaxed);
   m.fs_ring_ops = fs_ring_ops_.load(std::memory_order_relaxed);
+  m.fs_inline_reads = fs_inline_reads_.load(std::memory_order_relaxed);
   return m;
 }
 

@@ -92,6 +92,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   void count_fs_blocking_op() noexcept { fs_blocking_ops_.fetch_add(1, std::memory_order_relaxed); }
   // Counts one spool::fs operation submitted to a worker's ring (RuntimeMetrics::fs_ring_ops).
   void count_fs_ring_op() noexcept { fs_ring_ops_.fetch_add(1, std::memory_order_relaxed); }
+  // Counts one spool::fs read served from the page cache on the polling thread
+  // (RuntimeMetrics::fs_inline_reads).
+  void count_fs_inline_read() noexcept { fs_inline_reads_.fetch_add(1, std::memory_order_relaxed); }
   std::string dump();
   // Runtime::tasks().
   std::vector<TaskSnapshot> tasks();
@@ -162,6 +165,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Added to by fs/ on a worker as it submits an operation to its ring; read by metrics();
   // relaxed, as fs_blocking_ops_.
   Atomic<std::uint64_t> fs_ring_ops_{0};
+  // Added to by fs/ on the polling thread as a read completes from the page cache; read by
+  // metrics(); relaxed, as fs_blocking_ops_.
+  Atomic<std::uint64_t> fs_inline_reads_{0};
   std::mutex shutdown_mutex_;  // serialises shutdown()
   bool shut_down_ = false;     // guarded by shutdown_mutex_
   ShutdownReport report_;      // guarded by shutdown_mutex_: what the shutdown found

@@ -92,6 +92,7 @@ TEST(FsRing, EachOperationTheKernelOffersRunsOnTheWorkersRing) {
   const auto after = rt->metrics();
   EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 16u);
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
+  EXPECT_EQ(after.fs_inline_reads - before.fs_inline_reads, 1u);  // read_to_string's bytes
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "a"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sub"));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "sym"));
@@ -117,6 +118,7 @@ TEST(FsRing, WholeFileCallsAndCreateDirAllAreChainsOnTheRing) {
   const auto after = rt->metrics();
   EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 5u + 2u + 6u + 3u);
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
+  EXPECT_EQ(after.fs_inline_reads - before.fs_inline_reads, 1u);  // fs::read's bytes
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "a" / "b" / "c"));
 }
 
