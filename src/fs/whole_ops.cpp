@@ -12,6 +12,7 @@
 #include "fs/fs_ops.hpp"
 #include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
+#include "spool/runtime.hpp"
 
 namespace spool::detail::fs_ops {
 
@@ -112,17 +113,26 @@ Task<long> mkdir_all_job(std::string path) {
   });
 }
 
+// The offset of a whole job's next call once `done` bytes moved: explicit in a regular file
+// (the ring's use of the file position misses a write cut short by RLIMIT_FSIZE: it answers
+// the same count again), the file's position in a pipe, a FIFO or a tty (which have none).
+std::int64_t offset_after(bool regular, std::size_t done) {
+  return regular ? static_cast<std::int64_t>(done) : -1;
+}
+
 // The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
-// a file may grow), read until a read comes back short; then the close.
+// a file may grow), until a read comes back short; then the close. Dropped midway, it has
+// done nothing but read.
 Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
   using Out = Outcome<std::vector<std::byte>>;
   const Outcome<fs::Metadata::Fields> st = co_await stat_fd(FsFileUse(f));
+  const bool regular = st.err == 0 && st.value.type == std::filesystem::file_type::regular;
   std::vector<std::byte> data(st.err == 0 && st.value.len > 0 ? st.value.len + 1 : 4096);
   std::size_t len = 0;
   for (;;) {
     if (len == data.size()) data.resize(data.size() * 2);
     const std::span<std::byte> rest = std::span(data).subspan(len);
-    const long n = co_await read(FsFileUse(f), rest, static_cast<std::int64_t>(len), true);
+    const long n = co_await read(FsFileUse(f), rest, offset_after(regular, len), true);
     if (n < 0) {
       (void)co_await close(std::move(f));
       co_return Out{static_cast<int>(-n), {}};
@@ -130,19 +140,39 @@ Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
     len += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) < rest.size()) break;  // (an exact read stops at the end)
   }
-  (void)co_await close(std::move(f));  // a read-only file's close error says nothing of its bytes
+  (void)co_await close(std::move(f));  // as the job: a close's error says nothing of the bytes
   data.resize(len);
   co_return Out{0, std::move(data)};
 }
 
-// Whether `path` names a directory (following symlinks): 0 if so, else `err`.
-Task<long> directory_or(std::string path, long err) {
-  const Outcome<fs::Metadata::Fields> st = co_await stat_path(std::move(path), true);
-  co_return st.err == 0 && st.value.type == std::filesystem::file_type::directory ? 0 : err;
+// write_file's chain: open (truncating), every byte (from offset 0, or at the position where
+// the file has no offsets: ESPIPE, before anything was written), close. Its close error is
+// not reported, as the job's is not (nor std::fs::write's, nor tokio's).
+Task<long> write_chain(std::string path, std::vector<std::byte> data) {
+  auto f = std::make_shared<FsFile>(-1, path, false, true);  // the owner first, as open's
+  const long fd = co_await ring::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd == ring::kNotOnRing) co_return co_await write_file_job(std::move(path), std::move(data));
+  if (fd < 0) co_return fd;
+  f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
+  long n = co_await write(FsFileUse(f), data, offset_after(true, 0), true);
+  if (n == -ESPIPE) n = co_await write(FsFileUse(f), data, offset_after(false, 0), true);
+  (void)co_await close(std::move(f));
+  co_return n < 0 ? n : 0;
 }
 
-// create_dir_all's chain from its first mkdirat's answer `r` for `path`: the parents made
-// first where that said ENOENT, then `path` again; an existing directory is no error.
+// What create_dir_all makes of an EEXIST for `path`, as std::filesystem::create_directories
+// does: a directory (a symlink to one too) is no error, another file ENOTDIR, a dangling
+// symlink EEXIST, and a stat that fails otherwise its error (ELOOP).
+Task<long> existing(std::string path) {
+  const Outcome<fs::Metadata::Fields> st = co_await stat_path(std::move(path), true);
+  if (st.err == ENOENT) co_return -EEXIST;
+  if (st.err != 0) co_return -st.err;
+  co_return st.value.type == std::filesystem::file_type::directory ? 0 : -ENOTDIR;
+}
+
+// create_dir_all's chain from a mkdirat's answer `r` for `path`: the parents first where that
+// said ENOENT, then `path` again. The kernel resolves each path whole, "." and ".." after a
+// symlink included, as create_directories' own mkdir calls do.
 Task<long> mkdir_all_after(std::filesystem::path path, long r) {
   if (r == -ENOENT) {
     const std::filesystem::path parent = path.parent_path();
@@ -151,9 +181,19 @@ Task<long> mkdir_all_after(std::filesystem::path path, long r) {
     if (p < 0) co_return p;
     r = co_await mkdir(path.string(), 0777);
   }
-  if (r == -EEXIST) co_return co_await directory_or(path.string(), -ENOTDIR);
+  if (r == -EEXIST) co_return co_await existing(path.string());
   co_return r;
 }
+
+Task<long> mkdir_all_chain(std::string path) {
+  std::filesystem::path p(path);
+  if (p.empty()) co_return -EINVAL;                                     // as create_directories
+  if (p.has_relative_path() && !p.has_filename()) p = p.parent_path();  // a trailing separator
+  const long r = co_await ring::mkdir(p.string(), 0777);
+  if (r == ring::kNotOnRing) co_return co_await mkdir_all_job(std::move(path));
+  co_return co_await mkdir_all_after(std::move(p), r);
+}
+
 }  // namespace
 
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
@@ -165,25 +205,16 @@ Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
   co_return co_await read_opened(std::move(f));
 }
 
+// A write or a create_dir_all changes the file system at each step: as the job does, it runs
+// to its end even when its caller drops it, so on a ring its chain is a task of its own.
 Task<long> write_file(std::string path, std::vector<std::byte> data) {
-  auto f = std::make_shared<FsFile>(-1, path, false, true);
-  const long fd = co_await ring::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd == ring::kNotOnRing) co_return co_await write_file_job(std::move(path), std::move(data));
-  if (fd < 0) co_return fd;
-  f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
-  const long n = co_await write(FsFileUse(f), data, 0, true);
-  const long closed = co_await close(std::move(f));
-  co_return n < 0 ? n : closed;
+  if (!ring::here()) co_return co_await write_file_job(std::move(path), std::move(data));
+  co_return co_await spool::spawn(write_chain(std::move(path), std::move(data)));
 }
 
 Task<long> mkdir_all(std::string path) {
-  // As std::filesystem::create_directories: "" is refused, a trailing separator ignored.
-  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
-  if (p.empty()) co_return -EINVAL;
-  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  const long r = co_await ring::mkdir(p.string(), 0777);
-  if (r == ring::kNotOnRing) co_return co_await mkdir_all_job(std::move(path));
-  co_return co_await mkdir_all_after(std::move(p), r);
+  if (!ring::here()) co_return co_await mkdir_all_job(std::move(path));
+  co_return co_await spool::spawn(mkdir_all_chain(std::move(path)));
 }
 
 Task<Outcome<Copied>> copy_file(std::string from, std::string to) {

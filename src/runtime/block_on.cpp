@@ -4,6 +4,7 @@
 #include "context/enter.hpp"
 #include "runtime/root_waker.hpp"
 #include "runtime/shared.hpp"
+#include "sync/thread.hpp"
 
 namespace spool::detail {
 
@@ -53,6 +54,7 @@ struct RuntimeBlockOn::State {
     // The runtime's driver, so that the root's timers are armed in it (and a future that
     // brings another reactor falls back, as on a worker).
     slot.install(rt->driver());
+    set_up_sanitizer_signal_state();  // this thread blocks here: a signal may come to it
   }
   ~State() {
     if (driving) current_thread->release_core();

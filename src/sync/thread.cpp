@@ -8,14 +8,6 @@
 #include <system_error>
 #include <utility>
 
-#if defined(__SANITIZE_THREAD__)
-#define SPOOL_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SPOOL_UNDER_TSAN 1
-#endif
-#endif
-
 namespace spool::detail {
 
 namespace {
@@ -62,12 +54,6 @@ std::thread start_thread(const std::string& name, std::function<void()> body) {
 }
 
 bool sigpipe_blocked_for_life() noexcept { return t_sigpipe_blocked; }
-
-void set_up_sanitizer_signal_state() noexcept {
-#ifdef SPOOL_UNDER_TSAN
-  pthread_kill(pthread_self(), 0);  // TSan's interceptor sets the state up; signal 0 sends none
-#endif
-}
 
 void fail_thread_starts(int skip, int n) {
   InjectedFailures& f = injected();

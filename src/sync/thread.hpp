@@ -1,6 +1,9 @@
 // Starting the runtime's threads: one place that names them and that tests can make fail.
 #pragma once
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <functional>
 #include <string>
 #include <thread>
@@ -21,9 +24,17 @@ bool sigpipe_blocked_for_life() noexcept;
 // Under ThreadSanitizer, has TSan set up the calling thread's signal state now; elsewhere,
 // nothing. TSan sets it up lazily, at the thread's first blocking call, and loses a signal
 // that arrives meanwhile (its handler sets up a second state, which the first then replaces:
-// g++ 12's runtime). start_thread's threads call it as they start, and spool::signal on the
-// thread that asks for a signal, which is the thread that blocks next in most programs.
-void set_up_sanitizer_signal_state() noexcept;
+// g++ 12's runtime). start_thread's threads call it as they start, spool::signal the thread
+// that asks for a signal, and block_on the thread it blocks.
+inline void set_up_sanitizer_signal_state() noexcept {
+#if defined(__SANITIZE_THREAD__)
+  pthread_kill(pthread_self(), 0);  // TSan's interceptor sets the state up; signal 0 sends none
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  pthread_kill(pthread_self(), 0);
+#endif
+#endif
+}
 
 // For tests: after `skip` more successful calls, the next `n` calls of start_thread throw
 // std::system_error (EAGAIN, as when the process is out of threads) instead of starting one.

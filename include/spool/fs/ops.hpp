@@ -1,5 +1,6 @@
 // spool::fs's free functions: whole-file reads and writes, copies, links, directories,
-// metadata. Each is a Task whose system calls run on the blocking pool (docs/fs.md).
+// metadata. Each is a Task whose system calls run on the polling worker's io_uring ring where
+// it has one, else on the blocking pool (docs/fs.md).
 #pragma once
 
 #include <cstddef>
@@ -17,9 +18,11 @@ namespace spool::fs {
 
 // Every function throws std::system_error naming itself and its path(s), e.g.
 // "spool::fs::remove_file \"/x\": No such file or directory"; a Task dropped before it ends
-// leaves its call running to its end on the pool. Each Task holds copies of its arguments.
+// leaves its call running to its end (but a whole read's, which changes nothing). Each Task
+// holds copies of its arguments.
 
-/// The whole content of the file `path` (one blocking call: open, read to the end, close).
+/// The whole content of the file `path`: open, read to the end, close (a chain of ring
+/// operations, or one blocking call).
 SPOOL_API Task<std::vector<std::byte>> read(std::filesystem::path path);
 /// The whole content of the file `path` as a string of its bytes (no encoding is checked).
 SPOOL_API Task<std::string> read_to_string(std::filesystem::path path);

@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -108,7 +109,7 @@ TEST(FsRing, WholeFileCallsAndCreateDirAllAreChainsOnTheRing) {
   const auto data = spool_fs_test::pattern(3 * (std::size_t{1} << 20) + 5);  // 4 ring writes
   const auto before = rt->metrics();
   auto task = [](std::filesystem::path d, std::vector<std::byte> data) -> Task<bool> {
-    co_await fs::create_dir_all(d / "a" / "b" / "c");  // mkdirat: ENOENT, 3 made, c again
+    co_await fs::create_dir_all(d / "a" / "b" / "c");  // mkdirat: c, b ENOENT; a, b, c made
     co_await fs::create_dir_all(d / "a" / "b" / "c");  // mkdirat: EEXIST, statx
     co_await fs::write(d / "a" / "f", data);           // openat, 4 writes, close
     const std::vector<std::byte> back = co_await fs::read(d / "a" / "f");  // openat, statx, close
@@ -120,6 +121,94 @@ TEST(FsRing, WholeFileCallsAndCreateDirAllAreChainsOnTheRing) {
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
   EXPECT_EQ(after.fs_inline_reads - before.fs_inline_reads, 1u);  // fs::read's bytes
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "a" / "b" / "c"));
+}
+
+// A whole read of a FIFO reads at its position (it has no offsets: pread would be ESPIPE).
+TEST(FsRing, AWholeReadOfAFifoReadsAtItsPosition) {
+  SPOOL_URING_RUNTIME(rt);
+  const spool_fs_test::Fifo fifo(false);
+  auto read = rt->spawn(fs::read_to_string(fifo.path()));
+  const int writer = ::open(fifo.path().c_str(), O_WRONLY | O_CLOEXEC);  // meets the task's open
+  ASSERT_GE(writer, 0);
+  EXPECT_EQ(::write(writer, "hello", 5), 5);
+  ::close(writer);
+  EXPECT_EQ(rt->block_on(std::move(read)), "hello");
+}
+
+// A whole write dropped after its first poll runs to its end, as the pool's job does: its
+// chain is a task of its own (an abandoned chain would leave the file truncated).
+TEST(FsRing, ADroppedWholeWriteRunsToItsEnd) {
+  SPOOL_URING_RUNTIME(rt);
+  const spool_fs_test::TempDir dir;
+  const auto data = spool_fs_test::pattern(3 * (std::size_t{1} << 20) + 5);
+  // The length of the file at `p` (0 before it exists).
+  static constexpr auto length = [](std::filesystem::path p) -> Task<std::uint64_t> {
+    try {
+      co_return (co_await fs::metadata(p)).len();
+    } catch (const std::system_error&) {
+      co_return 0;
+    }
+  };
+  auto task = [](std::filesystem::path p, std::vector<std::byte> data) -> Task<bool> {
+    {
+      auto write = fs::write(p, data);
+      co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+        EXPECT_TRUE(write.poll(cx).is_pending());  // it started
+        return true;
+      });
+    }  // dropped
+    // Bounded by count: each check is a statx on the ring, while the chain goes on.
+    for (int i = 0; i < 100'000 && co_await length(p) != data.size(); ++i) {
+    }
+    co_return co_await fs::read(p) == data;
+  };
+  EXPECT_TRUE(rt->block_on(rt->spawn(task(dir.path() / "w", data))));
+}
+
+// The directories and files under `root`, as relative paths with a mark of their kind.
+std::vector<std::string> tree(const std::filesystem::path& root) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    const char* kind = e.is_symlink() ? " -> " : e.is_directory() ? "/" : "";
+    out.push_back(e.path().lexically_relative(root).string() + kind);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A file, a directory behind a symlink, a dangling symlink and a symlink loop.
+void populate(const std::filesystem::path& root) {
+  std::ofstream(root / "f") << "f";
+  std::filesystem::create_directories(root / "real" / "sub");
+  std::filesystem::create_directory_symlink(root / "real" / "sub", root / "link");
+  std::filesystem::create_symlink(root / "nowhere", root / "dangling");
+  std::filesystem::create_symlink(root / "loop", root / "loop");
+}
+
+// create_dir_all on the ring answers as std::filesystem::create_directories (the pool's job)
+// does, case by case, and leaves the same tree: the kernel resolves each path whole ("link/.."
+// is the link's parent's), an existing file is ENOTDIR, a dangling symlink EEXIST, a loop ELOOP.
+TEST(FsRing, CreateDirAllAnswersAsCreateDirectories) {
+  SPOOL_URING_RUNTIME(rt);
+  const spool_fs_test::TempDir ring_dir, std_dir;
+  populate(ring_dir.path());
+  populate(std_dir.path());
+  auto on_ring = [](std::filesystem::path p) -> Task<int> {
+    try {
+      co_await fs::create_dir_all(p);
+      co_return 0;
+    } catch (const std::system_error& e) {
+      co_return e.code().value();
+    }
+  };
+  for (const char* c : {"a/b/c", "a/b/c", "f", "f/sub", "dangling", "dangling/sub", "loop",
+                        "loop/sub", "link/../new", "x/y/..", "t/", ".", "real/sub/"}) {
+    std::error_code ec;
+    std::filesystem::create_directories(std_dir.path() / c, ec);
+    EXPECT_EQ(rt->block_on(rt->spawn(on_ring(ring_dir.path() / c))), ec.value()) << c;
+  }
+  EXPECT_EQ(rt->block_on(rt->spawn(on_ring(""))), EINVAL);
+  EXPECT_EQ(tree(ring_dir.path()), tree(std_dir.path()));
 }
 
 // File::close runs on the ring, and really closes: the FIFO's only writer goes, and its

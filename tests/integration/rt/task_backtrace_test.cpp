@@ -251,12 +251,21 @@ std::optional<Backtrace> backtrace_when_idle(const spool::JoinHandle<int>& h) {
 
 // A task read before and after it moved to another worker: each chain is where it waits then.
 TEST(TaskBacktrace, ATaskThatMovedBetweenWorkersIsReadWhereItWaitsNow) {
-  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
-  ManualLeaf first, second;
+  // Before the runtime, which its destructor joins: they outlive every task.
   // held: stored (seq_cst) and notified by hold_worker once its poll runs, waited on here;
   // release: stored (seq_cst) and notified here, waited on by hold_worker. Flags only.
   std::atomic<bool> held{false}, release{false};
+  ManualLeaf first, second;
   Moves m;
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  // However the test ends (a failed ASSERT returns early), the held worker is let go.
+  struct LetGo {
+    std::atomic<bool>& release;
+    ~LetGo() {
+      release.store(true);
+      release.notify_all();
+    }
+  } let_go{release};
   auto h = rt.spawn(move_between_workers(first, second, held, release, m));
   first.wait_pending();
   std::optional<Backtrace> bt = backtrace_when_idle(h);
