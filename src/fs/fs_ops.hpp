@@ -62,7 +62,7 @@ Task<Outcome<std::shared_ptr<FsDir>>> open_dir(std::string path);
 Task<long> read_dir_batch(std::shared_ptr<FsDir> d);
 
 // Whole jobs: a chain of the operations above where the thread has a ring (read_file,
-// write_file, mkdir_all), else one blocking call each (whole_ops.cpp):
+// mkdir_all), else one blocking call each (whole_ops.cpp):
 // The file's whole content.
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path);
 // Creates or truncates `path` and writes `data`: 0 or -errno.

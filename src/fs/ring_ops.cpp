@@ -254,8 +254,6 @@ struct SymlinkOp final : PlainAnswer {
 
 }  // namespace
 
-bool here() { return this_thread_ring != nullptr && this_thread_ring->ring() != nullptr; }
-
 Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset) {
   return on_ring<ReadOp>(std::move(f), buf.first(std::min(buf.size(), kMaxTransfer)), offset);
 }
@@ -297,8 +295,6 @@ namespace spool::detail::fs_ops::ring {
 namespace {
 Task<long> not_on_ring() { co_return kNotOnRing; }
 }  // namespace
-
-bool here() { return false; }
 
 Task<long> read(FsFileUse, std::span<std::byte>, std::int64_t) { return not_on_ring(); }
 Task<long> write(FsFileUse, std::span<const std::byte>, std::int64_t) { return not_on_ring(); }

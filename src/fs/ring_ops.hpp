@@ -23,10 +23,6 @@ namespace spool::detail::fs_ops::ring {
 // The answer of an operation the ring did not run.
 inline constexpr long kNotOnRing = LONG_MIN;
 
-// True where this thread has a ring to run operations on (each may still answer kNotOnRing:
-// an operation the kernel lacks, a full queue).
-bool here();
-
 // The most that one read or write on the ring moves: each copies through a buffer of its
 // own, which a larger call would double in memory.
 inline constexpr std::size_t kMaxTransfer = std::size_t{1} << 20;

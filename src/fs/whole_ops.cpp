@@ -1,7 +1,8 @@
 // The fs operations that are whole jobs (fs_ops.hpp). Where the polling thread has a ring, a
-// file's whole read or write, and create_dir_all, are chains of the ring's operations (the
-// first, an openat or a mkdirat, says whether it has one); elsewhere, and for the jobs made
-// of calls io_uring does not offer (copy_file_range, getdents), one blocking call each.
+// file's whole read and create_dir_all are chains of the ring's operations (the first, an
+// openat or a mkdirat, says whether it has one); elsewhere, and for a whole write (which
+// must run to its end) and the jobs made of calls io_uring does not offer (copy_file_range,
+// getdents), one blocking call each.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +13,6 @@
 #include "fs/fs_ops.hpp"
 #include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
-#include "spool/runtime.hpp"
 
 namespace spool::detail::fs_ops {
 
@@ -97,14 +97,6 @@ Task<Outcome<std::vector<std::byte>>> read_file_job(std::string path) {
   });
 }
 
-Task<long> write_file_job(std::string path, std::vector<std::byte> data) {
-  return run_blocking([path = std::move(path), data = std::move(data)]() -> long {
-    const FdGuard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
-    if (f.fd < 0) return -errno;
-    return write_fully(f.fd, data.data(), data.size());
-  });
-}
-
 Task<long> mkdir_all_job(std::string path) {
   return run_blocking([path = std::move(path)]() -> long {
     std::error_code ec;
@@ -113,9 +105,8 @@ Task<long> mkdir_all_job(std::string path) {
   });
 }
 
-// The offset of a whole job's next call once `done` bytes moved: explicit in a regular file
-// (the ring's use of the file position misses a write cut short by RLIMIT_FSIZE: it answers
-// the same count again), the file's position in a pipe, a FIFO or a tty (which have none).
+// The offset of a whole read's next call once `done` bytes came: explicit in a regular file,
+// the file's position in a pipe, a FIFO or a tty (which have none: pread is ESPIPE there).
 std::int64_t offset_after(bool regular, std::size_t done) {
   return regular ? static_cast<std::int64_t>(done) : -1;
 }
@@ -145,53 +136,46 @@ Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
   co_return Out{0, std::move(data)};
 }
 
-// write_file's chain: open (truncating), every byte (from offset 0, or at the position where
-// the file has no offsets: ESPIPE, before anything was written), close. Its close error is
-// not reported, as the job's is not (nor std::fs::write's, nor tokio's).
-Task<long> write_chain(std::string path, std::vector<std::byte> data) {
-  auto f = std::make_shared<FsFile>(-1, path, false, true);  // the owner first, as open's
-  const long fd = co_await ring::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd == ring::kNotOnRing) co_return co_await write_file_job(std::move(path), std::move(data));
-  if (fd < 0) co_return fd;
-  f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
-  long n = co_await write(FsFileUse(f), data, offset_after(true, 0), true);
-  if (n == -ESPIPE) n = co_await write(FsFileUse(f), data, offset_after(false, 0), true);
-  (void)co_await close(std::move(f));
-  co_return n < 0 ? n : 0;
-}
-
 // What create_dir_all makes of an EEXIST for `path`, as std::filesystem::create_directories
-// does: a directory (a symlink to one too) is no error, another file ENOTDIR, a dangling
-// symlink EEXIST, and a stat that fails otherwise its error (ELOOP).
-Task<long> existing(std::string path) {
+// does: a directory (a symlink to one too) is no error; another file is ENOTDIR, but EEXIST
+// where the path asked for ends in a separator (`trailing`: its first stat said ENOTDIR, so
+// libstdc++ tries the mkdir); a dangling symlink EEXIST; a stat that fails otherwise its error.
+Task<long> existing(std::string path, bool trailing) {
   const Outcome<fs::Metadata::Fields> st = co_await stat_path(std::move(path), true);
   if (st.err == ENOENT) co_return -EEXIST;
   if (st.err != 0) co_return -st.err;
-  co_return st.value.type == std::filesystem::file_type::directory ? 0 : -ENOTDIR;
+  if (st.value.type == std::filesystem::file_type::directory) co_return 0;
+  co_return trailing ? -EEXIST : -ENOTDIR;
 }
 
-// create_dir_all's chain from a mkdirat's answer `r` for `path`: the parents first where that
-// said ENOENT, then `path` again. The kernel resolves each path whole, "." and ".." after a
+// libstdc++'s create_directories refuses a path of more missing components than this before
+// it makes any (ENAMETOOLONG).
+constexpr int kMaxMissing = 1000;
+
+// create_dir_all's chain from a mkdirat's answer `r` for `path`, `depth` levels below the
+// path asked for: the parents first where that said ENOENT (none made until an existing one
+// is found), then `path` again. The kernel resolves each path whole, "." and ".." after a
 // symlink included, as create_directories' own mkdir calls do.
-Task<long> mkdir_all_after(std::filesystem::path path, long r) {
+Task<long> mkdir_all_after(std::filesystem::path path, long r, int depth, bool trailing) {
   if (r == -ENOENT) {
     const std::filesystem::path parent = path.parent_path();
     if (parent.empty() || parent == path) co_return r;
-    const long p = co_await mkdir_all_after(parent, co_await mkdir(parent.string(), 0777));
-    if (p < 0) co_return p;
+    long made;
+    if (depth + 1 < kMaxMissing) {
+      made = co_await mkdir(parent.string(), 0777);
+    } else {
+      // The next would be missing component 1,001: refused, as nothing is made yet, if it is.
+      const Outcome<fs::Metadata::Fields> st = co_await stat_path(parent.string(), true);
+      if (st.err == ENOENT) co_return -ENAMETOOLONG;
+      made = -EEXIST;  // (existing() reports what it is)
+    }
+    if (const long p = co_await mkdir_all_after(parent, made, depth + 1, false); p < 0) {
+      co_return p;
+    }
     r = co_await mkdir(path.string(), 0777);
   }
-  if (r == -EEXIST) co_return co_await existing(path.string());
+  if (r == -EEXIST) co_return co_await existing(path.string(), trailing && depth == 0);
   co_return r;
-}
-
-Task<long> mkdir_all_chain(std::string path) {
-  std::filesystem::path p(path);
-  if (p.empty()) co_return -EINVAL;                                     // as create_directories
-  if (p.has_relative_path() && !p.has_filename()) p = p.parent_path();  // a trailing separator
-  const long r = co_await ring::mkdir(p.string(), 0777);
-  if (r == ring::kNotOnRing) co_return co_await mkdir_all_job(std::move(path));
-  co_return co_await mkdir_all_after(std::move(p), r);
 }
 
 }  // namespace
@@ -205,16 +189,25 @@ Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
   co_return co_await read_opened(std::move(f));
 }
 
-// A write or a create_dir_all changes the file system at each step: as the job does, it runs
-// to its end even when its caller drops it, so on a ring its chain is a task of its own.
+// A file's whole write stays one job everywhere: dropped, or at a shutdown, it runs to its
+// end (a chain on a ring, cancelled after its truncating open, would leave the file empty).
 Task<long> write_file(std::string path, std::vector<std::byte> data) {
-  if (!ring::here()) co_return co_await write_file_job(std::move(path), std::move(data));
-  co_return co_await spool::spawn(write_chain(std::move(path), std::move(data)));
+  return run_blocking([path = std::move(path), data = std::move(data)]() -> long {
+    const FdGuard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)};
+    if (f.fd < 0) return -errno;
+    return write_fully(f.fd, data.data(), data.size());
+  });
 }
 
+// Dropped midway (or cancelled at a shutdown), the chain stops: the directories it made stay.
 Task<long> mkdir_all(std::string path) {
-  if (!ring::here()) co_return co_await mkdir_all_job(std::move(path));
-  co_return co_await spool::spawn(mkdir_all_chain(std::move(path)));
+  std::filesystem::path p(path);
+  if (p.empty()) co_return -EINVAL;  // as create_directories
+  const bool trailing = p.has_relative_path() && !p.has_filename();
+  if (trailing) p = p.parent_path();
+  const long r = co_await ring::mkdir(p.string(), 0777);
+  if (r == ring::kNotOnRing) co_return co_await mkdir_all_job(std::move(path));
+  co_return co_await mkdir_all_after(std::move(p), r, 0, trailing);
 }
 
 Task<Outcome<Copied>> copy_file(std::string from, std::string to) {

@@ -1,6 +1,6 @@
 // spool::fs's free functions: whole-file reads and writes, copies, links, directories,
 // metadata. Each is a Task whose system calls run on the polling worker's io_uring ring where
-// it has one, else on the blocking pool (docs/fs.md).
+// it has one and the kernel offers them, else on the blocking pool (docs/fs.md, "Paths").
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,9 @@ namespace spool::fs {
 
 // Every function throws std::system_error naming itself and its path(s), e.g.
 // "spool::fs::remove_file \"/x\": No such file or directory"; a Task dropped before it ends
-// leaves its call running to its end (but a whole read's, which changes nothing). Each Task
-// holds copies of its arguments.
+// leaves its call running to its end, but for the chains of ring operations (a whole read,
+// create_dir_all on a ring), which stop where they are. Each Task holds copies of its
+// arguments.
 
 /// The whole content of the file `path`: open, read to the end, close (a chain of ring
 /// operations, or one blocking call).
