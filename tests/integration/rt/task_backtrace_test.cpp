@@ -1,6 +1,8 @@
 // Another task's backtrace: JoinHandle::backtrace, AbortHandle::backtrace, the backtraces of
 // Runtime::tasks() and the lines Runtime::dump() prints, read while the task is held idle.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -209,9 +211,13 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
 // Where a task that moves between workers runs and awaits: set by it, read by the test after
 // the leaf it then waits on reports pending (which orders them: ManualLeaf's counter).
 struct Moves {
-  std::thread::id before, after;
+  long before = 0, after = 0;  // the thread's id (gettid)
   std::uint32_t first = 0, nest = 0, second = 0;
 };
+
+// The calling thread's id. Not std::this_thread::get_id(): pthread_self is declared const, so
+// clang keeps its value across a co_await, where the coroutine may resume on another thread.
+long this_thread_id() { return ::syscall(SYS_gettid); }
 
 // Holds its worker until `release` (it blocks in its one poll).
 Task<void> hold_worker(std::atomic<bool>& held, std::atomic<bool>& release) {
@@ -232,11 +238,11 @@ Task<int> await_second(ManualLeaf second, Moves& m) {
 // the other worker.
 Task<int> move_between_workers(ManualLeaf first, ManualLeaf second, std::atomic<bool>& held,
                                std::atomic<bool>& release, Moves& m) {
-  m.before = std::this_thread::get_id();
+  m.before = this_thread_id();
   spool::spawn(hold_worker(held, release)).detach();
   m.first = __LINE__ + 1;
   co_await first;
-  m.after = std::this_thread::get_id();
+  m.after = this_thread_id();
   m.nest = __LINE__ + 1;
   co_return co_await await_second(second, m);
 }
