@@ -36,6 +36,22 @@ spool::Task<std::string> read_expecting_reset(Stream& s) {
   co_return "";
 }
 
+/// Polls `op` once from the calling task: true if that poll threw std::logic_error with
+/// `says` in its message (a misuse refused).
+template <class Op>
+spool::Task<bool> one_poll_refused(Op& op, std::string says) {
+  bool refused = false;
+  co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+    try {
+      (void)op.poll(cx);
+    } catch (const std::logic_error& e) {
+      refused = std::string(e.what()).find(says) != std::string::npos;
+    }
+    return true;
+  });
+  co_return refused;
+}
+
 /// Echoes everything `s` reads back to it until the peer ends its side.
 inline spool::Task<void> echo(spool::net::TcpStream s) {
   std::array<char, 4096> buf{};

@@ -551,16 +551,7 @@ TEST_P(SocketApi, AConnectFuturePolledAgainAfterItGaveItsStreamThrows) {
     auto listener = TcpListener::bind("127.0.0.1:0");
     auto connect = TcpStream::connect(listener.local_addr());
     TcpStream first = co_await spool::poll_fn([&](spool::Context& cx) { return connect.poll(cx); });
-    bool refused = false;
-    co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-      try {
-        (void)connect.poll(cx);
-      } catch (const std::logic_error& e) {
-        refused = std::string(e.what()).find("polled again") != std::string::npos;
-      }
-      return true;
-    });
-    EXPECT_TRUE(refused);
+    EXPECT_TRUE(co_await spool_net_test::one_poll_refused(connect, "polled again"));
   }());
 }
 

@@ -42,16 +42,7 @@ TEST_P(SocketReassign, AnOperationPolledAfterItsSocketObjectWasReassignedThrows)
                [](TcpStream& a, TcpStream& b, TcpStream&, auto& read, auto&) -> Task<void> {
                  TcpStream moved = std::move(a);  // the registration the read waits on moves away
                  a = std::move(b);                // and `a` is another socket now
-                 bool refused = false;
-                 co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
-                   try {
-                     (void)read.poll(cx);
-                   } catch (const std::logic_error& e) {
-                     refused = std::string(e.what()).find("moved away") != std::string::npos;
-                   }
-                   return true;
-                 });
-                 EXPECT_TRUE(refused);
+                 EXPECT_TRUE(co_await spool_net_test::one_poll_refused(read, "moved away"));
                })));
 }
 
