@@ -110,8 +110,10 @@ TaskInfo task_info(const TaskSnapshot& t) {
   info.polls = t.polls;
   info.wakes = t.wakes;
   info.self_wakes = t.self_wakes;
+  info.waker_clones = t.waker_clones;
   if (!t.waiting_on.empty()) info.waiting_on = t.waiting_on;
   if (t.wakers) info.wakers = *t.wakers;
+  if (t.waker_drops) info.waker_drops = *t.waker_drops;
   if (t.backtrace) {
     info.backtrace = frames_of(*t.backtrace);
     if (!t.backtrace->branches.empty()) info.branches = branches_of(*t.backtrace);

@@ -90,6 +90,7 @@ TaskSnapshot RuntimeShared::snapshot_of(const TaskHeader& t) const {
   snap.polls = t.polls.load(std::memory_order_relaxed);
   snap.wakes = snap.polls > 0 ? snap.polls - 1 : 0;
   snap.self_wakes = t.self_wakes.load(std::memory_order_relaxed);
+  snap.waker_clones = wakers_made(s);
   if (const std::type_info* w = t.waiting_on.load(std::memory_order_relaxed)) {
     snap.waiting_on = type_name(*w);
   }
@@ -117,7 +118,14 @@ std::vector<TaskSnapshot> RuntimeShared::tasks() {
       TaskSnapshot& snap = all.emplace_back(snapshot_of(*t));
       if (std::optional<Inspection> seen = inspect_task(std::exchange(t, nullptr))) {
         snap.backtrace = std::move(seen->backtrace);
-        if (seen->wakers) snap.wakers = static_cast<std::uint32_t>(*seen->wakers);
+        if (seen->wakers) {
+          // From the one word the inspection read: every live Waker was counted as made
+          // (the live count may hold another reader's reference too: then 0, not negative).
+          snap.wakers = static_cast<std::uint32_t>(*seen->wakers);
+          snap.waker_clones = seen->wakers_made;
+          snap.waker_drops =
+              seen->wakers_made > *snap.wakers ? seen->wakers_made - *snap.wakers : 0;
+        }
       }
     }
   } catch (...) {

@@ -88,7 +88,7 @@ void waker_wake(const void* p) {
 constexpr WakerVTable task_waker_vtable{&waker_clone, &waker_wake, &waker_wake_by_ref, &waker_drop};
 RawWaker waker_clone(const void* p) {
   auto* t = static_cast<TaskHeader*>(const_cast<void*>(p));
-  ref_inc(*t);
+  ref_inc_waker(*t);
   return RawWaker{t, &task_waker_vtable};
 }
 
@@ -306,7 +306,7 @@ void drop_task_refs(TaskHeader* t, std::uint64_t n) noexcept {
 }
 
 Waker task_waker(TaskHeader* t) {
-  ref_inc(*t);
+  ref_inc_waker(*t);
   return Waker::from_raw({t, &task_waker_vtable});
 }
 
@@ -358,7 +358,7 @@ std::optional<Inspection> inspect_task(TaskHeader* t) {
     // count is unknown.
     const std::uint64_t s = t->state.load(std::memory_order_relaxed);
     const std::uint64_t others = 2 + ((s & kJoinInterest) ? 1 : 0);  // list, reader, JoinHandle
-    seen.emplace(Inspection{t->promise->waiting_backtrace(), std::nullopt});
+    seen.emplace(Inspection{t->promise->waiting_backtrace(), std::nullopt, wakers_made(s)});
     if (!(s & (kNotified | kCancelled))) {
       seen->wakers = ref_count(s) > others ? ref_count(s) - others : 0;
     }
@@ -425,7 +425,7 @@ void join_drop(TaskHeader* t) noexcept {
   drop_join_interest(t->state, c);
 }
 
-void task_ref_inc(TaskHeader* t) noexcept { ref_inc(*t); }
+void task_ref_inc(TaskHeader* t) noexcept { ref_inc_waker(*t); }
 
 void task_ref_drop(TaskHeader* t) noexcept { drop_task_refs(t); }
 

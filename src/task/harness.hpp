@@ -48,6 +48,7 @@ std::shared_ptr<void> pin_runtime_of(const TaskHeader* task) noexcept;
 struct Inspection {
   Backtrace backtrace;
   std::optional<std::uint64_t> wakers;
+  std::uint32_t wakers_made = 0;  // read with `wakers`, from the same word
 };
 // Reads an idle task under an inspection claim (nullopt if it is not idle), consuming a
 // reference the caller took; a wake or abort meanwhile reschedules it.

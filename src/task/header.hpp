@@ -39,8 +39,11 @@ class TaskHeader;
 //   JOIN_INTEREST a JoinHandle exists. Cleared once, when it is dropped.
 //   JOIN_WAKER    join_waker holds the JoinHandle's waker, for complete() to wake. Set
 //                 and cleared by the JoinHandle only (state.hpp, join_register_waker).
-//   bits 6..63    reference count. References: the owned-task list, each run-queue entry
-//                 (a notification), the JoinHandle, and every Waker clone.
+//   bits 6..37    reference count. References: the owned-task list, each run-queue entry
+//                 (a notification), the JoinHandle, and every Waker clone and AbortHandle.
+//   bits 38..63   Wakers made: each Waker clone and AbortHandle, counted by the RMW that adds
+//                 its reference (so the count costs nothing), modulo 2^26, never decreased.
+//                 For display only (TaskSnapshot::waker_clones): no transition reads it.
 // Every transition is one CAS or RMW on this word with acq_rel ordering: the release half
 // publishes what the previous holder did to the frame and the output; the acquire half
 // makes it visible to the next. (A detached task's completer left alone with it frees it
@@ -54,8 +57,17 @@ inline constexpr std::uint64_t kJoinInterest = 1u << 4;
 inline constexpr std::uint64_t kJoinWaker = 1u << 5;
 inline constexpr std::uint64_t kRefOne = 1u << 6;
 inline constexpr std::uint64_t kFlagMask = kRefOne - 1;
+inline constexpr std::uint64_t kMadeOne = std::uint64_t{1} << 38;
+// Past this many references, a new Waker is refused (the program ends): a few more (run-queue
+// entries, an inspection) must still fit below the Wakers-made bits.
+inline constexpr std::uint64_t kMaxWakerRefs = (kMadeOne >> 6) - 64;
 
-inline constexpr std::uint64_t ref_count(std::uint64_t state) { return state >> 6; }
+inline constexpr std::uint64_t ref_count(std::uint64_t state) {
+  return (state & (kMadeOne - 1)) >> 6;
+}
+inline constexpr std::uint32_t wakers_made(std::uint64_t state) {
+  return static_cast<std::uint32_t>(state >> 38);
+}
 
 // What a task of an earliest-deadline-first channel carries (in its TaskSide). Spawn sets
 // the deadline (time_point::max(): none) before the task is published; the EDF queue

@@ -7,6 +7,8 @@
 
 #include <cassert>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "spool/detail/atomic.hpp"
@@ -212,9 +214,20 @@ inline void transition_to_cancel_requested(StateWord& state) noexcept {
   state.fetch_or(kCancelled, std::memory_order_acq_rel);
 }
 
-// Adds a reference (a Waker clone). Relaxed: made from an existing reference.
+// Adds a reference (a queue entry, an inspection's). Relaxed: made from an existing reference.
 inline void ref_inc(StateWord& state) noexcept {
   state.fetch_add(kRefOne, std::memory_order_relaxed);
+}
+
+// Adds a new Waker's or AbortHandle's reference, and counts the Waker made in the same RMW.
+// Relaxed, as ref_inc. At kMaxWakerRefs references the program ends: one more would carry
+// into the Wakers-made bits and corrupt the count (a Waker cloned and kept in every poll?).
+inline void ref_inc_waker(StateWord& state) noexcept {
+  const std::uint64_t prev = state.fetch_add(kRefOne + kMadeOne, std::memory_order_relaxed);
+  if (ref_count(prev) >= kMaxWakerRefs) [[unlikely]] {
+    std::fputs("spool: a task has 2^32 live Wakers and AbortHandles: they are leaked\n", stderr);
+    std::abort();
+  }
 }
 
 // Drops `n` references; true when they were the last (the caller deallocates). AcqRel:
@@ -387,6 +400,7 @@ inline bool transition_to_join_dropped(TaskHeader& t) noexcept {
   return transition_to_join_dropped(t.state);
 }
 inline void ref_inc(TaskHeader& t) noexcept { ref_inc(t.state); }
+inline void ref_inc_waker(TaskHeader& t) noexcept { ref_inc_waker(t.state); }
 inline bool ref_dec(TaskHeader& t, std::uint64_t n = 1) noexcept { return ref_dec(t.state, n); }
 
 }  // namespace spool::detail

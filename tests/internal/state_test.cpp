@@ -179,6 +179,37 @@ TEST(TaskStateTest, ReferencesCountUpAndDownToZeroOnce) {
   EXPECT_EQ(flags(two), kNotified);  // the flags are untouched
 }
 
+// A new Waker's reference is counted as made in the same RMW; the count sits above the
+// references (every transition reads them alone), is never decreased, and wraps at 2^26
+// without touching them.
+TEST(TaskStateTest, AWakersReferenceIsCountedAsMadeAboveTheReferences) {
+  StateWord w{kNotified | kRefOne};
+  ref_inc_waker(w);
+  ref_inc_waker(w);
+  ref_inc(w);  // not a Waker (a queue entry, a reader)
+  EXPECT_EQ(refs(w), 4u);
+  EXPECT_EQ(wakers_made(w.load()), 2u);
+  EXPECT_FALSE(ref_dec(w, 3));
+  EXPECT_EQ(wakers_made(w.load()), 2u);  // gone, still made
+  EXPECT_EQ(flags(w), kNotified);
+  EXPECT_EQ(transition_to_running(w), RunClaim::kPoll);
+  EXPECT_EQ(refs(w), 1u);
+
+  StateWord wrapping{((std::uint64_t{1} << 26) - 1) * kMadeOne | kRefOne};
+  ref_inc_waker(wrapping);
+  EXPECT_EQ(wakers_made(wrapping.load()), 0u);
+  EXPECT_EQ(refs(wrapping), 2u);
+  EXPECT_EQ(flags(wrapping), 0u);
+}
+
+// Past kMaxWakerRefs references a new Waker ends the program with a message, before its
+// reference could carry into the count above.
+TEST(TaskStateDeathTest, TooManyWakersEndTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  StateWord w{kMaxWakerRefs * kRefOne};
+  EXPECT_DEATH(ref_inc_waker(w), "2\\^32 live Wakers");
+}
+
 TEST(TaskStateTest, JoinDropBeforeCompletionDropsInterestAndReferenceInOneStep) {
   StateWord pending{kNotified | kJoinInterest | 3 * kRefOne};
   EXPECT_FALSE(transition_to_join_dropped(pending));

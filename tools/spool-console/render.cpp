@@ -194,10 +194,13 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  idle           " + optional_duration(t.idle_ns));
   out.push_back("  longest poll   " + optional_duration(t.longest_poll_ns));
   if (t.poll_histogram) poll_histogram(*t.poll_histogram, out);
-  if (t.wakers) {
-    out.push_back(format("  wakers         %llu", static_cast<unsigned long long>(*t.wakers)));
+  const std::string made = format("%llu made", static_cast<unsigned long long>(t.waker_clones));
+  if (t.wakers && t.waker_drops) {
+    out.push_back(format("  wakers         %llu live (%s, %llu dropped)",
+                         static_cast<unsigned long long>(*t.wakers), made.c_str(),
+                         static_cast<unsigned long long>(*t.waker_drops)));
   } else {
-    out.push_back("  wakers         -");
+    out.push_back("  wakers         - (" + made + ")");
   }
   out.push_back("  waiting on     " + t.waiting_on.value_or("-"));
   if (t.backtrace) {

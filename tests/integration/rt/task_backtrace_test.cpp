@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -201,11 +202,62 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
   EXPECT_EQ(find(all, lost_abortable.id())->wakers, 1u);
   EXPECT_EQ(find(all, kept_id)->wakers, 1u);
   EXPECT_EQ(find(all, lost_id)->wakers, 0u);  // (cancelled by the runtime's drop)
+  // Each live one was made (a clone or the AbortHandle) and none dropped.
+  for (const TaskSnapshot& t : all) {
+    EXPECT_EQ(t.waker_clones, *t.wakers) << t.id;
+    EXPECT_EQ(t.waker_drops, 0u) << t.id;
+  }
   lost.abort();
   lost_abortable.abort();
   detached_leaf.fire();
   leaf.fire();
   wait(rt, std::move(kept));
+}
+
+// A leaf that clones its Context's Waker three times in each pending poll and keeps the last.
+struct CloningLeaf {
+  std::shared_ptr<std::optional<spool::Waker>> kept =
+      std::make_shared<std::optional<spool::Waker>>();
+  std::shared_ptr<std::atomic<int>> polls = std::make_shared<std::atomic<int>>(0);
+  spool::Poll<void> poll(spool::Context& cx) {
+    for (int i = 0; i < 3; ++i) kept->emplace(cx.waker());  // each copy a clone
+    polls->fetch_add(1, std::memory_order_release);         // after the waker is stored
+    return spool::pending;
+  }
+};
+
+// Every Waker made counts as a clone, and every one gone (dropped, or consumed by a wake by
+// value) as a drop: two polls of three clones, two dropped by each poll and one by its wake.
+TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsItsWakerClonesAndDrops) {
+  auto rt = build();
+  CloningLeaf leaf;
+  auto h = rt.spawn([](CloningLeaf leaf) -> Task<void> { co_await leaf; }(leaf));
+  // The task's snapshot once it has been polled `n` times and is idle again.
+  const auto idle_after = [&](int n) {
+    std::optional<TaskSnapshot> seen;
+    EXPECT_TRUE(within_rounds(rt, [&] {
+      if (leaf.polls->load(std::memory_order_acquire) < n) return false;
+      std::vector<TaskSnapshot> all = rt.tasks();
+      if (all.size() != 1 || !all[0].wakers) return false;
+      seen = all[0];
+      return true;
+    }));
+    return seen;
+  };
+  std::optional<TaskSnapshot> first = idle_after(1);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->wakers, 1u);
+  EXPECT_EQ(first->waker_clones, 3u);
+  EXPECT_EQ(first->waker_drops, 2u);
+  std::optional<spool::Waker> w = std::move(*leaf.kept);
+  leaf.kept->reset();
+  std::move(*w).wake();  // by value: its reference goes with the wake
+  std::optional<TaskSnapshot> second = idle_after(2);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->wakers, 1u);
+  EXPECT_EQ(second->waker_clones, 6u);
+  EXPECT_EQ(second->waker_drops, 5u);
+  h.abort();
 }
 
 // Where a task that moves between workers runs and awaits: set by it, read by the test after

@@ -115,6 +115,8 @@ Snapshot full_snapshot() {
   t.poll_histogram = std::vector<std::uint64_t>(21, 0);
   (*t.poll_histogram)[3] = 9;
   t.wakers = 1;
+  t.waker_clones = 4;
+  t.waker_drops = 3;
   t.waiting_on = "spool::Sleep";
   t.backtrace = std::vector<spool::console::FrameInfo>{{"a.cpp", 3, "f()"}, {"b.cpp", 4, "g()"}};
   spool::console::BranchInfo inner{0, std::nullopt, {}, std::nullopt, 5};
@@ -212,7 +214,7 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   const std::string line = spool::console::to_json(s);
   for (const char* name :
        {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns", "poll_histogram", "wakers",
-        "backtrace", "waiting_on", "branches", "omitted_branches"}) {
+        "waker_drops", "backtrace", "waiting_on", "branches", "omitted_branches"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
 }
