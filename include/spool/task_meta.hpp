@@ -133,12 +133,13 @@ struct TaskSnapshot {
   /// it: the future it waits on returned pending without keeping its waker (a lost waker).
   /// Empty also once its cancellation was asked for.
   std::optional<std::uint32_t> wakers;
-  /// Wakers cloned for it (a leaf keeping its Context's Waker clones it) and AbortHandles
-  /// made, modulo 2^26: tokio-console's "waker clones". Counted by the atomic operation that
-  /// adds each one's reference, so counting costs nothing.
+  /// Wakers cloned for it (a leaf keeping its Context's Waker clones it; a leaf under a
+  /// combinator clones its branch's Waker instead, which is not the task's) and AbortHandles
+  /// made, modulo 2^26: tokio-console's "waker clones", AbortHandles included as in `wakers`.
+  /// Counted by the atomic operation that adds each one's reference: no atomic operation more.
   std::uint32_t waker_clones = 0;
   /// Of those, the ones gone since (dropped, or consumed by a wake by value): waker_clones -
-  /// wakers, given when `wakers` is. A lower bound, as `wakers` is an upper one.
+  /// wakers, modulo 2^26, given when `wakers` is. A lower bound, as `wakers` is an upper one.
   std::optional<std::uint32_t> waker_drops;
   /// Where its time went; empty unless its runtime measures task times
   /// (Builder::measure_task_times).

@@ -71,13 +71,13 @@ void fields(T& r, V& v) {
     v("polls", r.polls);
     v("wakes", r.wakes);
     v("self_wakes", r.self_wakes);
-    v("waker_clones", r.waker_clones);
     v("busy_ns", r.busy_ns);
     v("scheduled_ns", r.scheduled_ns);
     v("idle_ns", r.idle_ns);
     v("longest_poll_ns", r.longest_poll_ns);
     v("poll_histogram", r.poll_histogram);
     v("wakers", r.wakers);
+    v("waker_clones", r.waker_clones);
     v("waker_drops", r.waker_drops);
     v("waiting_on", r.waiting_on);
     v("backtrace", r.backtrace);

@@ -95,7 +95,6 @@ struct TaskInfo {
   std::uint64_t polls = 0;
   std::uint64_t wakes = 0;
   std::uint64_t self_wakes = 0;
-  std::uint64_t waker_clones = 0;  // Wakers cloned and AbortHandles made (mod 2^26)
   // Optional: absent = not measured.
   std::optional<std::uint64_t> busy_ns;          // time inside polls
   std::optional<std::uint64_t> scheduled_ns;     // time between a wake and its poll
@@ -103,9 +102,10 @@ struct TaskInfo {
   std::optional<std::uint64_t> longest_poll_ns;  // the longest single poll
   // Polls by duration, TaskTimes::kPollBuckets buckets (TaskTimes::poll_histogram).
   std::optional<std::vector<std::uint64_t>> poll_histogram;
-  std::optional<std::uint64_t> wakers;       // live Wakers and AbortHandles (idle tasks)
-  std::optional<std::uint64_t> waker_drops;  // waker_clones gone since (with `wakers`)
-  std::optional<std::string> waiting_on;     // the leaf it waits on (a type name)
+  std::optional<std::uint64_t> wakers;        // live Wakers and AbortHandles (idle tasks)
+  std::optional<std::uint64_t> waker_clones;  // Wakers and AbortHandles made (mod 2^26)
+  std::optional<std::uint64_t> waker_drops;   // of those, the ones gone (with `wakers`)
+  std::optional<std::string> waiting_on;      // the leaf it waits on (a type name)
   std::optional<std::vector<FrameInfo>> backtrace;
   std::optional<std::vector<BranchInfo>> branches;  // of a combinator it waits on
   std::optional<std::uint64_t> omitted_branches;    // more, not listed

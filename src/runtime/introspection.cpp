@@ -119,12 +119,13 @@ std::vector<TaskSnapshot> RuntimeShared::tasks() {
       if (std::optional<Inspection> seen = inspect_task(std::exchange(t, nullptr))) {
         snap.backtrace = std::move(seen->backtrace);
         if (seen->wakers) {
-          // From the one word the inspection read: every live Waker was counted as made
-          // (the live count may hold another reader's reference too: then 0, not negative).
+          // From the one word the inspection read: every live Waker was counted as made.
+          // Modulo 2^26, as the count; a "negative" difference (the live count may hold
+          // another reader's reference too) reads 0.
           snap.wakers = static_cast<std::uint32_t>(*seen->wakers);
           snap.waker_clones = seen->wakers_made;
-          snap.waker_drops =
-              seen->wakers_made > *snap.wakers ? seen->wakers_made - *snap.wakers : 0;
+          const std::uint32_t gone = (seen->wakers_made - *snap.wakers) & kWakersMadeMask;
+          snap.waker_drops = gone < kWakersMadeMask / 2 ? gone : 0;
         }
       }
     }

@@ -65,6 +65,7 @@ inline constexpr std::uint64_t kMaxWakerRefs = (kMadeOne >> 6) - 64;
 inline constexpr std::uint64_t ref_count(std::uint64_t state) {
   return (state & (kMadeOne - 1)) >> 6;
 }
+inline constexpr std::uint32_t kWakersMadeMask = (1u << 26) - 1;  // the count is modulo 2^26
 inline constexpr std::uint32_t wakers_made(std::uint64_t state) {
   return static_cast<std::uint32_t>(state >> 38);
 }

@@ -225,7 +225,8 @@ inline void ref_inc(StateWord& state) noexcept {
 inline void ref_inc_waker(StateWord& state) noexcept {
   const std::uint64_t prev = state.fetch_add(kRefOne + kMadeOne, std::memory_order_relaxed);
   if (ref_count(prev) >= kMaxWakerRefs) [[unlikely]] {
-    std::fputs("spool: a task has 2^32 live Wakers and AbortHandles: they are leaked\n", stderr);
+    std::fputs("spool: a task has about 2^32 live Wakers and AbortHandles: they are leaked\n",
+               stderr);
     std::abort();
   }
 }

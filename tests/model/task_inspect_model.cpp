@@ -38,8 +38,8 @@ enum class Other { kWake, kShutdown };
 template <Other kOther, bool kAbort>
 struct TaskInspectModel : rl::test_suite<TaskInspectModel<kOther, kAbort>, 4> {
   // A task queued for its first poll: the entry, the owned-task list, the JoinHandle, the
-  // waker thread's Waker and the inspector hold a reference each.
-  spool::model::TaskModel task{sd::kNotified | sd::kJoinInterest | 5 * sd::kRefOne};
+  // waker thread's Waker (counted as made) and the inspector hold a reference each.
+  spool::model::TaskModel task{sd::kNotified | sd::kJoinInterest | 5 * sd::kRefOne | sd::kMadeOne};
 
   sd::InspectionCount readers;
   rl::var<bool> inspecting;  // true while the inspector holds its claim

@@ -28,8 +28,9 @@ namespace sd = spool::detail;
 template <bool kAbort, bool kWakeByVal = false>
 struct TaskStateModel : rl::test_suite<TaskStateModel<kAbort, kWakeByVal>, 3> {
   // The first queue entry, the owned-task list, the JoinHandle, and the waker thread's
-  // Waker (a clone made before it starts).
-  spool::model::TaskModel task{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne};
+  // Waker (a clone made before it starts, counted as made: the transitions read the reference
+  // count under those bits).
+  spool::model::TaskModel task{sd::kNotified | sd::kJoinInterest | 4 * sd::kRefOne | sd::kMadeOne};
 
   void before() { task.reset(); }
 

@@ -194,14 +194,14 @@ std::vector<std::string> task_details(const TaskInfo& t) {
   out.push_back("  idle           " + optional_duration(t.idle_ns));
   out.push_back("  longest poll   " + optional_duration(t.longest_poll_ns));
   if (t.poll_histogram) poll_histogram(*t.poll_histogram, out);
-  const std::string made = format("%llu made", static_cast<unsigned long long>(t.waker_clones));
-  if (t.wakers && t.waker_drops) {
-    out.push_back(format("  wakers         %llu live (%s, %llu dropped)",
-                         static_cast<unsigned long long>(*t.wakers), made.c_str(),
-                         static_cast<unsigned long long>(*t.waker_drops)));
-  } else {
-    out.push_back("  wakers         - (" + made + ")");
+  std::string wakers = "  wakers         ";
+  wakers += t.wakers ? std::to_string(*t.wakers) + " live" : "-";
+  if (t.waker_clones) {
+    wakers += " (" + std::to_string(*t.waker_clones) + " made";
+    if (t.waker_drops) wakers += ", " + std::to_string(*t.waker_drops) + " dropped";
+    wakers += ")";
   }
+  out.push_back(wakers);
   out.push_back("  waiting on     " + t.waiting_on.value_or("-"));
   if (t.backtrace) {
     out.push_back("  backtrace:");

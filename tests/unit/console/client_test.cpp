@@ -130,17 +130,21 @@ TEST(ConsoleClient, DetailsIndentEachBranchOfTheBacktrace) {
   EXPECT_EQ(at[6], "        (3 more branches not listed)");
 }
 
-// The wakers line: live, made and dropped for an idle task; only the made count otherwise.
+// The wakers line: live, made and dropped for an idle task; only the made count otherwise;
+// the live count alone from a runtime older than the made and dropped counts.
 TEST(ConsoleClient, DetailsCountTheWakersMadeAndDropped) {
   Snapshot s = three_tasks();
   TaskInfo& t = s.tasks[0];
-  t.waker_clones = 5;
   const auto line = [&] {
     const std::vector<std::string> lines = spool_console::task_details(t);
     const auto at = std::find_if(lines.begin(), lines.end(),
                                  [](const std::string& l) { return l.starts_with("  wakers"); });
     return at == lines.end() ? std::string() : *at;
   };
+  t.wakers = 2;
+  EXPECT_EQ(line(), "  wakers         2 live");
+  t.wakers.reset();
+  t.waker_clones = 5;
   EXPECT_EQ(line(), "  wakers         - (5 made)");
   t.wakers = 1;
   t.waker_drops = 4;

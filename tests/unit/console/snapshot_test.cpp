@@ -214,9 +214,11 @@ TEST(ConsoleSnapshot, AbsentOptionalFieldsAreNotWritten) {
   const std::string line = spool::console::to_json(s);
   for (const char* name :
        {"busy_ns", "scheduled_ns", "idle_ns", "longest_poll_ns", "poll_histogram", "wakers",
-        "waker_drops", "backtrace", "waiting_on", "branches", "omitted_branches"}) {
+        "waker_clones", "waker_drops", "backtrace", "waiting_on", "branches", "omitted_branches"}) {
     EXPECT_EQ(line.find(name), std::string::npos) << name;
   }
+  // A line without them (a runtime older than some of them) reads.
+  EXPECT_EQ(spool::console::snapshot_from_json(line).tasks.at(0).waker_clones, std::nullopt);
 }
 
 TEST(ConsoleSnapshot, RefusesAnotherVersionAndMalformedLines) {
