@@ -449,15 +449,15 @@ class [[nodiscard]] Task {
   // finished, or is being awaited by another Task.
   promise_type& promise_for_poll() {
     if (!handle_) [[unlikely]]
-      detail::throw_not_pollable(detail::NotPollable::kEmpty);
+      detail::throw_not_pollable(detail::TaskMisuse::kEmpty);
     promise_type& p = handle_.promise();
     // The poll that returned ready (or threw) already took the result.
     if (handle_.done()) [[unlikely]]
-      detail::throw_not_pollable(detail::NotPollable::kFinished);
+      detail::throw_not_pollable(detail::TaskMisuse::kFinished);
     if (p.chain_ == nullptr) {
       p.begin_outermost(handle_);
     } else if (!p.is_outermost()) [[unlikely]] {
-      detail::throw_not_pollable(detail::NotPollable::kAwaited);
+      detail::throw_not_pollable(detail::TaskMisuse::kAwaited);
     }
     return p;
   }
@@ -499,14 +499,14 @@ namespace detail {
 template <class T>
 std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task) {
   if (!task.handle_) [[unlikely]]
-    throw_not_spawnable(NotSpawnable::kEmpty);
+    throw_not_spawnable(TaskMisuse::kEmpty);
   if (task.handle_.done()) [[unlikely]]
-    throw_not_spawnable(NotSpawnable::kFinished);
+    throw_not_spawnable(TaskMisuse::kFinished);
   TaskPromise<T>& p = task.handle_.promise();
   if (!p.started()) {
     p.begin_outermost(task.handle_);
   } else if (!p.is_outermost()) [[unlikely]] {
-    throw_not_spawnable(NotSpawnable::kAwaited);
+    throw_not_spawnable(TaskMisuse::kAwaited);
   }
   return task.release();
 }

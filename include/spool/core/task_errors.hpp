@@ -8,35 +8,36 @@
 
 namespace spool::detail {
 
+// Why a Task cannot be polled or spawned.
+enum class TaskMisuse { kEmpty, kFinished, kAwaited };
+
 // The errors of Task::poll, out of its (hot, inlined) checks.
-enum class NotPollable { kEmpty, kFinished, kAwaited };
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_pollable(NotPollable why) {
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_pollable(TaskMisuse why) {
   switch (why) {
-    case NotPollable::kEmpty:
+    case TaskMisuse::kEmpty:
       throw std::logic_error("spool::Task::poll on an empty (moved-from) Task");
-    case NotPollable::kFinished:
+    case TaskMisuse::kFinished:
       throw std::logic_error(
           "spool::Task::poll on a Task that has already finished: a future must not be "
           "polled again after it returned ready (or threw)");
-    case NotPollable::kAwaited:
+    case TaskMisuse::kAwaited:
       break;
   }
   throw std::logic_error("spool::Task::poll on a Task that another Task is awaiting");
 }
 
 // The errors of take_for_spawn, out of its (hot, inlined) body.
-enum class NotSpawnable { kEmpty, kFinished, kAwaited };
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_spawnable(NotSpawnable why) {
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_spawnable(TaskMisuse why) {
   switch (why) {
-    case NotSpawnable::kEmpty:
+    case TaskMisuse::kEmpty:
       throw std::invalid_argument(
           "spool::spawn: the Task is empty (default-constructed or moved from), so there is "
           "nothing to run; spawn the Task that a coroutine call returned");
-    case NotSpawnable::kFinished:
+    case TaskMisuse::kFinished:
       throw std::invalid_argument(
           "spool::spawn: the Task has already finished (it was polled until it returned ready "
           "or threw); only an unfinished Task can be spawned");
-    case NotSpawnable::kAwaited:
+    case TaskMisuse::kAwaited:
       break;
   }
   throw std::logic_error("spool::spawn: the Task is being awaited by another Task");
