@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
+#include "fs/cached_lookup.hpp"
 #include "fs/fs_ops.hpp"
 #include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
@@ -112,13 +114,14 @@ std::int64_t offset_after(bool regular, std::size_t done) {
 }
 
 // The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
-// a file may grow), until a read comes back short; then the close. Dropped midway, it has
-// done nothing but read.
+// a file may grow; the kernel's cached one, which needs no hop to its workers as a ring
+// statx would), until a read comes back short; then the close. Dropped midway, it has done
+// nothing but read.
 Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
   using Out = Outcome<std::vector<std::byte>>;
-  const Outcome<fs::Metadata::Fields> st = co_await stat_fd(FsFileUse(f));
-  const bool regular = st.err == 0 && st.value.type == std::filesystem::file_type::regular;
-  std::vector<std::byte> data(st.err == 0 && st.value.len > 0 ? st.value.len + 1 : 4096);
+  const std::optional<fs::Metadata::Fields> st = cached_stat(f->descriptor());
+  const bool regular = st && st->type == std::filesystem::file_type::regular;
+  std::vector<std::byte> data(st && st->len > 0 ? st->len + 1 : 4096);
   std::size_t len = 0;
   for (;;) {
     if (len == data.size()) data.resize(data.size() * 2);
