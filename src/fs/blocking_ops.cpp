@@ -1,6 +1,6 @@
 // The fs operations of one system call each (fs_ops.hpp): on the worker's ring where the
 // io_uring backend has one (ring_ops.hpp), else on the blocking pool; reads try the page
-// cache inline first.
+// cache inline first, and metadata the kernel's caches (cached_lookup.hpp).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "fs/cached_lookup.hpp"
 #include "fs/fs_ops.hpp"
 #include "fs/ring_ops.hpp"
 #include "fs/run_blocking.hpp"
@@ -180,6 +181,7 @@ Task<long> allocate(FsFileUse f, std::uint64_t offset, std::uint64_t len) {
 }
 
 Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f) {
+  if (auto st = exact_cached_stat(f->descriptor())) co_return {0, *st};  // no hop at all
   Outcome<fs::Metadata::Fields> out;
   if (const long r = co_await ring::stat_fd(f, &out.value); r != ring::kNotOnRing) {
     out.err = static_cast<int>(-r);
@@ -195,6 +197,7 @@ Task<Outcome<fs::Metadata::Fields>> stat_fd(FsFileUse f) {
 }
 
 Task<Outcome<fs::Metadata::Fields>> stat_path(std::string path, bool follow) {
+  if (auto st = exact_cached_stat(path.c_str(), follow)) co_return {0, *st};  // no hop at all
   Outcome<fs::Metadata::Fields> out;
   if (const long r = co_await ring::stat_path(path, follow, &out.value); r != ring::kNotOnRing) {
     out.err = static_cast<int>(-r);

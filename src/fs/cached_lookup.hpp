@@ -21,4 +21,12 @@ bool opens_without_waiting(const char* path, int flags) noexcept;
 // round trip to a network file system's server), or nullopt where statx fails.
 std::optional<fs::Metadata::Fields> cached_stat(int fd) noexcept;
 
+// The metadata of open descriptor `fd`, or of `path` (following a last symlink when
+// `follow`), from the kernel's caches where they are exact: a path the lookup cache holds
+// whole, on a file system whose attributes the kernel itself keeps (ext2/3/4, XFS, Btrfs,
+// tmpfs). nullopt elsewhere (a network or FUSE file system, whose cached attributes may be
+// stale; a path not cached; an error, which the slow way reports).
+std::optional<fs::Metadata::Fields> exact_cached_stat(int fd) noexcept;
+std::optional<fs::Metadata::Fields> exact_cached_stat(const char* path, bool follow) noexcept;
+
 }  // namespace spool::detail::fs_ops

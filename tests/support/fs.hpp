@@ -5,8 +5,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,6 +68,22 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+/// Whether spool answers metadata under `dir` from the kernel's caches, with no ring operation
+/// and no pool job: its file system keeps the attributes itself (src/fs/cached_lookup.cpp's list).
+inline bool metadata_from_the_cache(const std::filesystem::path& dir) {
+  open_how how{};  // (RESOLVE_CACHED: Linux 5.12)
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_CACHED;
+  const long fd = ::syscall(SYS_openat2, AT_FDCWD, dir.c_str(), &how, sizeof how);
+  if (fd < 0) return false;
+  ::close(static_cast<int>(fd));
+  struct statfs fs {};
+  if (::statfs(dir.c_str(), &fs) != 0) return false;
+  const auto t = static_cast<std::uint64_t>(fs.f_type);
+  return t == EXT4_SUPER_MAGIC || t == XFS_SUPER_MAGIC || t == BTRFS_SUPER_MAGIC ||
+         t == TMPFS_MAGIC;
+}
 
 /// How many descriptors this process has open (the listing's own one included).
 inline std::size_t open_fd_count() {
