@@ -1,6 +1,6 @@
 // The fs operations of one system call each (fs_ops.hpp): on the worker's ring where the
 // io_uring backend has one (ring_ops.hpp), else on the blocking pool; reads try the page
-// cache inline first, and metadata the kernel's caches (cached_lookup.hpp).
+// cache inline first, and opens and metadata the kernel's caches (cached_lookup.hpp).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,6 +28,10 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
   {
     // The owner first, as below: no allocation can fail while a bare descriptor is held.
     auto f = std::make_shared<FsFile>(-1, path, readable, writable);
+    if (const auto cached = open_cached(path.c_str(), flags)) {  // no hop at all
+      f->fd.store(cached->fd, std::memory_order_relaxed);
+      co_return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
+    }
     if (const long fd = co_await ring::open(path.string(), flags, mode); fd != ring::kNotOnRing) {
       if (fd < 0) co_return Outcome<std::shared_ptr<FsFile>>{static_cast<int>(-fd), {}};
       f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);

@@ -16,7 +16,6 @@
 
 #include "context/current.hpp"
 #include "driver/io/thread_ring.hpp"
-#include "fs/cached_lookup.hpp"
 #include "fs/stat_fields.hpp"
 #include "runtime/shared.hpp"
 
@@ -175,11 +174,10 @@ struct OpenOp final : FsOp {
   }
   void prep(io_uring_sqe* sqe) noexcept {
     io_uring_prep_openat(sqe, AT_FDCWD, path.c_str(), flags | O_CLOEXEC, mode);
-    // The kernel's non-blocking first try answers a cached regular file or directory in the
-    // submit, 10 x faster than its workers; anything else goes straight to them (that try
-    // opens a FIFO as O_NONBLOCK would). A path that turns into a FIFO between the question
-    // and the submit, microseconds, is opened as by that try.
-    if (!opens_without_waiting(path.c_str(), flags)) io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+    // Straight to the kernel's workers: its first, non-blocking try adds O_NONBLOCK, with
+    // which a FIFO opens at once (reading) or fails ENXIO (writing) where open(2) waits.
+    // (A cached local file never comes here: open_cached opened it on the polling thread.)
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   }
   long deliver(int result) noexcept {
     taken = true;

@@ -1,8 +1,9 @@
-// The fs operations that are whole jobs (fs_ops.hpp). Where the polling thread has a ring, a
-// file's whole read and create_dir_all are chains of the ring's operations (the first, an
-// openat or a mkdirat, says whether it has one); elsewhere, and for a whole write (which
-// must run to its end) and the jobs made of calls io_uring does not offer (copy_file_range,
-// getdents), one blocking call each.
+// The fs operations that are whole jobs (fs_ops.hpp). A cached local file's whole read runs on
+// the polling thread (cached_lookup.hpp); where that thread has a ring, another whole read and
+// create_dir_all are chains of the ring's operations (the first, an openat or a mkdirat, says
+// whether it has one); elsewhere, and for a whole write (which must run to its end) and the
+// jobs made of calls io_uring does not offer (copy_file_range, getdents), one blocking call
+// each.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -114,27 +115,33 @@ std::int64_t offset_after(bool regular, std::size_t done) {
 }
 
 // The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
-// a file may grow; the kernel's cached one, which needs no hop to its workers as a ring
-// statx would), until a read comes back short; then the close. Dropped midway, it has done
+// a file may grow), until a read comes back short; then the close. `cached`: the metadata
+// open_cached gave, and f a local file that its last owner closes here (such a close waits
+// for nothing); nullopt: the ring opened f, and closes it. Dropped midway, it has done
 // nothing but read.
-Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f) {
+Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f,
+                                                  std::optional<fs::Metadata::Fields> cached) {
   using Out = Outcome<std::vector<std::byte>>;
-  const std::optional<fs::Metadata::Fields> st = cached_stat(f->descriptor());
-  const bool regular = st && st->type == std::filesystem::file_type::regular;
-  std::vector<std::byte> data(st && st->len > 0 ? st->len + 1 : 4096);
+  const Outcome<fs::Metadata::Fields> st =
+      cached ? Outcome<fs::Metadata::Fields>{0, *cached} : co_await stat_fd(FsFileUse(f));
+  const bool regular = st.err == 0 && st.value.type == std::filesystem::file_type::regular;
+  std::vector<std::byte> data(st.err == 0 && st.value.len > 0 ? st.value.len + 1 : 4096);
   std::size_t len = 0;
+  int err = 0;
   for (;;) {
     if (len == data.size()) data.resize(data.size() * 2);
     const std::span<std::byte> rest = std::span(data).subspan(len);
     const long n = co_await read(FsFileUse(f), rest, offset_after(regular, len), true);
     if (n < 0) {
-      (void)co_await close(std::move(f));
-      co_return Out{static_cast<int>(-n), {}};
+      err = static_cast<int>(-n);
+      break;
     }
     len += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) < rest.size()) break;  // (an exact read stops at the end)
   }
-  (void)co_await close(std::move(f));  // as the job: a close's error says nothing of the bytes
+  if (!cached)
+    (void)co_await close(std::move(f));  // as the job: its error says nothing of the bytes
+  if (err != 0) co_return Out{err, {}};
   data.resize(len);
   co_return Out{0, std::move(data)};
 }
@@ -185,11 +192,15 @@ Task<long> mkdir_all_after(std::filesystem::path path, long r, int depth, bool t
 
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
   auto f = std::make_shared<FsFile>(-1, path, true, false);  // the owner first, as open's
+  if (const auto cached = open_cached(path.c_str(), O_RDONLY)) {
+    f->fd.store(cached->fd, std::memory_order_relaxed);
+    co_return co_await read_opened(std::move(f), cached->fields);
+  }
   const long fd = co_await ring::open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd == ring::kNotOnRing) co_return co_await read_file_job(std::move(path));
   if (fd < 0) co_return Outcome<std::vector<std::byte>>{static_cast<int>(-fd), {}};
   f->fd.store(static_cast<int>(fd), std::memory_order_relaxed);
-  co_return co_await read_opened(std::move(f));
+  co_return co_await read_opened(std::move(f), std::nullopt);
 }
 
 // A file's whole write stays one job everywhere: dropped, or at a shutdown, it runs to its

@@ -69,20 +69,32 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// Whether spool answers metadata under `dir` from the kernel's caches, with no ring operation
-/// and no pool job: its file system keeps the attributes itself (src/fs/cached_lookup.cpp's list).
-inline bool metadata_from_the_cache(const std::filesystem::path& dir) {
-  open_how how{};  // (RESOLVE_CACHED: Linux 5.12)
+/// Whether spool answers the metadata of `path` (and of its open descriptors) from the kernel's
+/// caches, with no ring operation and no pool job: its file system keeps its files' attributes
+/// itself (src/fs/local_mounts.cpp's list) and statx names mounts (Linux 5.8).
+inline bool metadata_from_the_cache(const std::filesystem::path& path) {
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  const auto t = static_cast<std::uint64_t>(fs.f_type);
+  if (t != EXT4_SUPER_MAGIC && t != XFS_SUPER_MAGIC && t != BTRFS_SUPER_MAGIC && t != TMPFS_MAGIC) {
+    return false;
+  }
+  struct statx st {};
+  return ::statx(AT_FDCWD, path.c_str(), 0, STATX_MNT_ID, &st) == 0 &&
+         (st.stx_mask & STATX_MNT_ID) != 0;
+}
+
+/// Whether spool also opens `path` there when it is cached, and stats it by path: Linux 5.12
+/// (openat2's RESOLVE_CACHED).
+inline bool opens_from_the_cache(const std::filesystem::path& path) {
+  if (!metadata_from_the_cache(path)) return false;
+  open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_CACHED;
-  const long fd = ::syscall(SYS_openat2, AT_FDCWD, dir.c_str(), &how, sizeof how);
+  const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
   if (fd < 0) return false;
   ::close(static_cast<int>(fd));
-  struct statfs fs {};
-  if (::statfs(dir.c_str(), &fs) != 0) return false;
-  const auto t = static_cast<std::uint64_t>(fs.f_type);
-  return t == EXT4_SUPER_MAGIC || t == XFS_SUPER_MAGIC || t == BTRFS_SUPER_MAGIC ||
-         t == TMPFS_MAGIC;
+  return true;
 }
 
 /// How many descriptors this process has open (the listing's own one included).
