@@ -28,7 +28,7 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
   {
     // The owner first, as below: no allocation can fail while a bare descriptor is held.
     auto f = std::make_shared<FsFile>(-1, path, readable, writable);
-    if (const auto cached = open_cached(path.c_str(), flags)) {  // no hop at all
+    if (const auto cached = flags == O_RDONLY ? open_cached(path.c_str()) : std::nullopt) {
       f->fd.store(cached->fd, std::memory_order_relaxed);
       co_return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
     }

@@ -2,21 +2,71 @@
 #include "fs/cached_lookup.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "fs/local_mounts.hpp"
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
 #include "fs/stat_fields.hpp"
 
 namespace spool::detail::fs_ops {
 
 namespace {
 
+// Kernel interfaces newer than Debian 12's headers (Linux 6.1), as the kernel's uapi defines
+// them: name_to_handle_at's flag for the 64-bit mount id that is never reused (6.12), and
+// statmount (6.8): its request (version 0) and the head of its answer, up to sb_magic.
+constexpr int kHandleMountIdUnique = 0x001;          // AT_HANDLE_MNT_ID_UNIQUE
+constexpr long kSysStatmount = 457;                  // the same number on every architecture
+constexpr std::uint64_t kStatmountSuperblock = 0x1;  // STATMOUNT_SB_BASIC
+struct MountIdRequest {
+  std::uint32_t size;
+  std::uint32_t spare;
+  std::uint64_t mnt_id;
+  std::uint64_t param;
+};
+struct MountAnswerHead {
+  std::uint32_t size;
+  std::uint32_t spare;
+  std::uint64_t mask;
+  std::uint32_t sb_dev_major;
+  std::uint32_t sb_dev_minor;
+  std::uint64_t sb_magic;
+};
+
+bool local_magic(std::uint64_t magic) noexcept {
+  return magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC || magic == BTRFS_SUPER_MAGIC ||
+         magic == TMPFS_MAGIC;
+}
+
+// statmount's answer for mount `id`: whether it is local (false where statmount fails).
+bool ask_mount(std::uint64_t id) noexcept {
+  MountIdRequest request{sizeof(MountIdRequest), 0, id, kStatmountSuperblock};
+  alignas(8) std::array<unsigned char, 1024> answer{};  // (512 bytes in Linux 6.8 to 6.18)
+  if (::syscall(kSysStatmount, &request, answer.data(), answer.size(), 0) != 0) return false;
+  MountAnswerHead head;
+  std::memcpy(&head, answer.data(), sizeof head);
+  return (head.mask & kStatmountSuperblock) != 0 && local_magic(head.sb_magic);
+}
+
+// The mounts this thread has asked about, by unique id; the oldest answer makes room.
+struct KnownMounts {
+  static constexpr std::size_t kSize = 8;
+  std::array<std::uint64_t, kSize> ids{};  // 0: no mount
+  std::array<bool, kSize> local{};
+  std::size_t next = 0;
+};
+thread_local KnownMounts known_mounts;
+
 // openat2 with RESOLVE_CACHED (Linux 5.12): fails EAGAIN where the lookup would read a
-// directory from a disk (or leave the kernel's lock-free walk); the descriptor or -1.
+// directory from a disk (or leave the kernel's lock-free walk). The descriptor, or -1.
 int open_resolved_cached(const char* path, std::uint64_t flags) noexcept {
   open_how how{};
   how.flags = flags | O_CLOEXEC;
@@ -30,12 +80,32 @@ bool regular_or_directory(std::filesystem::file_type t) noexcept {
 
 }  // namespace
 
+bool on_local_file_system(int fd) noexcept {
+  // A handle of 0 bytes: the file system's encode_fh only says "too small" (EOVERFLOW), from
+  // memory, and the mount id comes with that answer. A file system that cannot encode handles
+  // (procfs, CIFS, 9p) answers EOPNOTSUPP; a kernel before 6.12, EINVAL.
+  file_handle handle{};
+  std::uint64_t id = 0;
+  if (::syscall(SYS_name_to_handle_at, fd, "", &handle, &id,
+                AT_EMPTY_PATH | kHandleMountIdUnique) != 0 &&
+      errno != EOVERFLOW) {
+    return false;
+  }
+  KnownMounts& known = known_mounts;
+  for (std::size_t i = 0; i < KnownMounts::kSize; ++i) {
+    if (known.ids[i] == id) return known.local[i];
+  }
+  const bool local = ask_mount(id);
+  known.ids[known.next] = id;
+  known.local[known.next] = local;
+  known.next = (known.next + 1) % KnownMounts::kSize;
+  return local;
+}
+
 std::optional<fs::Metadata::Fields> exact_cached_stat(int fd) noexcept {
   struct statx st {};
-  if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS | STATX_MNT_ID,
-              &st) != 0 ||
-      (st.stx_mask & STATX_MNT_ID) == 0 ||  // (Linux 5.8)
-      !is_local_mount(st.stx_mnt_id, makedev(st.stx_dev_major, st.stx_dev_minor))) {
+  if (!on_local_file_system(fd) ||
+      ::statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &st) != 0) {
     return std::nullopt;
   }
   return statx_fields(st);
@@ -50,20 +120,22 @@ std::optional<fs::Metadata::Fields> exact_cached_stat(const char* path, bool fol
   return st;
 }
 
-std::optional<CachedOpen> open_cached(const char* path, int flags) noexcept {
-  if ((flags & (O_CREAT | O_TRUNC)) != 0) return std::nullopt;  // (RESOLVE_CACHED refuses them)
-  const auto before = exact_cached_stat(path, true);
-  if (!before || !regular_or_directory(before->type)) return std::nullopt;
-  // O_NONBLOCK, cleared after: a path made a FIFO since the question opens at once rather than
-  // wait on this thread for its peer (or fails ENXIO); it is then closed, for the slow way.
-  const int fd = open_resolved_cached(path, static_cast<unsigned>(flags) | O_NONBLOCK);
+std::optional<CachedOpen> open_cached(const char* path) noexcept {
+  const auto probed = exact_cached_stat(path, true);
+  if (!probed || !regular_or_directory(probed->type)) return std::nullopt;
+  // The path is looked up again: O_NONBLOCK (cleared after) makes a FIFO put there since the
+  // probe open at once, not wait on this thread for a writer; any file but the probed one is
+  // closed for the slow way.
+  const int fd = open_resolved_cached(path, O_RDONLY | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
-  const auto now = exact_cached_stat(fd);
-  if (!now || !regular_or_directory(now->type) || ::fcntl(fd, F_SETFL, flags) != 0) {
+  struct statx st {};
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &st) != 0 ||
+      st.stx_ino != probed->ino || makedev(st.stx_dev_major, st.stx_dev_minor) != probed->dev ||
+      ::fcntl(fd, F_SETFL, 0) != 0) {
     ::close(fd);
     return std::nullopt;
   }
-  return CachedOpen{fd, *now};
+  return CachedOpen{fd, statx_fields(st)};
 }
 
 }  // namespace spool::detail::fs_ops

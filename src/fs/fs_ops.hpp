@@ -1,6 +1,6 @@
-// The operations spool::fs is made of, one function each. Today each runs its system call
-// on the blocking pool (run_blocking); an io_uring backend replaces a function's body with
-// a submission on the worker's ring and keeps its signature (docs/fs.md, "Paths").
+// The operations spool::fs is made of, one function each, on the paths docs/fs.md describes
+// ("Paths"): what the kernel's caches answer on the polling thread (cached_lookup.hpp), a
+// worker's ring (ring_ops.hpp), else the blocking pool (run_blocking).
 // Results follow io_uring's convention: a value >= 0, or -errno.
 #pragma once
 

@@ -176,7 +176,7 @@ struct OpenOp final : FsOp {
     io_uring_prep_openat(sqe, AT_FDCWD, path.c_str(), flags | O_CLOEXEC, mode);
     // Straight to the kernel's workers: its first, non-blocking try adds O_NONBLOCK, with
     // which a FIFO opens at once (reading) or fails ENXIO (writing) where open(2) waits.
-    // (A cached local file never comes here: open_cached opened it on the polling thread.)
+    // (A cached local file opened to read does not come here: open_cached opens it.)
     io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
   }
   long deliver(int result) noexcept {

@@ -54,7 +54,7 @@ inline fs::Metadata::Fields stat_fields(const struct stat& st) noexcept {
           .accessed = time_of(st.st_atim)};
 }
 
-// The same from a struct statx of STATX_BASIC_STATS (the io_uring backend's stat).
+// The same from a struct statx of STATX_BASIC_STATS (a ring statx, or the kernel's caches).
 inline fs::Metadata::Fields statx_fields(const struct statx& st) noexcept {
   const auto time = [](const statx_timestamp& t) {
     return time_of(timespec{.tv_sec = t.tv_sec, .tv_nsec = t.tv_nsec});

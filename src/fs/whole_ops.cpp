@@ -116,8 +116,8 @@ std::int64_t offset_after(bool regular, std::size_t done) {
 
 // The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
 // a file may grow), until a read comes back short; then the close. `cached`: the metadata
-// open_cached gave, and f a local file that its last owner closes here (such a close waits
-// for nothing); nullopt: the ring opened f, and closes it. Dropped midway, it has done
+// open_cached gave, and f a local file that its last owner closes, on this thread, as a
+// File's drop does; nullopt: the ring opened f, and closes it. Dropped midway, it has done
 // nothing but read.
 Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f,
                                                   std::optional<fs::Metadata::Fields> cached) {
@@ -192,7 +192,7 @@ Task<long> mkdir_all_after(std::filesystem::path path, long r, int depth, bool t
 
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
   auto f = std::make_shared<FsFile>(-1, path, true, false);  // the owner first, as open's
-  if (const auto cached = open_cached(path.c_str(), O_RDONLY)) {
+  if (const auto cached = open_cached(path.c_str())) {
     f->fd.store(cached->fd, std::memory_order_relaxed);
     co_return co_await read_opened(std::move(f), cached->fields);
   }

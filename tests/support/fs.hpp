@@ -69,32 +69,30 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// Whether spool answers the metadata of `path` (and of its open descriptors) from the kernel's
-/// caches, with no ring operation and no pool job: its file system keeps its files' attributes
-/// itself (src/fs/local_mounts.cpp's list) and statx names mounts (Linux 5.8).
-inline bool metadata_from_the_cache(const std::filesystem::path& path) {
+/// Whether spool answers `path` from the kernel's caches (docs/fs.md, path 1): its metadata,
+/// its descriptors' metadata and, for a regular file or a directory, its open for reading and
+/// its whole read. Told apart from src/fs/cached_lookup.cpp's way on purpose (statfs here,
+/// which src must not call): the file system keeps its files' attributes itself; the kernel
+/// names a file's mount without calling into it (Linux 6.12); the path is cached whole.
+inline bool answered_from_the_cache(const std::filesystem::path& path) {
   struct statfs fs {};
   if (::statfs(path.c_str(), &fs) != 0) return false;
   const auto t = static_cast<std::uint64_t>(fs.f_type);
   if (t != EXT4_SUPER_MAGIC && t != XFS_SUPER_MAGIC && t != BTRFS_SUPER_MAGIC && t != TMPFS_MAGIC) {
     return false;
   }
-  struct statx st {};
-  return ::statx(AT_FDCWD, path.c_str(), 0, STATX_MNT_ID, &st) == 0 &&
-         (st.stx_mask & STATX_MNT_ID) != 0;
-}
-
-/// Whether spool also opens `path` there when it is cached, and stats it by path: Linux 5.12
-/// (openat2's RESOLVE_CACHED).
-inline bool opens_from_the_cache(const std::filesystem::path& path) {
-  if (!metadata_from_the_cache(path)) return false;
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
-  how.resolve = RESOLVE_CACHED;
+  how.resolve = RESOLVE_CACHED;  // (Linux 5.12)
   const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
   if (fd < 0) return false;
+  file_handle handle{};
+  std::uint64_t mount = 0;
+  const bool named = ::syscall(SYS_name_to_handle_at, fd, "", &handle, &mount,
+                               AT_EMPTY_PATH | 0x001 /* AT_HANDLE_MNT_ID_UNIQUE, 6.12 */) == -1 &&
+                     errno == EOVERFLOW;
   ::close(static_cast<int>(fd));
-  return true;
+  return named;
 }
 
 /// How many descriptors this process has open (the listing's own one included).

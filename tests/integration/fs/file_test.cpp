@@ -58,9 +58,8 @@ TEST_P(FsFile, WriteAllThenReadBackAtTheFilePosition) {
   // reads ran inline, and on a local file system its path and attributes sat in the kernel's
   // caches (docs/fs.md, path 1).
   if (in_runtime()) {
-    const unsigned open = spool_fs_test::opens_from_the_cache(p) ? 0 : 1;
-    const unsigned metadata = spool_fs_test::metadata_from_the_cache(p) ? 0 : 1;
-    EXPECT_EQ(fs_ops() - ops_before, 5u + open + metadata);
+    const unsigned open_and_metadata = spool_fs_test::answered_from_the_cache(p) ? 0 : 2;
+    EXPECT_EQ(fs_ops() - ops_before, 5u + open_and_metadata);
   }
 }
 
@@ -70,10 +69,11 @@ TEST_P(FsFile, WriteAllThenReadBackAtTheFilePosition) {
 TEST_P(FsFile, ACachedLocalFileIsReadWithNoHop) {
   const auto p = dir() / "a";
   std::ofstream(p) << "cached";
-  if (!spool_fs_test::opens_from_the_cache(p)) {
-    GTEST_SKIP() << "not a local file system, or Linux before 5.12";
+  if (!spool_fs_test::answered_from_the_cache(p)) {
+    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
   }
   const std::uint64_t ops_before = fs_ops();
+  const std::size_t fds_before = spool_fs_test::open_fd_count();
   run([](std::filesystem::path p) -> Task<void> {
     EXPECT_EQ(co_await fs::read_to_string(p), "cached");
     fs::File f = co_await fs::File::open(p);
@@ -86,6 +86,7 @@ TEST_P(FsFile, ACachedLocalFileIsReadWithNoHop) {
   if (in_runtime()) {
     EXPECT_EQ(fs_ops() - ops_before, 0u);
   }
+  EXPECT_EQ(spool_fs_test::open_fd_count(), fds_before) << "a descriptor left open";
 }
 
 TEST_P(FsFile, PositionalCallsLeaveThePositionAlone) {

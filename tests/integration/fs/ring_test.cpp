@@ -96,7 +96,7 @@ TEST(FsRing, EachOperationTheKernelOffersRunsOnTheWorkersRing) {
   EXPECT_EQ(rt->block_on(rt->spawn(task(dir.path()))), "ring");
   const auto after = rt->metrics();
   // (A cached file on a local file system is opened and read on the polling thread.)
-  const unsigned whole_read = spool_fs_test::opens_from_the_cache(dir.path()) ? 0 : 3;
+  const unsigned whole_read = spool_fs_test::answered_from_the_cache(dir.path()) ? 0 : 3;
   EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 15u + whole_read);
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 0u);
   EXPECT_EQ(after.fs_inline_reads - before.fs_inline_reads, 1u);  // read_to_string's bytes
@@ -124,8 +124,8 @@ TEST(FsRing, WholeReadsAndCreateDirAllAreChainsOnTheRing) {
   EXPECT_TRUE(rt->block_on(rt->spawn(task(dir.path(), data))));
   const auto after = rt->metrics();
   // (On a local file system the statx and the whole read come from the kernel's caches.)
-  const unsigned cached = spool_fs_test::opens_from_the_cache(dir.path()) ? 0 : 1;
-  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 5u + 1u + cached * (1u + 3u));
+  const unsigned hops = spool_fs_test::answered_from_the_cache(dir.path()) ? 0 : 1;
+  EXPECT_EQ(after.fs_ring_ops - before.fs_ring_ops, 5u + 1u + hops * (1u + 3u));
   EXPECT_EQ(after.fs_blocking_ops - before.fs_blocking_ops, 1u);
   EXPECT_EQ(after.fs_inline_reads - before.fs_inline_reads, 1u);  // fs::read's bytes
   EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "a" / "b" / "c"));
@@ -150,8 +150,8 @@ TEST(FsRing, ACachedLocalFileOpensOnThePollingThreadAndAFifoOnTheKernelsWorkers)
   SPOOL_URING_RUNTIME(rt, 1);
   const spool_fs_test::TempDir dir;
   std::ofstream(dir.path() / "f") << "file";
-  if (!spool_fs_test::opens_from_the_cache(dir.path() / "f")) {
-    GTEST_SKIP() << "not a local file system, or Linux before 5.12";
+  if (!spool_fs_test::answered_from_the_cache(dir.path() / "f")) {
+    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
   }
   const spool_fs_test::Fifo fifo(true);  // a writer: the reader's open(2) does not wait
   const auto before = rt->metrics();
