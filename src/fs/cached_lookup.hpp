@@ -15,7 +15,8 @@ namespace spool::detail::fs_ops {
 // systems that keep their files' attributes in the kernel. Asked without calling into the
 // file system (whose getattr or statfs may ask a server): its mount's unique id by
 // name_to_handle_at (Linux 6.12), that mount's superblock magic by statmount (6.8), remembered
-// per thread (unique ids are never reused). False where the kernel cannot say.
+// per thread (unique ids are never reused). False where the kernel cannot say; once a kernel
+// lacks these interfaces, no call here tries them again.
 bool on_local_file_system(int fd) noexcept;
 
 // The metadata of open descriptor `fd`, or of `path` (following a last symlink when

@@ -116,9 +116,9 @@ std::int64_t offset_after(bool regular, std::size_t done) {
 
 // The rest of read_file once `f` is open: its bytes, the size a hint (a file in /proc says 0,
 // a file may grow), until a read comes back short; then the close. `cached`: the metadata
-// open_cached gave, and f a local file that its last owner closes, on this thread, as a
-// File's drop does; nullopt: the ring opened f, and closes it. Dropped midway, it has done
-// nothing but read.
+// open_cached gave, and f a local file that its last owner closes, as a File's drop does
+// (this thread, or a pool job that read the rest); nullopt: the ring opened f, and closes
+// it. Dropped midway, it has done nothing but read.
 Task<Outcome<std::vector<std::byte>>> read_opened(std::shared_ptr<FsFile> f,
                                                   std::optional<fs::Metadata::Fields> cached) {
   using Out = Outcome<std::vector<std::byte>>;

@@ -5,7 +5,9 @@
 // and of nothing elsewhere.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -39,8 +41,14 @@ TEST(CachedLookup, LocalFileSystemsAreToldWithoutAskingThem) {
   if (std::filesystem::exists("/dev/shm")) {
     EXPECT_EQ(asked_local("/dev/shm"), spool_fs_test::answered_from_the_cache("/dev/shm"));
   }
-  EXPECT_EQ(asked_local("/proc/self/status"), false);
-  EXPECT_EQ(asked_local("/sys/kernel"), false);
+  EXPECT_EQ(asked_local("/proc/self/status"), false);  // no file handles
+  // cgroup2 has file handles: its mount is asked, and its magic is not a local one.
+  for (const char* cgroup2 : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    struct statfs fs {};
+    if (::statfs(cgroup2, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC) {
+      EXPECT_EQ(asked_local(cgroup2), false) << cgroup2;
+    }
+  }
   EXPECT_FALSE(fs_ops::on_local_file_system(-1));
 }
 
