@@ -172,10 +172,15 @@ Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offse
 }
 
 Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence) {
-  return run_blocking([f = std::move(f), offset, whence]() -> std::int64_t {
+  const int fd = f->descriptor();
+  auto job = [f = std::move(f), offset, whence]() -> std::int64_t {
     const off_t at = ::lseek(f->descriptor(), offset, whence);
     return at < 0 ? -errno : at;
-  });
+  };
+  // On a local file system an lseek waits for nothing (a network one's SEEK_END may ask its
+  // server for the size): it runs here.
+  if (on_local_file_system(fd)) co_return job();
+  co_return co_await run_blocking(std::move(job));
 }
 
 Task<long> truncate(FsFileUse f, std::uint64_t len) {

@@ -54,18 +54,18 @@ TEST_P(FsFile, WriteAllThenReadBackAtTheFilePosition) {
     EXPECT_EQ((co_await r.metadata()).len(), data.size());
   }(p));
   // Each call was one blocking-pool job (the runtimes count them; foreign: no runtime) but the
-  // reads, the open and the metadata: the file's bytes sat in the page cache, so the three
-  // reads ran inline, and on a local file system its path and attributes sat in the kernel's
-  // caches (docs/fs.md, path 1).
+  // reads, the open, the seek and the metadata: the file's bytes sat in the page cache, so the
+  // three reads ran inline, and on a local file system its path and attributes sat in the
+  // kernel's caches, and a seek waits for nothing (docs/fs.md, path 1).
   if (in_runtime()) {
-    const unsigned open_and_metadata = spool_fs_test::answered_from_the_cache(p) ? 0 : 2;
-    EXPECT_EQ(fs_ops() - ops_before, 5u + open_and_metadata);
+    const unsigned open_seek_metadata = spool_fs_test::answered_from_the_cache(p) ? 0 : 3;
+    EXPECT_EQ(fs_ops() - ops_before, 4u + open_seek_metadata);
   }
 }
 
-// A cached file on a local file system is opened, sized, read whole and stat'ed on the polling
-// thread, on every backend and runtime: no blocking-pool job, no ring operation (docs/fs.md,
-// path 1).
+// A cached file on a local file system is opened, sized, read whole, sought and stat'ed on the
+// polling thread, on every backend and runtime: no blocking-pool job, no ring operation
+// (docs/fs.md, path 1).
 TEST_P(FsFile, ACachedLocalFileIsReadWithNoHop) {
   const auto p = dir() / "a";
   std::ofstream(p) << "cached";
@@ -80,6 +80,7 @@ TEST_P(FsFile, ACachedLocalFileIsReadWithNoHop) {
     std::string in(6, '\0');
     EXPECT_EQ(co_await f.read_exact(std::as_writable_bytes(std::span(in))), 6u);
     EXPECT_EQ(in, "cached");
+    EXPECT_EQ(co_await f.seek(-2, fs::SeekFrom::kEnd), 4u);
     EXPECT_EQ((co_await f.metadata()).len(), 6u);
     EXPECT_EQ((co_await fs::symlink_metadata(p)).len(), 6u);
   }(p));
