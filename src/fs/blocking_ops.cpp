@@ -27,7 +27,7 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
                                             bool readable, bool writable) {
   {
     // The owner first, as below: no allocation can fail while a bare descriptor is held.
-    auto f = std::make_shared<FsFile>(-1, path, readable, writable, (flags & O_APPEND) != 0);
+    auto f = std::make_shared<FsFile>(-1, path, readable, writable);
     if (const auto cached = flags == O_RDONLY ? open_cached(path.c_str()) : std::nullopt) {
       f->fd.store(cached->fd, std::memory_order_relaxed);
       co_return Outcome<std::shared_ptr<FsFile>>{0, std::move(f)};
@@ -41,8 +41,7 @@ Task<Outcome<std::shared_ptr<FsFile>>> open(std::filesystem::path path, int flag
   auto job = [path = std::move(path), flags, mode, readable, writable]() mutable {
     // The owner is made first and given the descriptor: a result nobody collects (a dropped
     // Task) closes it, and no allocation can fail while a bare descriptor is held.
-    auto f =
-        std::make_shared<FsFile>(-1, std::move(path), readable, writable, (flags & O_APPEND) != 0);
+    auto f = std::make_shared<FsFile>(-1, std::move(path), readable, writable);
     for (;;) {
       const long fd = sys(::open(f->path.c_str(), flags | O_CLOEXEC, mode));
       if (fd == -EINTR) continue;  // a FIFO's open waits for its peer, and a signal may end it
@@ -122,33 +121,17 @@ Task<long> read(FsFileUse f, std::span<std::byte> buf, std::int64_t offset, bool
 }
 
 Task<long> write(FsFileUse f, std::span<const std::byte> buf, std::int64_t offset, bool all) {
-  // A ring write at the file position that RLIMIT_FSIZE cuts short answers its count but
-  // leaves the position (Linux 6.18), and the next one wrote over the same bytes. So the ring
-  // writes a seekable file not opened to append at the position read here (lseek never
-  // waits), and the position is moved past what it wrote.
-  std::int64_t at = offset;
-  if (offset < 0 && !f->appends) {
-    if (const off_t position = ::lseek(f->descriptor(), 0, SEEK_CUR); position >= 0) at = position;
-  }
   std::size_t done = 0;
-  long error = 0;
   while (done < buf.size()) {
-    const long n =
-        co_await ring::write(f, buf.subspan(done), at < 0 ? -1 : at + static_cast<off_t>(done));
+    const long n = co_await ring::write(f, buf.subspan(done),
+                                        offset < 0 ? -1 : offset + static_cast<off_t>(done));
     if (n == ring::kNotOnRing) break;
     if (n == -EINTR) continue;
-    if (n < 0) {
-      error = n;  // (after a partial write_all too: the error is the news)
-      break;
-    }
+    if (n < 0) co_return n;  // (after a partial write_all too: the error is the news)
     done += static_cast<std::size_t>(n);
-    if (!all) break;
+    if (!all) co_return static_cast<long>(done);
   }
-  if (at >= 0 && offset < 0 && done > 0) {
-    ::lseek(f->descriptor(), at + static_cast<off_t>(done), SEEK_SET);
-  }
-  if (error != 0) co_return error;
-  if (done == buf.size() || (!all && done > 0)) co_return static_cast<long>(done);
+  if (done == buf.size()) co_return static_cast<long>(done);
   buf = buf.subspan(done);
   auto job = [f = std::move(f), data = std::vector<std::byte>(buf.begin(), buf.end()),
               offset = offset < 0 ? offset : offset + static_cast<std::int64_t>(done),

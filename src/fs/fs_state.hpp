@@ -30,13 +30,8 @@ struct FsFile {
   std::filesystem::path path;
   bool readable;
   bool writable;
-  bool appends;  // opened with O_APPEND
-  FsFile(int fd_, std::filesystem::path path_, bool readable_, bool writable_, bool appends_)
-      : fd(fd_),
-        path(std::move(path_)),
-        readable(readable_),
-        writable(writable_),
-        appends(appends_) {}
+  FsFile(int fd_, std::filesystem::path path_, bool readable_, bool writable_)
+      : fd(fd_), path(std::move(path_)), readable(readable_), writable(writable_) {}
   ~FsFile() {
     if (const int d = descriptor(); d >= 0) ::close(d);
   }

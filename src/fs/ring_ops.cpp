@@ -107,17 +107,36 @@ struct ReadOp final : FsOp {
   std::int64_t offset;
 };
 
+// A write at the file position (offset -1) to a seekable file not in append mode is made at
+// the position read when it is submitted, and moves the position past what it wrote when the
+// kernel answers, collected or not (this destructor). Linux (seen on 6.18) answers a ring
+// write at the position whose short first try io_uring retries, and whose retry fails
+// (RLIMIT_FSIZE, ENOSPC, EDQUOT, EIO), with the bytes written but leaves the position, and
+// the next write went over them.
 struct WriteOp final : PlainAnswer {
   static constexpr unsigned kOpcode = IORING_OP_WRITE;
   WriteOp(FsFileUse f, std::span<const std::byte> src, std::int64_t offset)
       : f(std::move(f)), data(src.begin(), src.end()), offset(offset) {}
+  ~WriteOp() override {
+    if (moves_position && completed() && result() > 0) {
+      ::lseek(f->descriptor(), static_cast<off_t>(offset + result()), SEEK_SET);
+    }
+  }
   void prep(io_uring_sqe* sqe) noexcept {
-    io_uring_prep_write(sqe, f->descriptor(), data.data(), static_cast<unsigned>(data.size()),
+    const int fd = f->descriptor();
+    if (offset < 0 && (::fcntl(fd, F_GETFL) & O_APPEND) == 0) {
+      if (const off_t at = ::lseek(fd, 0, SEEK_CUR); at >= 0) {  // (a pipe: ESPIPE)
+        offset = at;
+        moves_position = true;
+      }
+    }
+    io_uring_prep_write(sqe, fd, data.data(), static_cast<unsigned>(data.size()),
                         static_cast<std::uint64_t>(offset));
   }
   FsFileUse f;
   std::vector<std::byte> data;
   std::int64_t offset;
+  bool moves_position = false;
 };
 
 struct SyncOp final : PlainAnswer {

@@ -191,7 +191,7 @@ Task<long> mkdir_all_after(std::filesystem::path path, long r, int depth, bool t
 }  // namespace
 
 Task<Outcome<std::vector<std::byte>>> read_file(std::string path) {
-  auto f = std::make_shared<FsFile>(-1, path, true, false, false);  // the owner first, as open's
+  auto f = std::make_shared<FsFile>(-1, path, true, false);  // the owner first, as open's
   if (const auto cached = open_cached(path.c_str())) {
     f->fd.store(cached->fd, std::memory_order_relaxed);
     co_return co_await read_opened(std::move(f), cached->fields);

@@ -63,20 +63,20 @@ class SPOOL_API OpenOptions {
 /// Where File::seek counts from.
 enum class SeekFrom { kStart, kCurrent, kEnd };
 
-/// An open file. Each call is a Task that runs its system calls on the runtime's blocking
-/// pool (outside every runtime, on a thread of its own: docs/fs.md), so no worker ever
-/// blocks on the disk. Reads and writes go through a buffer of the call's own: a Task
-/// dropped before it ends leaves its call running to the end on the pool, harmlessly (the
-/// bytes it read are lost; a write still happens), and `buf` only has to outlive the Task
-/// while it is awaited. Errors are std::system_error naming the call and the file's path
-/// ("spool::fs::File::read \"/x\": ..."). Each Task shares the open file: it may outlive
-/// the File that made it. Misuse is refused with a clear error: a read of a
-/// file opened without read access, or a write without write access, throws
-/// std::system_error EBADF saying so; any call on a closed, moved-from or default File
-/// throws std::logic_error. Move-only; the descriptor closes when the last of the File and
-/// its running calls lets it go. Calls on one File may run at once (the kernel orders
-/// them), but reads and writes at the file position then interleave as they land: use
-/// read_at / write_at for concurrent access.
+/// An open file. Each call is a Task that answers from the kernel's caches where they hold the
+/// answer, else runs its system calls on the worker's io_uring or the runtime's blocking pool
+/// (outside every runtime, on a thread of its own: docs/fs.md), so no worker ever blocks on the
+/// disk. Reads and writes go through a buffer of the call's own: a Task dropped before it ends
+/// leaves its call running to the end, harmlessly (the bytes it read are lost; a write still
+/// happens, and moves the position), and `buf` only has to outlive the Task while it is
+/// awaited. Errors are std::system_error naming the call and the file's path
+/// ("spool::fs::File::read \"/x\": ..."). Each Task shares the open file: it may outlive the
+/// File that made it. Misuse is refused with a clear error: a read of a file opened without
+/// read access, or a write without write access, throws std::system_error EBADF saying so; any
+/// call on a closed, moved-from or default File throws std::logic_error. Move-only; the
+/// descriptor closes when the last of the File and its running calls lets it go. Calls on one
+/// File may run at once, but reads and writes at the file position then interleave as they
+/// land, and two may use the same position: use read_at / write_at for concurrent access.
 class SPOOL_API File {
  public:
   /// No file: every call throws std::logic_error.
