@@ -107,36 +107,42 @@ struct ReadOp final : FsOp {
   std::int64_t offset;
 };
 
-// A write at the file position (offset -1) to a seekable file not in append mode is made at
-// the position read when it is submitted, and moves the position past what it wrote when the
-// kernel answers, collected or not (this destructor). Linux (seen on 6.18) answers a ring
-// write at the position whose short first try io_uring retries, and whose retry fails
-// (RLIMIT_FSIZE, ENOSPC, EDQUOT, EIO), with the bytes written but leaves the position, and
-// the next write went over them.
-struct WriteOp final : PlainAnswer {
+// Linux (seen on 6.18) answers a ring write at the file position whose short first try
+// io_uring retries, and whose retry fails (RLIMIT_FSIZE, ENOSPC, EDQUOT, EIO), with the bytes
+// written but leaves the position, and the next write at the position went over them. So a
+// write at the position (offset -1) to a seekable file not in append mode notes the position
+// as it is submitted, and an answer of n > 0 bytes that finds it still there moves it n bytes
+// on: when delivered, before the waiter goes on, or at the reap of an answer nobody collects.
+struct WriteOp final : FsOp {
   static constexpr unsigned kOpcode = IORING_OP_WRITE;
   WriteOp(FsFileUse f, std::span<const std::byte> src, std::int64_t offset)
       : f(std::move(f)), data(src.begin(), src.end()), offset(offset) {}
   ~WriteOp() override {
-    if (moves_position && completed() && result() > 0) {
-      ::lseek(f->descriptor(), static_cast<off_t>(offset + result()), SEEK_SET);
-    }
+    if (completed()) mend_position(result());
   }
   void prep(io_uring_sqe* sqe) noexcept {
     const int fd = f->descriptor();
     if (offset < 0 && (::fcntl(fd, F_GETFL) & O_APPEND) == 0) {
-      if (const off_t at = ::lseek(fd, 0, SEEK_CUR); at >= 0) {  // (a pipe: ESPIPE)
-        offset = at;
-        moves_position = true;
-      }
+      position_before = ::lseek(fd, 0, SEEK_CUR);  // (-1 for a pipe: nothing to mend)
     }
     io_uring_prep_write(sqe, fd, data.data(), static_cast<unsigned>(data.size()),
                         static_cast<std::uint64_t>(offset));
   }
+  long deliver(int result) noexcept {
+    mend_position(result);
+    return result;
+  }
+  void mend_position(int result) noexcept {
+    const int fd = f->descriptor();
+    if (position_before >= 0 && result > 0 && ::lseek(fd, 0, SEEK_CUR) == position_before) {
+      ::lseek(fd, position_before + result, SEEK_SET);
+    }
+    position_before = -1;  // once
+  }
   FsFileUse f;
   std::vector<std::byte> data;
   std::int64_t offset;
-  bool moves_position = false;
+  off_t position_before = -1;
 };
 
 struct SyncOp final : PlainAnswer {

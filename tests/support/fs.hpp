@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -101,6 +103,37 @@ inline bool answered_from_the_cache(const std::filesystem::path& path) {
   alignas(8) unsigned char answer[1024];
   return named && ::syscall(457, &request, answer, sizeof answer, 0) == 0;
 }
+
+/// RLIMIT_FSIZE at `limit` bytes with SIGXFSZ ignored (it kills the process otherwise), both
+/// restored at the end of the scope, whatever ends it.
+class FileSizeLimitGuard {
+ public:
+  explicit FileSizeLimitGuard(rlim_t limit) {
+    if (::getrlimit(RLIMIT_FSIZE, &old_) != 0)
+      throw std::system_error(errno, std::generic_category());
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    if (::sigaction(SIGXFSZ, &ignore, &old_action_) != 0) {
+      throw std::system_error(errno, std::generic_category());
+    }
+    rlimit small = old_;
+    small.rlim_cur = limit;
+    if (::setrlimit(RLIMIT_FSIZE, &small) != 0) {
+      ::sigaction(SIGXFSZ, &old_action_, nullptr);
+      throw std::system_error(errno, std::generic_category());
+    }
+  }
+  ~FileSizeLimitGuard() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    ::sigaction(SIGXFSZ, &old_action_, nullptr);
+  }
+  FileSizeLimitGuard(const FileSizeLimitGuard&) = delete;
+  FileSizeLimitGuard& operator=(const FileSizeLimitGuard&) = delete;
+
+ private:
+  rlimit old_{};
+  struct sigaction old_action_ {};
+};
 
 /// How many descriptors this process has open (the listing's own one included).
 inline std::size_t open_fd_count() {

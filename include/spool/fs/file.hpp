@@ -98,8 +98,8 @@ class SPOOL_API File {
   /// Options to open a file with (OpenOptions().read(true)...).
   static OpenOptions options() noexcept { return {}; }
 
-  /// A read or write dropped while pending still runs on the blocking pool: spool::codec's
-  /// framed types refuse a File for that reason (spool::PendingIoOutlivesDrop).
+  /// A read or write dropped while pending still runs (on the blocking pool or the ring):
+  /// spool::codec's framed types refuse a File for that reason (spool::PendingIoOutlivesDrop).
   using pending_io_outlives_drop = void;
 
   /// Reads what one read(2) gives into `buf` at the file position: the count, 0 at the end.

@@ -184,37 +184,6 @@ TEST_P(FsOps, NoSpaceLeftOnDevice) {
                         ENOSPC, "spool::fs::File::write_all \"/dev/full\"");
 }
 
-// RLIMIT_FSIZE at `limit` bytes with SIGXFSZ ignored (it kills the process otherwise), both
-// restored at the end of the scope, whatever ends it.
-class FileSizeLimitGuard {
- public:
-  explicit FileSizeLimitGuard(rlim_t limit) {
-    if (::getrlimit(RLIMIT_FSIZE, &old_) != 0)
-      throw std::system_error(errno, std::generic_category());
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    if (::sigaction(SIGXFSZ, &ignore, &old_action_) != 0) {
-      throw std::system_error(errno, std::generic_category());
-    }
-    rlimit small = old_;
-    small.rlim_cur = limit;
-    if (::setrlimit(RLIMIT_FSIZE, &small) != 0) {
-      ::sigaction(SIGXFSZ, &old_action_, nullptr);
-      throw std::system_error(errno, std::generic_category());
-    }
-  }
-  ~FileSizeLimitGuard() {
-    ::setrlimit(RLIMIT_FSIZE, &old_);
-    ::sigaction(SIGXFSZ, &old_action_, nullptr);
-  }
-  FileSizeLimitGuard(const FileSizeLimitGuard&) = delete;
-  FileSizeLimitGuard& operator=(const FileSizeLimitGuard&) = delete;
-
- private:
-  rlimit old_{};
-  struct sigaction old_action_ {};
-};
-
 // A File's write_all at its position under the limit: the error, and the position after it.
 Task<std::pair<int, std::uint64_t>> write_all_past_the_limit(std::filesystem::path p) {
   fs::File f = co_await fs::File::create(p);
@@ -236,7 +205,7 @@ TEST_P(FsOps, FileSizeLimit) {
   const auto at_position = dir() / "at_position";
   std::pair<int, std::uint64_t> at_position_result;
   {
-    const FileSizeLimitGuard limit(4096);
+    const spool_fs_test::FileSizeLimitGuard limit(4096);
     SPOOL_EXPECT_FS_ERROR(run(fs::write(p, pattern(10'000))), EFBIG, "spool::fs::write " + q(p));
     at_position_result = run(write_all_past_the_limit(at_position));
   }
