@@ -77,9 +77,7 @@ void expect_fields_of(const std::optional<spool::fs::Metadata::Fields>& got,
 
 TEST(CachedLookup, MetadataFromTheCachesIsStats) {
   const spool_fs_test::TempDir dir;
-  if (!spool_fs_test::answered_from_the_cache(dir.path())) {
-    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
-  }
+  SPOOL_SKIP_UNLESS_ANSWERED_FROM_THE_CACHE(dir.path());
   const std::filesystem::path file = dir.path() / "f";
   std::ofstream(file) << "1234567";
   const std::filesystem::path link = dir.path() / "link";
@@ -112,9 +110,7 @@ TEST(CachedLookup, ProcfsMetadataIsNotFromTheCaches) {
 
 TEST(CachedLookup, OnlyACachedLocalRegularFileOrDirectoryOpensThere) {
   const spool_fs_test::TempDir dir;
-  if (!spool_fs_test::answered_from_the_cache(dir.path())) {
-    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
-  }
+  SPOOL_SKIP_UNLESS_ANSWERED_FROM_THE_CACHE(dir.path());
   const std::filesystem::path file = dir.path() / "f";
   std::ofstream(file) << "f";
   const spool_fs_test::Fifo fifo(false);

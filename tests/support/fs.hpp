@@ -104,6 +104,11 @@ inline bool answered_from_the_cache(const std::filesystem::path& path) {
   return named && ::syscall(457, &request, answer, sizeof answer, 0) == 0;
 }
 
+/// Skips the test unless spool answers `path` from the kernel's caches (above).
+#define SPOOL_SKIP_UNLESS_ANSWERED_FROM_THE_CACHE(path) \
+  if (!spool_fs_test::answered_from_the_cache(path))    \
+  GTEST_SKIP() << "not a local file system, or Linux before 6.12: " << (path)
+
 /// RLIMIT_FSIZE at `limit` bytes with SIGXFSZ ignored (it kills the process otherwise), both
 /// restored at the end of the scope, whatever ends it.
 class FileSizeLimitGuard {

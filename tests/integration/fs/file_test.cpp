@@ -69,9 +69,7 @@ TEST_P(FsFile, WriteAllThenReadBackAtTheFilePosition) {
 TEST_P(FsFile, ACachedLocalFileIsReadWithNoHop) {
   const auto p = dir() / "a";
   std::ofstream(p) << "cached";
-  if (!spool_fs_test::answered_from_the_cache(p)) {
-    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
-  }
+  SPOOL_SKIP_UNLESS_ANSWERED_FROM_THE_CACHE(p);
   const std::uint64_t ops_before = fs_ops();
   const std::size_t fds_before = spool_fs_test::open_fd_count();
   run([](std::filesystem::path p) -> Task<void> {

@@ -150,9 +150,7 @@ TEST(FsRing, ACachedLocalFileOpensOnThePollingThreadAndAFifoOnTheKernelsWorkers)
   SPOOL_URING_RUNTIME(rt, 1);
   const spool_fs_test::TempDir dir;
   std::ofstream(dir.path() / "f") << "file";
-  if (!spool_fs_test::answered_from_the_cache(dir.path() / "f")) {
-    GTEST_SKIP() << "not a local file system, or Linux before 6.12";
-  }
+  SPOOL_SKIP_UNLESS_ANSWERED_FROM_THE_CACHE(dir.path() / "f");
   const spool_fs_test::Fifo fifo(true);  // a writer: the reader's open(2) does not wait
   const auto before = rt->metrics();
   auto task = [](std::filesystem::path d, std::filesystem::path fifo) -> Task<std::vector<int>> {
