@@ -160,8 +160,9 @@ Task<std::int64_t> seek(FsFileUse f, std::int64_t offset, int whence) {
     const off_t at = ::lseek(f->descriptor(), offset, whence);
     return at < 0 ? -errno : at;
   };
-  // On a local file system an lseek waits for nothing (a network one's SEEK_END may ask its
-  // server for the size): it runs here.
+  // On a local file system an lseek reads no disk and asks no server (a network one's
+  // SEEK_END may ask for the size): it runs here, waiting at most for the position lock that
+  // a call at the position on another thread holds (docs/fs.md, path 1).
   if (on_local_file_system(fd)) co_return job();
   co_return co_await run_blocking(std::move(job));
 }
