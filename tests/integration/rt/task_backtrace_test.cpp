@@ -249,9 +249,10 @@ TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsItsWakerClonesAndDrops) {
   EXPECT_EQ(first->wakers, 1u);
   EXPECT_EQ(first->waker_clones, 3u);
   EXPECT_EQ(first->waker_drops, 2u);
-  std::optional<spool::Waker> w = std::move(*leaf.kept);
+  ASSERT_TRUE(leaf.kept->has_value());
+  spool::Waker w = std::move(**leaf.kept);
   leaf.kept->reset();
-  std::move(*w).wake();  // by value: its reference goes with the wake
+  std::move(w).wake();  // by value: its reference goes with the wake
   std::optional<TaskSnapshot> second = idle_after(2);
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->wakers, 1u);
