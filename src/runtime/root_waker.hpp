@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,9 +34,12 @@ class RootWaker {
   // Where the block_on thread parks while it does not drive a runtime.
   ThreadParker& parker() noexcept { return own_; }
   // Parks the block_on thread (in `reactor` if not null: the reactor a polled future
-  // installed) until wake() was called; returns at once if it already was.
+  // installed; else after spinning a few microseconds for the wake) until wake() was
+  // called; returns at once if it already was.
   void wait(const std::shared_ptr<ReactorHook>& reactor) {
-    while (!woken.exchange(false, std::memory_order_acquire)) own_.park_in(reactor);
+    while (!woken.exchange(false, std::memory_order_acquire)) {
+      if (reactor || !spin_for_wake()) own_.park_in(reactor);
+    }
   }
 
   // Set by wake(), consumed (exchange false, acquire) by the block_on thread before each
@@ -43,6 +47,29 @@ class RootWaker {
   std::atomic<bool> woken{false};
 
  private:
+  // Whether a wake came within a few microseconds. A thread that waits for the workers'
+  // tasks (a JoinHandle, a channel) is often woken that soon, by a worker that finishes
+  // the next one; caught while spinning, the wake finds the parker unparked and makes no
+  // futex call, and this thread neither sleeps nor waits to be scheduled again (W3: a
+  // third of the workers' time went to futex wakes of the block_on thread). Bounded in
+  // time, not in turns: a pause takes 3 ns on some CPUs and 40 on others.
+  bool spin_for_wake() const noexcept {
+    const auto until = std::chrono::steady_clock::now() + kSpinFor;
+    do {
+      for (int i = 0; i < 16; ++i) {
+        // Relaxed: a hint; wait()'s exchange acquires what the waker wrote.
+        if (woken.load(std::memory_order_relaxed)) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+      }
+    } while (std::chrono::steady_clock::now() < until);
+    return false;
+  }
+  static constexpr std::chrono::microseconds kSpinFor{3};
+
   ThreadParker own_;
   std::shared_ptr<ThreadParker> runtime_parker_;
 };
