@@ -1,8 +1,6 @@
 // The waker of a block_on's root future.
 #pragma once
 
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -13,6 +11,7 @@
 #include "driver/thread_parker.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
@@ -54,11 +53,9 @@ class RootWaker {
 
  private:
   // Whether a wake came within a few microseconds. A thread waiting for the workers' tasks
-  // is often woken that soon; a wake caught here finds the parker unparked, so neither side
-  // makes a futex call (W3: over a quarter of the workers' time went to those). Bounded in
-  // time, not in turns (a pause takes 3 ns on some CPUs, 40 on others); every 16 pauses the
-  // CPU is offered to the thread that will wake this one, if it waits for it (with more
-  // threads than CPUs, W3 fell to its slow mode in 3 runs of 9 without, 1 of 9 with).
+  // is often woken that soon, and a wake caught here finds the parker unparked: neither side
+  // makes a futex call. Bounded in time (a pause takes 3 ns on some CPUs, 40 on others);
+  // every 16 pauses the CPU goes to the waker, should it be waiting for this one's CPU.
   bool spin_for_wake() const noexcept {
     const auto until = std::chrono::steady_clock::now() + kSpinFor;
     do {
@@ -71,7 +68,7 @@ class RootWaker {
         __asm__ __volatile__("yield");
 #endif
       }
-      sched_yield();
+      spin_pause();
     } while (std::chrono::steady_clock::now() < until);
     return false;
   }
