@@ -23,9 +23,9 @@ static_assert(kCoopCancelledBit == kCancelled && kCoopNotifiedBit == kNotified,
 
 namespace {
 
-// Task ids: unique, for dump() and debugging. Each thread takes blocks of ids from the
-// global counter (relaxed: only uniqueness matters), so spawning threads do not share a
-// cache line per spawn.
+// Task ids: unique, for dump() and debugging, and what places a task in the owned-task list
+// (OwnedTasks::shard_of). Each thread takes blocks of ids from the global counter (relaxed:
+// only uniqueness matters), so spawning threads do not share a cache line per spawn.
 std::atomic<std::uint64_t> next_id_block{1};
 constexpr std::uint64_t kIdBlock = 1024;
 thread_local std::uint64_t next_id = 0;
