@@ -386,9 +386,9 @@ class Handle {
   /// Every live task (spawned, not yet finished or cancelled): its id, name, channel, spawn
   /// location, state, counts and, if it is idle, where it waits and how many wakers it has
   /// left (read while the task is held idle: a wake or an abort meanwhile delays its next
-  /// poll or its cancel until the read ends, and a runtime thread runs it). Gathered shard
-  /// by shard, so it is not one instant's picture; a spawn or completion meanwhile may or
-  /// may not show.
+  /// poll or its cancel until the read ends, and a runtime thread runs it). In id order (one
+  /// thread's spawns in spawn order). Gathered shard by shard, so it is not one instant's
+  /// picture; a spawn or completion meanwhile may or may not show.
   std::vector<TaskSnapshot> tasks() const { return detail::runtime_tasks(rt()); }
 
   // Every member throws std::logic_error on a moved-from Handle.

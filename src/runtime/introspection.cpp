@@ -1,5 +1,6 @@
 // What a runtime says about its live tasks: Runtime::tasks()' snapshots and Runtime::dump()'s
 // text, both read from the owned-task list, with the backtraces of the idle ones.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -113,6 +114,9 @@ std::vector<TaskSnapshot> RuntimeShared::tasks() {
       held.push_back(&t);  // first: a push that throws leaves no reference behind
       ref_inc(t);
     });
+    // In id order (each thread's spawn order), not the list's shard by shard.
+    std::sort(held.begin(), held.end(),
+              [](const TaskHeader* a, const TaskHeader* b) { return a->id < b->id; });
     all.reserve(held.size());
     for (TaskHeader*& t : held) {
       TaskSnapshot& snap = all.emplace_back(snapshot_of(*t));
