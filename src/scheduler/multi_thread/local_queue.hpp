@@ -38,6 +38,8 @@ class LocalQueue {
   static constexpr std::uint32_t kMask = Capacity - 1;
 
  public:
+  static constexpr std::size_t kCapacity = Capacity;  // slots in the ring
+
   // Owner only. Appends `task`; when the ring is full, moves half of it plus `task` to
   // `inject` (which must accept them, or they are dropped via drop_ref on close).
   template <class DropRef>

@@ -24,7 +24,10 @@ std::uint64_t next_random(std::uint64_t& s) noexcept {
 TaskHeader* MultiThread::next_from_inject(Core& core, std::uint16_t channel) {
   InjectQueue& inject = queues_.inject(channel);
   if (inject.is_empty()) return nullptr;
-  constexpr std::size_t kMaxBatch = 64;
+  // Up to half the ring, as tokio (the other half takes what the batch spawns). Yielded
+  // tasks rejoin at a maintenance tick behind the rest of the batch, so on a worker busy
+  // with them the batch sets how many outside tasks run per round of theirs.
+  constexpr std::size_t kMaxBatch = LocalQueue<>::kCapacity / 2;
   std::size_t share = std::min(kMaxBatch, inject.len() / num_workers_ + 1);
   TaskHeader* batch[kMaxBatch];
   std::size_t n = inject.pop_n(batch, share);
