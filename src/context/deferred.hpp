@@ -4,6 +4,7 @@
 // only it can requeue a spool task.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "context/thread_local_scope.hpp"
@@ -23,14 +24,15 @@ class DeferredWakes {
   void push_task(TaskHeader* task) { tasks_.push_back(task); }
   bool empty() const noexcept { return wakers_.empty() && tasks_.empty(); }
 
-  // Hands every entry out: on_task(TaskHeader*) for each task (scheduling only queues a
-  // task, so the list cannot grow meanwhile; it keeps its capacity, so steady-state yields
-  // allocate nothing), then on_waker(Waker&&) for each foreign waker, taken out of the list
-  // first since it runs arbitrary code. True if there was any entry.
-  template <class OnTask, class OnWaker>
-  bool drain(OnTask on_task, OnWaker on_waker) {
+  // Hands every entry out: on_tasks(std::span<TaskHeader* const>) with the tasks, in the
+  // order they yielded (scheduling only queues a task, so the list cannot grow meanwhile;
+  // it keeps its capacity, so steady-state yields allocate nothing), then on_waker(Waker&&)
+  // for each foreign waker, taken out of the list first since it runs arbitrary code. True
+  // if there was any entry.
+  template <class OnTasks, class OnWaker>
+  bool drain(OnTasks on_tasks, OnWaker on_waker) {
     if (empty()) return false;
-    for (TaskHeader* t : tasks_) on_task(t);
+    if (!tasks_.empty()) on_tasks(std::span<TaskHeader* const>(tasks_));
     tasks_.clear();
     std::vector<Waker> wakers;
     wakers.swap(wakers_);

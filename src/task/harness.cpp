@@ -317,18 +317,27 @@ void submit_woken(TaskHeader* t, bool is_yield) noexcept {
 }
 
 bool wake_deferred(DeferredWakes& list) {
-  return list.drain([](TaskHeader* t) { t->scheduler->schedule(t, true); },
-                    [](Waker&& w) {
-                      const RawWaker& raw = w.as_raw();
-                      if (raw.vtable != &task_waker_vtable) {
-                        std::move(w).wake();
-                        return;
-                      }
-                      auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
-                      if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit)
-                        submit_woken(t, true);
-                      // `w` keeps its reference: dropped when it goes out of scope.
-                    });
+  return list.drain(
+      [](std::span<TaskHeader* const> tasks) {
+        // Each run of one scheduler's tasks to that scheduler in one call.
+        while (!tasks.empty()) {
+          Scheduler* s = tasks.front()->scheduler;
+          std::size_t n = 1;
+          while (n < tasks.size() && tasks[n]->scheduler == s) ++n;
+          s->schedule_yielded(tasks.first(n));
+          tasks = tasks.subspan(n);
+        }
+      },
+      [](Waker&& w) {
+        const RawWaker& raw = w.as_raw();
+        if (raw.vtable != &task_waker_vtable) {
+          std::move(w).wake();
+          return;
+        }
+        auto* t = static_cast<TaskHeader*>(const_cast<void*>(raw.data));
+        if (transition_to_notified_by_ref(*t) == WakeResult::kSubmit) submit_woken(t, true);
+        // `w` keeps its reference: dropped when it goes out of scope.
+      });
 }
 
 // --- JoinHandle operations (spool/detail/join.hpp) ---

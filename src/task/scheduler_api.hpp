@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 
 namespace spool::detail {
@@ -19,6 +20,11 @@ class Scheduler {
   // Unless on one of the runtime's threads, the caller holds another reference until this
   // returns: that is what keeps the scheduler alive meanwhile (TaskHeader::scheduler_pin).
   virtual void schedule(TaskHeader* task, bool is_yield) noexcept = 0;
+  // schedule(task, true) for each of `tasks`, in order: tasks that yielded, drained from a
+  // thread's deferred list. A scheduler may queue them in one go.
+  virtual void schedule_yielded(std::span<TaskHeader* const> tasks) noexcept {
+    for (TaskHeader* t : tasks) schedule(t, true);
+  }
   // Takes `task`'s queue entry back if it is still queued where it may wait a long time (a
   // blocking call behind busy pool threads); true: the caller owns the entry's reference.
   virtual bool take_queued(TaskHeader*) noexcept { return false; }

@@ -86,6 +86,32 @@ TEST_F(LocalQueueTest, OverflowIntoAClosedSinkDropsTheBatch) {
   EXPECT_EQ(q.len(), 2u);
 }
 
+TEST_F(LocalQueueTest, PushManyAppendsInOrderBehindWhatIsQueued) {
+  Queue q;
+  push(q, 0);
+  EXPECT_EQ(q.pop()->id, 0);  // head and tail off slot 0: the batch wraps around the ring
+  push(q, 1);
+  Item* batch[] = {&items[2], &items[3], &items[4]};
+  q.push_back_many(batch, 3, sink, [this](Item* t) { dropped.push_back(t->id); });
+  EXPECT_EQ(q.len(), 4u);
+  for (int i = 1; i <= 4; ++i) EXPECT_EQ(q.pop()->id, i);
+  EXPECT_EQ(q.pop(), nullptr);
+  EXPECT_TRUE(sink.ids.empty());
+}
+
+TEST_F(LocalQueueTest, PushManyOverflowsWhatDoesNotFit) {
+  Queue q;
+  push(q, 0);
+  push(q, 1);
+  Item* batch[] = {&items[2], &items[3], &items[4], &items[5]};
+  // 2 and 3 fill the ring; 4 overflows with the oldest half (0, 1); 5 takes a freed slot.
+  q.push_back_many(batch, 4, sink, [this](Item* t) { dropped.push_back(t->id); });
+  EXPECT_EQ(sink.ids, (std::vector<int>{0, 1, 4}));
+  for (int i : {2, 3, 5}) EXPECT_EQ(q.pop()->id, i);
+  EXPECT_EQ(q.pop(), nullptr);
+  EXPECT_TRUE(dropped.empty());
+}
+
 TEST_F(LocalQueueTest, StealTakesHalfAndReturnsOne) {
   Queue victim;
   Queue thief;

@@ -4,10 +4,10 @@
 // stolen (into the stealer's queue, then popped or returned by steal_into), or moved to the
 // overflow sink — and whoever takes it sees what the pusher wrote before pushing it.
 //
-// Threads: the owner pushes 6 items (overflowing when the stealer is slow) and pops between
-// pushes and at the end; the stealer steals twice and drains what it stole. Each item's
-// payload is a Relacy var: reading it without a happens-before edge from the push is
-// reported as a data race.
+// Threads: the owner pushes 3 items, pops one, pushes 3 more in one push_back_many (part of
+// it overflowing when the stealer is slow) and pops the rest; the stealer steals twice and
+// drains what it stole. Each item's payload is a Relacy var: reading it without a
+// happens-before edge from the push is reported as a data race.
 #include <cstdint>
 
 #include "model/run_model.hpp"
@@ -16,6 +16,7 @@
 namespace {
 
 constexpr int kItems = 6;
+constexpr int kSinglePushes = 3;  // then one push_back_many of the rest
 constexpr int kThreads = 2;
 
 struct Item {
@@ -59,13 +60,17 @@ struct LocalQueueModel : rl::test_suite<LocalQueueModel, kThreads> {
   void thread(unsigned index) {
     if (index == 0) {
       auto drop = [](Item*) { RL_ASSERT(false); };  // the sink never refuses
-      for (int i = 0; i < kItems; ++i) {
+      for (int i = 0; i < kSinglePushes; ++i) {
         items[i].payload($) = i + 1;
         owner_queue.push_back_or_overflow(&items[i], sink, drop);
-        if (i == 2) {
-          if (Item* t = owner_queue.pop()) take(0, t);
-        }
       }
+      if (Item* t = owner_queue.pop()) take(0, t);
+      Item* rest[kItems - kSinglePushes];
+      for (int i = kSinglePushes; i < kItems; ++i) {
+        items[i].payload($) = i + 1;
+        rest[i - kSinglePushes] = &items[i];
+      }
+      owner_queue.push_back_many(rest, kItems - kSinglePushes, sink, drop);
       while (Item* t = owner_queue.pop()) take(0, t);
     } else {
       for (int round = 0; round < 2; ++round) {

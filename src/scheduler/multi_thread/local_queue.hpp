@@ -2,6 +2,7 @@
 // and that other workers steal half of.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +63,22 @@ class LocalQueue {
       if (push_overflow(task, real, tail, inject, drop_ref)) return;
       // Lost a race with a stealer: there is room now, retry.
     }
+  }
+
+  // Owner only. Appends items[0..n) in order: those that fit are published by one release
+  // store of tail_ (as push_back_or_overflow's, the acquire of head_ pairing with a
+  // stealer's final CAS), the rest go through push_back_or_overflow.
+  template <class DropRef>
+  void push_back_many(const Item* items, std::size_t n, Overflow& inject,
+                      DropRef drop_ref) noexcept {
+    const std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+    const std::uint32_t steal = unpack_steal(head_.load(std::memory_order_acquire));
+    const std::size_t fit = std::min<std::size_t>(n, Capacity - (tail - steal));
+    for (std::size_t i = 0; i < fit; ++i) {
+      slots_[(tail + i) & kMask].store(items[i], std::memory_order_relaxed);
+    }
+    if (fit > 0) tail_.store(tail + static_cast<std::uint32_t>(fit), std::memory_order_release);
+    for (std::size_t i = fit; i < n; ++i) push_back_or_overflow(items[i], inject, drop_ref);
   }
 
   // Owner only. The oldest item, or Item{} when empty.

@@ -5,12 +5,34 @@
 
 namespace spool::detail {
 
+inline bool MultiThread::tell_of_local_push(Core& core) noexcept {
+  if (core.is_searching) return true;  // a searcher finds it
+  if (core.batching_notify) {
+    core.notify_after_batch = true;  // one notification for the whole batch
+    return true;
+  }
+  return notify_parked(Idle::Published::kLocalQueue);
+}
+
 void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
   if (has_levels_) {
     schedule_with(Picker<true>(queues_), t, is_yield);
   } else {
     schedule_with(Picker<false>(queues_), t, is_yield);
   }
+}
+
+void MultiThread::schedule_yielded(std::span<TaskHeader* const> tasks) noexcept {
+  WorkerContext* ctx = current_worker;
+  if (has_levels_ || ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+    // Levels: each task has its channel and is counted into its level; off this worker:
+    // the inject queue.
+    for (TaskHeader* t : tasks) schedule(t, true);
+    return;
+  }
+  Core& core = *ctx->core;
+  core.queues[0].push_back_many(tasks.data(), tasks.size(), queues_.inject(0), drop_ref);
+  (void)tell_of_local_push(core);
 }
 
 template <class Picker>
@@ -44,12 +66,7 @@ void MultiThread::push_local(Core& core, TaskHeader* t) noexcept {
   const std::uint16_t channel = picker.channel_of(t);  // (t may be stolen and gone once queued)
   picker.count(t, 1);
   core.queues[channel].push_back_or_overflow(t, queues_.inject(channel), drop_ref);
-  if (core.is_searching) return;  // a searcher finds it
-  if (core.batching_notify) {
-    core.notify_after_batch = true;  // one notification for the whole batch
-    return;
-  }
-  if (!notify_parked(Idle::Published::kLocalQueue)) picker.queued_unseen(channel);
+  if (!tell_of_local_push(core)) picker.queued_unseen(channel);
 }
 
 template <class Picker>
