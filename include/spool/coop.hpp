@@ -20,6 +20,7 @@ SPOOL_API bool yield_requested() noexcept;
 // Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
 // yield_now); elsewhere at once.
 SPOOL_API void defer_wake(const Waker& waker);
+class YieldAwaiter;
 }  // namespace detail
 
 /// A future that is pending once, then ready: the task goes behind every other runnable
@@ -37,6 +38,7 @@ class YieldNow {
   }
 
  private:
+  friend class detail::YieldAwaiter;  // its poll, inlined where a Task awaits it
   bool yielded_ = false;
 };
 /// Yields the current task once. See YieldNow.

@@ -242,6 +242,45 @@ TEST(Task, WakeDuringPollThroughATaskCausesExactlyOneMorePoll) {
   EXPECT_EQ(polls, 4);
 }
 
+Task<void> yield_twice(spool::YieldNow& y, int& resumed) {
+  co_await y;
+  ++resumed;
+  co_await y;  // the same object again: already yielded, ready
+  ++resumed;
+}
+
+// spool::yield_now() awaited in a Task (an awaiter of its own, not a polled leaf) keeps
+// YieldNow's contract: pending once with its waker woken (off a runtime: at once), then ready.
+TEST(Task, YieldNowIsPendingOnceWithAWakeThenReady) {
+  CountingWaker cw;
+  Waker w = cw.waker();
+  Context cx(w);
+  auto task = []() -> Task<int> {
+    co_await spool::yield_now();
+    co_return 7;
+  }();
+  EXPECT_FALSE(task.poll(cx).is_ready());
+  EXPECT_EQ(cw.counts().total_wakes(), 1);
+  auto second = task.poll(cx);
+  ASSERT_TRUE(second.is_ready());
+  EXPECT_EQ(std::move(second).value(), 7);
+  EXPECT_EQ(cw.counts().total_wakes(), 1);
+}
+
+TEST(Task, AYieldNowAwaitedAgainIsReadyAtOnce) {
+  CountingWaker cw;
+  Waker w = cw.waker();
+  Context cx(w);
+  spool::YieldNow y;
+  int resumed = 0;
+  auto task = yield_twice(y, resumed);
+  EXPECT_FALSE(task.poll(cx).is_ready());
+  EXPECT_EQ(resumed, 0);
+  EXPECT_TRUE(task.poll(cx).is_ready());
+  EXPECT_EQ(resumed, 2);
+  EXPECT_EQ(cw.counts().total_wakes(), 1);
+}
+
 // ---- a Task is a Future ---------------------------------------------------------------------
 
 static_assert(spool::Future<Task<int>>);
