@@ -1,8 +1,10 @@
-// Cooperative scheduling: the per-poll budget, yield_now and consume_budget.
+// Cooperative scheduling: the per-poll budget, yield_now (spool/core/yield.hpp) and
+// consume_budget.
 #pragma once
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/core/yield.hpp"
 
 namespace spool {
 
@@ -17,32 +19,7 @@ SPOOL_API bool coop_poll_proceed(Context& cx) noexcept;
 // docs/levels.md), it was cancelled (JoinHandle::abort, or its runtime shutting down), or it
 // was woken during this poll (a future around the loop has something to say).
 SPOOL_API bool yield_requested() noexcept;
-// Wakes `waker` later: on a runtime thread, once the thread has run its other work (see
-// yield_now); elsewhere at once.
-SPOOL_API void defer_wake(const Waker& waker);
-class YieldAwaiter;
 }  // namespace detail
-
-/// A future that is pending once, then ready: the task goes behind every other runnable
-/// task. On a runtime thread its wake-up is deferred until the worker has run the rest of
-/// its queue (or reached its next maintenance tick), so that tasks queued elsewhere — the
-/// inject queue, other workers — also get their turn. `co_await spool::yield_now();`
-class YieldNow {
- public:
-  /// Pending on the first poll, ready on the next.
-  Poll<void> poll(Context& cx) {
-    if (yielded_) return Poll<void>::ready();
-    yielded_ = true;
-    detail::defer_wake(cx.waker());
-    return pending;
-  }
-
- private:
-  friend class detail::YieldAwaiter;  // its poll, inlined where a Task awaits it
-  bool yielded_ = false;
-};
-/// Yields the current task once. See YieldNow.
-inline YieldNow yield_now() { return {}; }
 
 /// A future that spends one unit of the task's cooperative budget: ready at once while
 /// budget remains, else it yields. Put it in loops whose other awaits are always ready,

@@ -21,7 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "spool/coop.hpp"
 #include "spool/core/backtrace.hpp"
 #include "spool/core/context.hpp"
 #include "spool/core/frame_prefix.hpp"
@@ -29,6 +28,7 @@
 #include "spool/core/poll.hpp"
 #include "spool/core/task_chain.hpp"
 #include "spool/core/task_errors.hpp"
+#include "spool/core/yield.hpp"
 
 namespace spool {
 
@@ -58,37 +58,6 @@ std::coroutine_handle<TaskPromise<T>> take_for_spawn(Task<T>& task);
 // combinator the Task is a child of, or null).
 template <class T, class Sink>
 bool poll_task_into(Task<T>& task, Sink&& sink, Context& cx, const TaskPromiseBase* awaiting);
-
-// Awaits yield_now() in a Task: YieldNow's poll, inlined into the awaiting coroutine (the
-// first poll defers the wake and is pending; the leaf's next poll is ready at once).
-class YieldAwaiter : PendingLeaf {
- public:
-  YieldAwaiter(YieldNow& y, TaskChain& chain) noexcept
-      : PendingLeaf{&ready_at_once, &kKind}, yield_(y), chain_(chain) {}
-  YieldAwaiter(const YieldAwaiter&) = delete;
-  YieldAwaiter& operator=(const YieldAwaiter&) = delete;
-
-  bool await_ready() {
-    if (yield_.yielded_) return true;  // an lvalue YieldNow awaited again
-    yield_.yielded_ = true;
-    defer_wake(chain_.cx->waker());
-    return false;
-  }
-  template <class P>
-  void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    chain_.leaf = this;
-    chain_.after_leaf = awaiting;
-    chain_.leaf_awaiter = &awaiting.promise();
-  }
-  void await_resume() const noexcept {}
-
- private:
-  static bool ready_at_once(PendingLeaf*, Context&) noexcept { return true; }
-  static constexpr LeafKind kKind{&typeid(YieldNow), nullptr};
-
-  YieldNow& yield_;
-  TaskChain& chain_;
-};
 
 // Runs the chain whose outermost coroutine is `top` (promise `p`) with `cx`: first the
 // pending leaf, if any, then resumes coroutines until the chain waits on a leaf again
@@ -158,6 +127,8 @@ class TaskPromiseBase {
     if constexpr (std::is_same_v<Plain, BacktraceRequest>) {
       return BacktraceAwaiter{*this};
     } else if constexpr (std::is_same_v<Plain, YieldNow>) {
+      static_assert(!std::is_const_v<std::remove_reference_t<A>>,
+                    "co_await of a const future: polling changes it; await a non-const one");
       return YieldAwaiter(awaited, *chain_);
     } else if constexpr (is_task_v<Plain>) {
       static_assert(!std::is_const_v<std::remove_reference_t<A>>,
@@ -352,9 +323,7 @@ class FutureAwaiter : PendingLeaf {
   bool await_ready() { return poll_into_result(*chain_.cx); }
   template <class P>
   void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    chain_.leaf = this;
-    chain_.after_leaf = awaiting;
-    chain_.leaf_awaiter = &awaiting.promise();
+    chain_.wait_on(this, awaiting);
   }
   Output await_resume() {
     if (error_) std::rethrow_exception(error_);

@@ -87,6 +87,15 @@ struct TaskChain {
   // at each suspension, read only while `leaf` is set (no initial store at creation).
   const TaskPromiseBase* leaf_awaiter;
   std::coroutine_handle<> next;  // resumed next by the loop in Task::poll
+
+  // The chain stops: it waits for `pending` (polled at the next Task::poll), then resumes
+  // `awaiting` (P: its promise type, a TaskPromiseBase).
+  template <class P>
+  void wait_on(PendingLeaf* pending, std::coroutine_handle<P> awaiting) noexcept {
+    leaf = pending;
+    after_leaf = awaiting;
+    leaf_awaiter = &awaiting.promise();
+  }
 };
 
 // An awaitable that runs its coroutine inside the awaiting chain instead of being polled as

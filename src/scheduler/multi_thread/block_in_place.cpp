@@ -9,11 +9,11 @@
 namespace spool::detail {
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {
-  WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+  if (held_core(this) == nullptr) {
     fn();  // a blocking-pool thread, or a block_on thread: blocking is fine here
     return;
   }
+  WorkerContext* ctx = current_worker;
   // Hand the core (local queue, LIFO slot) to a new thread, which runs the worker loop
   // while this thread blocks. This thread finishes the current poll without a core.
   // (The pool thread keeps the runtime alive, and is marked as its thread.)
@@ -49,15 +49,15 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
 }
 
 void MultiThread::block_off_core(const std::function<void()>& fn) {
-  WorkerContext* ctx = current_worker;
-  if (ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+  Core* core = held_core(this);
+  if (core == nullptr) {
     fn();
     return;
   }
   // Tasks that yielded wait in this thread's deferred list, which would block with it.
-  if (DeferredWakes* d = current_deferred()) requeue_deferred(*ctx->core, *d);
-  const WorkerShared& w = *workers_[ctx->core->index];
-  if (ctx->core->lifo != nullptr || has_local_work(w) || !w.forks.is_empty()) {
+  if (DeferredWakes* d = current_deferred()) requeue_deferred(*core, *d);
+  const WorkerShared& w = *workers_[core->index];
+  if (core->lifo != nullptr || has_local_work(w) || !w.forks.is_empty()) {
     block_in_place(fn);
   } else {
     end_this_thread_ring();  // (as block_in_place)

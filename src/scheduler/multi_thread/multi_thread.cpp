@@ -162,8 +162,9 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
 }
 
 bool MultiThread::requeue_deferred(Core& core, DeferredWakes& deferred) {
-  // The tasks go back into this worker's queue one by one; a parked worker is told once,
-  // after the last (a notification reads the shared idle word with an RMW).
+  // The tasks go back into this worker's queue (in one push without levels); a parked
+  // worker is told once, after the last (a notification reads the shared idle word with an
+  // RMW).
   struct Batch {
     Core& core;
     explicit Batch(Core& c) : core(c) { core.batching_notify = true; }

@@ -91,7 +91,7 @@ class MultiThread final : public Scheduler {
   // close_and_stop, which the caller must then call.
   void start(const std::weak_ptr<void>& owner);
   void schedule(TaskHeader* task, bool is_yield) noexcept override;
-  // On the worker that drains its deferred list, without levels: one push for them all.
+  // On a worker holding its core, without levels: one push for them all.
   void schedule_yielded(std::span<TaskHeader* const> tasks) noexcept override;
   // fork_push's side here (notify_fork_thieves): a push into an empty deque wakes a parked
   // worker to steal.
@@ -183,8 +183,8 @@ class MultiThread final : public Scheduler {
   template <class Picker>
   [[gnu::noinline]] void push_local(Core& core, TaskHeader* task) noexcept;
   // After a push onto core's local queue: tells a parked worker, unless a searcher (core's
-  // own) will find the task or the batch being requeued tells one at its end. False if it
-  // woke none.
+  // own) will find the task or the batch being requeued tells one at its end. False if no
+  // worker was woken nor will be told.
   bool tell_of_local_push(Core& core) noexcept;
   // schedule from any other thread: into the inject queue of the task's channel.
   template <class Picker>

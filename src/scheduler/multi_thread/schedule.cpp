@@ -23,16 +23,15 @@ void MultiThread::schedule(TaskHeader* t, bool is_yield) noexcept {
 }
 
 void MultiThread::schedule_yielded(std::span<TaskHeader* const> tasks) noexcept {
-  WorkerContext* ctx = current_worker;
-  if (has_levels_ || ctx == nullptr || ctx->scheduler != this || ctx->core == nullptr) {
+  Core* core = held_core(this);
+  if (has_levels_ || core == nullptr) {
     // Levels: each task has its channel and is counted into its level; off this worker:
     // the inject queue.
-    for (TaskHeader* t : tasks) schedule(t, true);
+    Scheduler::schedule_yielded(tasks);
     return;
   }
-  Core& core = *ctx->core;
-  core.queues[0].push_back_many(tasks.data(), tasks.size(), queues_.inject(0), drop_ref);
-  (void)tell_of_local_push(core);
+  core->queues[0].push_back_many(tasks.data(), tasks.size(), queues_.inject(0), drop_ref);
+  (void)tell_of_local_push(*core);
 }
 
 template <class Picker>
@@ -41,9 +40,8 @@ void MultiThread::schedule_with(Picker picker, TaskHeader* t, bool is_yield) noe
     push_edf(t);
     return;
   }
-  WorkerContext* ctx = current_worker;
-  if (ctx != nullptr && ctx->scheduler == this && ctx->core != nullptr) {
-    schedule_local(picker, *ctx->core, t, is_yield);
+  if (Core* core = held_core(this)) {
+    schedule_local(picker, *core, t, is_yield);
     return;
   }
   schedule_remote<Picker>(t);

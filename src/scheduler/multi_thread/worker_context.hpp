@@ -20,4 +20,11 @@ struct WorkerContext {
 // (constinit: other files read it without a TLS wrapper call.)
 extern constinit thread_local WorkerContext* current_worker;
 
+// The core this thread holds as a worker of `scheduler`, or null (another thread, another
+// runtime's worker, or a worker whose core block_in_place handed away).
+inline Core* held_core(const MultiThread* scheduler) noexcept {
+  const WorkerContext* ctx = current_worker;
+  return ctx != nullptr && ctx->scheduler == scheduler ? ctx->core : nullptr;
+}
+
 }  // namespace spool::detail

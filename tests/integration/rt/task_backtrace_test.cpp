@@ -174,6 +174,22 @@ TEST_P(TaskBacktraceAnyFlavor, TheAskingTaskIsListedRunningWithout) {
   EXPECT_TRUE(wait(rt, std::move(h)));
 }
 
+// A task that yielded is listed waiting on spool::YieldNow (a Task's co_await of it has an
+// awaiter of its own, which keeps the leaf's type). On a current-thread runtime the asking
+// task runs while the yielder waits in the thread's deferred list.
+TEST(TaskBacktrace, ATaskThatYieldedWaitsOnYieldNow) {
+  auto rt = spool::Builder::current_thread().build();
+  auto yielder = rt.spawn([]() -> Task<void> { co_await spool::yield_now(); }());
+  auto asking = rt.spawn([](spool::Runtime* rt, std::uint64_t id) -> Task<std::string> {
+    for (const TaskSnapshot& s : rt->tasks()) {
+      if (s.id == id) co_return s.waiting_on;
+    }
+    co_return "not listed";
+  }(&rt, yielder.id()));
+  EXPECT_EQ(rt.block_on(std::move(asking)), "spool::YieldNow");
+  rt.block_on(std::move(yielder));
+}
+
 // The lost-waker count: a leaf that keeps its waker leaves one, a leaf that drops it (returns
 // pending without storing it) none: nothing can wake that task. An AbortHandle counts too.
 TEST_P(TaskBacktraceAnyFlavor, AnIdleTaskCountsTheWakersThatCouldWakeIt) {
