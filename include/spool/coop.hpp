@@ -9,22 +9,18 @@
 namespace spool {
 
 namespace detail {
-// Spends one unit of the running task's budget. When it is spent, a yield was requested or
-// the task was cancelled, wakes cx's waker and returns false: the caller returns pending so
-// the task yields to the rest (or is cancelled). Outside a runtime task (plain block_on) the
-// budget is unlimited.
+// Spends one unit of the running task's budget; false (cx's waker woken) when it is spent,
+// a yield was requested or the task was cancelled: the caller returns pending. Unlimited
+// outside a runtime task.
 SPOOL_API bool coop_poll_proceed(Context& cx) noexcept;
-// True if the task polled on this thread should end its poll: the scheduler asked it to
-// yield (a task of a higher priority level waits and no idle worker can take it;
-// docs/levels.md), it was cancelled (JoinHandle::abort, or its runtime shutting down), or it
-// was woken during this poll (a future around the loop has something to say).
+// True if the polled task should end its poll: asked to yield (docs/levels.md), cancelled,
+// or woken during this poll.
 SPOOL_API bool yield_requested() noexcept;
 }  // namespace detail
 
-/// A future that spends one unit of the task's cooperative budget: ready at once while
-/// budget remains, else it yields. Put it in loops whose other awaits are always ready,
-/// so that they cannot starve sibling tasks. Like every cooperative point, it is pending at
-/// once when the task was cancelled (abort, or a shutdown): the task is then dropped.
+/// Spends one unit of the task's cooperative budget: ready while budget remains, else it
+/// yields (and it is pending once the task is cancelled). For loops whose other awaits are
+/// always ready, so that they cannot starve sibling tasks.
 class ConsumeBudget {
  public:
   /// Ready when budget remains; pending (and woken) when it is spent.
@@ -36,24 +32,13 @@ class ConsumeBudget {
 /// Spends one unit of the task's budget. See ConsumeBudget.
 inline ConsumeBudget consume_budget() { return {}; }
 
-/// A future that is ready at once unless the scheduler asked the running task to yield (a
-/// task of a higher priority level waits and no idle worker can take it; docs/levels.md):
-/// then it is pending once, and the task goes back to its channel behind the waiting work.
-/// For CPU-bound loops without other awaits: `co_await spool::yield_if_requested();`. The
-/// budget check of every spool leaf (consume_budget, channels, timers...) honours the same
-/// request on its own. It is also a cancellation point: once the task is cancelled
-/// (JoinHandle::abort, or its runtime shutting down) it is pending, and the task is dropped
-/// at the end of this poll — so a CPU-bound loop that awaits nothing else can be stopped.
-/// And it yields once the task was woken during this poll (on a multi-thread runtime, say,
-/// the timer of a `select(spool::sleep(d), loop)` fired on another worker), so that the
-/// future that woke it is polled. (`timeout` polls its future before it arms its timer:
-/// around a loop that never yields it arms nothing; put the sleep first in a `select`.) (A
-/// current-thread runtime's one thread fires no timer while it is inside the loop: there,
-/// `consume_budget` yields every 128 points.)
+/// Ready at once unless the running task should give way: a higher level's task waits
+/// (docs/levels.md), the task was cancelled, or it was woken during this poll (e.g. by the
+/// timer of a `select` around it). Then it is pending once. For CPU-bound loops with no
+/// other await: `co_await spool::yield_if_requested();` (docs/levels.md has the details).
 class YieldIfRequested {
  public:
-  /// Ready, unless a yield was requested (or the task cancelled or woken) and this future
-  /// has not yielded yet.
+  /// Ready, unless the task should give way and this future has not yielded yet.
   Poll<void> poll(Context& cx) noexcept {
     if (yielded_ || !detail::yield_requested()) return Poll<void>::ready();
     yielded_ = true;

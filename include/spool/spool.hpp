@@ -17,6 +17,7 @@
 #include "spool/core/reactor_hook.hpp"
 #include "spool/core/task.hpp"
 #include "spool/core/waker.hpp"
+#include "spool/core/yield.hpp"
 #include "spool/fork.hpp"
 #include "spool/from_callback.hpp"
 #include "spool/fs.hpp"

@@ -1,6 +1,6 @@
 #include "context/deferred.hpp"
 
-#include "spool/coop.hpp"
+#include "spool/core/yield.hpp"
 
 namespace spool::detail {
 

@@ -323,7 +323,7 @@ class FutureAwaiter : PendingLeaf {
   bool await_ready() { return poll_into_result(*chain_.cx); }
   template <class P>
   void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    chain_.wait_on(this, awaiting);
+    chain_.wait_on(this, awaiting, awaiting.promise());
   }
   Output await_resume() {
     if (error_) std::rethrow_exception(error_);

@@ -89,12 +89,12 @@ struct TaskChain {
   std::coroutine_handle<> next;  // resumed next by the loop in Task::poll
 
   // The chain stops: it waits for `pending` (polled at the next Task::poll), then resumes
-  // `awaiting` (P: its promise type, a TaskPromiseBase).
-  template <class P>
-  void wait_on(PendingLeaf* pending, std::coroutine_handle<P> awaiting) noexcept {
+  // `awaiting`, whose promise is `awaiting_promise`.
+  void wait_on(PendingLeaf* pending, std::coroutine_handle<> awaiting,
+               const TaskPromiseBase& awaiting_promise) noexcept {
     leaf = pending;
     after_leaf = awaiting;
-    leaf_awaiter = &awaiting.promise();
+    leaf_awaiter = &awaiting_promise;
   }
 };
 

@@ -1,5 +1,5 @@
 // yield_now: a future that is pending once (its task goes behind the other runnable work),
-// then ready; and the awaiter a Task's co_await of it uses instead of the generic leaf.
+// then ready; and its awaiter in a Task or Generator, in place of the generic leaf.
 #pragma once
 
 #include <coroutine>
@@ -31,8 +31,9 @@ class YieldNow {
   }
 
  private:
-  friend class detail::YieldAwaiter;  // a Task's co_await: the same step, in place
-  // True if it yielded already; else defers `waker`'s wake and is pending from now.
+  friend class detail::YieldAwaiter;  // co_await in a Task or Generator: the same step
+  // True if it yielded already; else defers `waker`'s wake and returns false (pending this
+  // once, ready from then on).
   bool ready_or_defer(const Waker& waker) {
     if (yielded_) return true;
     yielded_ = true;
@@ -47,8 +48,8 @@ inline YieldNow yield_now() { return {}; }
 
 namespace detail {
 
-// Awaits yield_now() in a Task: YieldNow's poll, inlined into the awaiting coroutine (the
-// first poll defers the wake and is pending; the leaf's next poll is ready at once).
+// Awaits yield_now() in a Task or Generator: YieldNow's poll, inlined into the awaiting coroutine
+// (the first poll defers the wake and is pending; the leaf's next poll is ready at once).
 class YieldAwaiter : PendingLeaf {
  public:
   YieldAwaiter(YieldNow& y, TaskChain& chain) noexcept
@@ -59,7 +60,7 @@ class YieldAwaiter : PendingLeaf {
   bool await_ready() { return yield_.ready_or_defer(chain_.cx->waker()); }
   template <class P>
   void await_suspend(std::coroutine_handle<P> awaiting) noexcept {
-    chain_.wait_on(this, awaiting);
+    chain_.wait_on(this, awaiting, awaiting.promise());
   }
   void await_resume() const noexcept {}
 

@@ -137,9 +137,7 @@ class GeneratorPromise : public TaskPromiseBase, private PendingLeaf {
     if (run_polled(Handle::from_promise(*this), *chain.cx, GeneratorPhase::kAsLeaf)) return true;
     poll_fn = &poll_as_leaf;
     kind = &kLeafKind;
-    chain.leaf = this;
-    chain.after_leaf = awaiting;
-    chain.leaf_awaiter = &ap;
+    chain.wait_on(this, awaiting, ap);
     return false;
   }
   static constexpr LeafKind kLeafKind{&typeid(GeneratorPromise), nullptr};
