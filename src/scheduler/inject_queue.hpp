@@ -4,16 +4,16 @@
 #include <cstddef>
 #include <mutex>
 
-#include "scheduler/task_fifo.hpp"
+#include "scheduler/block_fifo.hpp"
 #include "spool/detail/atomic.hpp"
 #include "spool/detail/spin_lock.hpp"
 #include "task/header.hpp"
 
 namespace spool::detail {
 
-// An intrusive FIFO (TaskFifo, through TaskHeader::queue_next) under a spin lock (its critical
-// sections are a few pointer writes). Each entry owns the task's notification reference.
-// After close(), pushes are refused.
+// A FIFO of task pointers (BlockFifo) under a spin lock: its critical sections copy a few
+// cache lines of pointers and never touch a task. Each entry owns the task's notification
+// reference. After close(), pushes are refused.
 class InjectQueue {
  public:
   // Appends; false when closed (the caller keeps the reference and must drop it).
@@ -32,20 +32,15 @@ class InjectQueue {
     return true;
   }
   TaskHeader* pop() noexcept {
-    if (is_empty()) return nullptr;
-    std::lock_guard lock(mutex_);
-    return pop_locked();
+    TaskHeader* t = nullptr;
+    pop_n(&t, 1);
+    return t;
   }
   // Moves up to `max` tasks into `out`; returns how many.
   std::size_t pop_n(TaskHeader** out, std::size_t max) noexcept {
     if (is_empty()) return 0;
     std::lock_guard lock(mutex_);
-    std::size_t n = 0;
-    while (n < max) {
-      TaskHeader* t = fifo_.pop_front();
-      if (!t) break;
-      out[n++] = t;
-    }
+    std::size_t n = fifo_.pop_front(out, max);
     publish_len();
     return n;
   }
@@ -70,19 +65,18 @@ class InjectQueue {
     fifo_.push_back(t);
     publish_len();
   }
-  TaskHeader* pop_locked() noexcept {
-    TaskHeader* t = fifo_.pop_front();
-    if (t) publish_len();
-    return t;
-  }
 
+  // Pointer blocks for up to ~129,000 queued tasks (1 MiB); more link through their headers.
+  static constexpr std::size_t kMaxBlocks = 1024;
+
+  // The lock, the length and the FIFO's indices share a cache line: every push and pop moves it.
   SpinLock mutex_;
-  TaskFifo fifo_;        // guarded by mutex_
   bool closed_ = false;  // guarded by mutex_
   // The number of queued tasks. Written only under mutex_ (publish_len: a seq_cst store of
   // the FIFO's length), read without it: seq_cst in is_empty (the
   // Dekker pairing described there, with Idle's seq_cst RMWs), relaxed in len (a hint).
   Atomic<std::size_t> len_{0};
+  BlockFifo<TaskHeader, &TaskHeader::queue_next> fifo_{kMaxBlocks};  // guarded by mutex_
 };
 
 }  // namespace spool::detail

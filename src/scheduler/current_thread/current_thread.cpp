@@ -92,7 +92,7 @@ void CurrentThread::release_core() noexcept {
 }
 
 void CurrentThread::close_local() noexcept {
-  for (TaskFifo& fifo : local_) {
+  for (auto& fifo : local_) {
     while (TaskHeader* t = fifo.pop_front()) {
       queues_.count(t, -1);
       drop_task_refs(t);

@@ -15,10 +15,10 @@
 #include "context/deferred.hpp"
 #include "driver/driver.hpp"
 #include "driver/thread_parker.hpp"
+#include "scheduler/intrusive_fifo.hpp"
 #include "scheduler/levels.hpp"
 #include "scheduler/picker.hpp"
 #include "scheduler/run_queues.hpp"
-#include "scheduler/task_fifo.hpp"
 #include "spool/core/context.hpp"
 #include "spool/detail/runtime_config.hpp"
 #include "spool/metrics.hpp"
@@ -111,7 +111,7 @@ class CurrentThread final : public Scheduler {
   RunQueues queues_;
   // Schedules from the thread with the core, one per channel; only it touches them (the
   // core_taken_ acquire/release pair hands them over, with tick_, cursor_, local_closed_).
-  std::vector<TaskFifo> local_;
+  std::vector<IntrusiveFifo<TaskHeader, &TaskHeader::queue_next>> local_;
   std::uint32_t tick_ = 0;
   LevelCursor cursor_;
   // Set by the shutdown's drain: later local schedules drop their notification at once.
