@@ -62,11 +62,7 @@ class RootWaker {
       for (int i = 0; i < 16; ++i) {
         // Relaxed: a hint; wait()'s exchange acquires what the waker wrote.
         if (woken.load(std::memory_order_relaxed)) return true;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
+        cpu_relax();
       }
       spin_pause();
     } while (std::chrono::steady_clock::now() < until);

@@ -41,6 +41,17 @@
 
 namespace spool::detail {
 
+/// One turn of a loop that spins on another core's store for a short while: tells the CPU
+/// (x86 `pause`, Arm `yield`), which then neither floods the memory pipeline nor mispredicts
+/// the loop's exit.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 #ifndef SPOOL_MODEL_CHECK
 
 /// The atomic type of the lock-free core: std::atomic<T> itself. Same thread-safety as

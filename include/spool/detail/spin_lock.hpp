@@ -6,13 +6,14 @@
 #include <atomic>
 
 #include "spool/config.hpp"
+#include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
 /// Meets the Lockable requirements (std::lock_guard works). Uncontended, it costs one
 /// exchange to lock and one store to unlock, where a pthread mutex costs several times
-/// that. Under contention it spins on a plain load, then yields the CPU, so a preempted
-/// holder is not fought for a whole time slice.
+/// that. Under contention it spins on a plain load, relaxing the CPU each turn, then yields
+/// the CPU, so a preempted holder is not fought for a whole time slice.
 class SpinLock {
  public:
   void lock() noexcept {
@@ -28,7 +29,11 @@ class SpinLock {
   [[gnu::noinline]] void lock_contended() noexcept {
     for (int spins = 0;; ++spins) {
       while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) sched_yield();
+        if (++spins > 64) {
+          sched_yield();
+        } else {
+          cpu_relax();
+        }
       }
       if (!locked_.exchange(true, std::memory_order_acquire)) return;  // acquire: as in lock
     }
