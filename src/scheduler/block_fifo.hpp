@@ -3,7 +3,8 @@
 // taker load each item's link instead: one cache miss per task another core just spawned, all
 // under the queue's lock (a sixth of W1's time went there).
 // Past `max_blocks` blocks, or when no block can be allocated, items queue through their own link
-// (`Next`) instead, so that pushing never fails; FIFO order holds across the two.
+// (`Next`) instead, so that pushing never fails; later pushes link too until the queue has
+// drained, so FIFO order holds across the two.
 // Not synchronised: the inject queue's lock guards it.
 #pragma once
 
@@ -31,13 +32,14 @@ class BlockFifo {
   }
 
   void push_back(T* item) noexcept {
-    // Once one item took the links, later ones follow it there until it has drained.
-    if (linked_.empty() && (tail_end_ < kSlotsPerBlock || add_block())) {
+    // Once one item took the links, later ones follow it there until they have drained.
+    if (in_blocks_ == len_ && (tail_end_ < kSlotsPerBlock || add_block())) {
       tail_->slots[tail_end_++] = item;
       ++in_blocks_;
     } else {
       linked_.push_back(item);
     }
+    ++len_;
   }
 
   // Moves up to `max` items, oldest first, into `out`; returns how many.
@@ -53,13 +55,15 @@ class BlockFifo {
       if (head_begin_ == end) retire_head();
     }
     for (; n < max; ++n) {
-      out[n] = linked_.pop_front();
-      if (!out[n]) break;
+      T* t = linked_.pop_front();
+      if (!t) break;
+      out[n] = t;
     }
+    len_ -= n;
     return n;
   }
 
-  std::size_t len() const noexcept { return in_blocks_ + linked_.len(); }
+  std::size_t len() const noexcept { return len_; }
   // Blocks in the chain (the spares aside): at most max_blocks.
   std::size_t blocks() const noexcept { return blocks_; }
 
@@ -114,12 +118,15 @@ class BlockFifo {
     while (b) delete std::exchange(b, b->next);
   }
 
+  // First what every push and pop touches (48 bytes: with the inject queue's lock and length,
+  // one cache line), then what only a new block or the links do.
   Block* head_ = nullptr;  // the oldest items; non-empty unless it is also tail_
   Block* tail_ = nullptr;
   std::size_t head_begin_ = 0;  // the oldest item's slot in head_
   // One past the newest item's slot in tail_; full (no tail_ yet) makes the first push add one.
   std::size_t tail_end_ = kSlotsPerBlock;
   std::size_t in_blocks_ = 0;
+  std::size_t len_ = 0;  // in_blocks_ and the linked ones
   IntrusiveFifo<T, Next> linked_;
   Block* spare_ = nullptr;
   std::size_t blocks_ = 0;

@@ -66,10 +66,11 @@ class InjectQueue {
     publish_len();
   }
 
-  // Pointer blocks for up to ~129,000 queued tasks (1 MiB); more link through their headers.
+  // Pointer blocks for up to ~130,000 queued tasks (1 MiB); more link through their headers.
   static constexpr std::size_t kMaxBlocks = 1024;
 
-  // The lock, the length and the FIFO's indices share a cache line: every push and pop moves it.
+  // The lock, the length and the FIFO's indices share a cache line (BlockFifo's layout), the one
+  // line every push and pop moves.
   SpinLock mutex_;
   bool closed_ = false;  // guarded by mutex_
   // The number of queued tasks. Written only under mutex_ (publish_len: a seq_cst store of

@@ -73,6 +73,7 @@ TEST_F(BlockFifoTest, InterleavedPushesAndPopsStayInOrder) {
     pushed = to;
     const std::size_t n = f.pop_front(out, 7);
     for (std::size_t i = 0; i < n; ++i) popped.push_back(out[i]->id);
+    ASSERT_EQ(f.len(), pushed - popped.size());
   }
   for (int id : drain(f, 7)) popped.push_back(id);
   EXPECT_EQ(popped, range(0, static_cast<int>(items.size())));
@@ -84,15 +85,19 @@ TEST_F(BlockFifoTest, PastMaxBlocksItemsTakeTheirLinksAndStayInOrder) {
   EXPECT_EQ(f.blocks(), 1u);
   EXPECT_EQ(f.len(), kSlots + 3);
   EXPECT_EQ(items[kSlots].next, &items[kSlots + 1]);  // linked through the items
-  // Room again in the block: later pushes still queue behind the linked ones.
-  Item* out[10];
-  ASSERT_EQ(f.pop_front(out, 10), 10u);
-  push(f, kSlots + 3, kSlots + 6);
-  EXPECT_EQ(drain(f, 4), range(10, static_cast<int>(kSlots) + 6));
+  // The block empties while 3 are still linked: later pushes still queue behind them.
+  std::vector<Item*> out(kSlots);
+  ASSERT_EQ(f.pop_front(out.data(), kSlots), kSlots);
+  EXPECT_EQ(f.len(), 3u);
+  push(f, kSlots + 3, kSlots + 5);
+  EXPECT_EQ(f.len(), 5u);
+  EXPECT_EQ(drain(f, 4), range(static_cast<int>(kSlots), static_cast<int>(kSlots) + 5));
+  EXPECT_EQ(f.len(), 0u);
   // Drained, the block takes pushes again: no links.
-  push(f, kSlots, kSlots + 2);
-  EXPECT_EQ(items[kSlots].next, nullptr);
-  EXPECT_EQ(drain(f, 4), range(static_cast<int>(kSlots), static_cast<int>(kSlots) + 2));
+  push(f, 0, 2);
+  EXPECT_EQ(items[0].next, nullptr);
+  EXPECT_EQ(f.blocks(), 1u);
+  EXPECT_EQ(drain(f, 4), range(0, 2));
 }
 
 TEST_F(BlockFifoTest, DrainedBlocksAreLetGoDownToOne) {
@@ -109,6 +114,21 @@ TEST_F(BlockFifoTest, DrainedBlocksAreLetGoDownToOne) {
   EXPECT_EQ(f.blocks(), 3u);
   EXPECT_NE(items[3 * kSlots].next, nullptr);
   EXPECT_EQ(drain(f, 64), range(0, static_cast<int>(4 * kSlots)));
+}
+
+// Spare blocks come back unlinked: a reused spare still pointing at the other spare would
+// put that block in the chain twice, which the destructor frees twice (ASan reports it).
+TEST_F(BlockFifoTest, AReusedSpareBlockIsUnlinkedFromTheOthers) {
+  {
+    Fifo f(4);
+    push(f, 0, 3 * kSlots);
+    EXPECT_EQ(drain(f, 64).size(), 3 * kSlots);  // two blocks become spares
+    push(f, 0, kSlots + 1);                      // the tail, then a spare
+    EXPECT_EQ(f.blocks(), 2u);
+    EXPECT_EQ(drain(f, 64), range(0, static_cast<int>(kSlots) + 1));
+    push(f, 0, kSlots + 1);  // the new tail, then the other spare: left for the destructor
+    EXPECT_EQ(f.len(), kSlots + 1);
+  }
 }
 
 }  // namespace

@@ -42,8 +42,9 @@
 namespace spool::detail {
 
 /// One turn of a loop that spins on another core's store for a short while: tells the CPU
-/// (x86 `pause`, Arm `yield`), which then neither floods the memory pipeline nor mispredicts
-/// the loop's exit.
+/// (x86 `pause`, AArch64 `yield`; nothing elsewhere), which then neither floods the memory
+/// pipeline nor mispredicts the loop's exit. Not a yield to other threads (nor, under the
+/// model checker, a scheduling point): a spin loop also calls spin_pause or sched_yield.
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();

@@ -5,7 +5,6 @@
 
 #include <atomic>
 
-#include "spool/config.hpp"
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
