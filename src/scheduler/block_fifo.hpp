@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <utility>
 
@@ -54,11 +55,9 @@ class BlockFifo {
       in_blocks_ -= k;
       if (head_begin_ == end) retire_head();
     }
-    for (; n < max; ++n) {
-      T* t = linked_.pop_front();
-      if (!t) break;
-      out[n] = t;
-    }
+    // len_ - n are linked: testing that, not the list, keeps an emptied queue's pop on the
+    // first cache line.
+    for (; n < max && n < len_; ++n) out[n] = linked_.pop_front();
     len_ -= n;
     return n;
   }
@@ -85,8 +84,11 @@ class BlockFifo {
       --spares_;
       b->next = nullptr;
     } else {
-      b = new (std::nothrow) Block;
-      if (!b) return false;
+      // malloc, not new: a failure is a null to fall back on, and a program that replaces
+      // operator new (but not its nothrow form) cannot mismatch the block's delete.
+      void* raw = std::malloc(sizeof(Block));
+      if (!raw) return false;
+      b = ::new (raw) Block;
     }
     (tail_ ? tail_->next : head_) = b;
     tail_ = b;
@@ -110,12 +112,12 @@ class BlockFifo {
       spare_ = b;
       ++spares_;
     } else {
-      delete b;
+      std::free(b);
     }
   }
 
   static void free_chain(Block* b) noexcept {
-    while (b) delete std::exchange(b, b->next);
+    while (b) std::free(std::exchange(b, b->next));
   }
 
   // First what every push and pop touches (48 bytes: with the inject queue's lock and length,
