@@ -34,4 +34,10 @@ inline constexpr bool kUnderAsan = false;
 /// of code 5-15x slower and serialises it on a small machine).
 constexpr long scaled(long normal, long tsan) { return kUnderTsan ? tsan : normal; }
 
+/// `normal` without a sanitizer, `sanitized` under ASan or TSan: for the longest stress tests,
+/// which CI runs under both.
+constexpr long scaled_for_sanitizers(long normal, long sanitized) {
+  return kUnderTsan || kUnderAsan ? sanitized : normal;
+}
+
 }  // namespace spool_rt_test

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_sanitizer.hpp"
 #include "support/sync.hpp"
 
 namespace {
@@ -18,11 +19,12 @@ namespace {
 using spool::Barrier;
 using spool::CancellationToken;
 
-constexpr std::int64_t kRounds = 25'000;
+constexpr std::int64_t kRounds = spool_rt_test::scaled_for_sanitizers(25'000, 10'000);
 constexpr int kThreads = 2;
 constexpr std::int64_t kChildrenPerThread = 10;  // per round; each makes a grandchild too
 // Tokens made: 25,000 x 2 x 10 x 2 = 10^6; cancelled() futures: 500,000 (half awaited,
-// half dropped after one poll); cancels: 25,000. 1,525,000 operations.
+// half dropped after one poll); cancels: 25,000. 1,525,000 operations (2/5 of them under a
+// sanitizer).
 
 struct CancelCounts {
   std::int64_t tokens = 0;         // child_token() calls
@@ -105,7 +107,9 @@ TEST(CancelBarrierStress, ChildrenMadeAndAwaitedWhileTheRootIsCancelled) {
 
 constexpr int kTaskParties = 3;
 constexpr int kParties = kTaskParties + 1;  // and an outside thread under block_on
-constexpr int kGenerations = 250'000;       // 10^6 waits
+// 10^6 waits (400,000 under a sanitizer).
+constexpr int kGenerations =
+    static_cast<int>(spool_rt_test::scaled_for_sanitizers(250'000, 100'000));
 
 // Per generation, its leaders: incremented (relaxed) by the leader of that generation,
 // loaded (relaxed) by the test thread after the tasks' JoinHandles and the thread's join.
