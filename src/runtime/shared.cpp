@@ -30,7 +30,8 @@ RuntimeShared::RuntimeShared(RuntimeConfig config)
       tag_(next_runtime_tag.fetch_add(1, std::memory_order_relaxed)),
       single_fifo_channel_(levels_.num_channels() == 1 && !levels_.any_earliest_deadline_first()),
       task_hooks_(make_task_hooks(config_, levels_)),
-      plain_spawn_(single_fifo_channel_ && !task_hooks_),
+      timed_tasks_(task_hooks_ != nullptr && task_hooks_->timed()),
+      plain_spawn_(single_fifo_channel_ && !timed_tasks_),
       blocking_(BlockingPool::Config{config_.max_blocking_threads, config_.blocking_keep_alive,
                                      config_.thread_name, config_.on_thread_start,
                                      config_.on_thread_stop, this,
@@ -124,14 +125,12 @@ ChannelId RuntimeShared::channel(std::string_view name) const {
                               "\"; its channels are: " + levels_.list_names());
 }
 
-TaskSide::Ptr RuntimeShared::side_for(bool edf, const Deadline* deadline,
-                                      std::coroutine_handle<> frame, const char* name,
-                                      SpawnLocation where) const {
-  const bool timed = task_hooks_ != nullptr && task_hooks_->timed();
-  if (!edf && !timed) return nullptr;
+TaskSide::Ptr RuntimeShared::make_side(bool edf, const Deadline* deadline,
+                                       std::coroutine_handle<> frame, const char* name,
+                                       SpawnLocation where) const {
   try {
     const Deadline edf_deadline = deadline != nullptr ? *deadline : Deadline::max();
-    return TaskSide::make(edf ? &edf_deadline : nullptr, timed);
+    return TaskSide::make(edf ? &edf_deadline : nullptr, timed_tasks_);
   } catch (...) {
     frame.destroy();  // taken over from its Task already: the failed spawn frees it
     if (where.line & kNameOwnedBit) delete[] name;  // and the name it was given
@@ -154,21 +153,16 @@ TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_han
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                  const char* name, SpawnLocation where) {
   if (!plain_spawn_) return spawn_inheriting(promise, frame, name, where);
-  // Nothing to choose, inherit, order or report: spawn_on without its tests (the spawn of a
-  // runtime without levels or task hooks costs what it did before them).
-  return publish(new_task(promise, frame, scheduler_, name, where));
+  // spawn_on without its tests: a runtime without levels or task times pays for nothing it
+  // does not use, and one with task hooks for one branch.
+  TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
+  if (task_hooks_) [[unlikely]]
+    task_hooks_->spawned(*t);
+  return publish(t);
 }
 
 TaskHeader* RuntimeShared::spawn_inheriting(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                             const char* name, SpawnLocation where) {
-  if (single_fifo_channel_) {
-    // With task hooks or times: spawn's fast path, reported.
-    TaskSide::Ptr side = side_for(false, nullptr, frame, name, where);
-    TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
-    t->side = std::move(side);
-    task_hooks_->spawned(*t);
-    return publish(t);
-  }
   return spawn_from(promise, frame, current_task(), name, where);
 }
 

@@ -118,8 +118,8 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // Binds a new task and queues it (a spawn's last step); returns it.
   TaskHeader* publish(TaskHeader* task);
   // spawn with more than one channel (the channel is inherited or the default one) or with
-  // task hooks (spawn_on reports the spawn). Not
-  // inlined: spawn's fast path then saves no registers for it.
+  // task times (each task gets a TaskSide). Not inlined: spawn's fast path then saves no
+  // registers for it.
   [[gnu::noinline]] TaskHeader* spawn_inheriting(TaskPromiseBase& promise,
                                                  std::coroutine_handle<> frame, const char* name,
                                                  SpawnLocation where);
@@ -131,8 +131,14 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   void report_left_in_poll();
   // The TaskSide a new task needs (`edf`: an EDF channel's, with `deadline` or none), or
   // null. On a throw the task's frame (its Task gave it up) and an owned name are freed.
+  // The test inline: a spawn with task hooks but no task times needs none.
   TaskSide::Ptr side_for(bool edf, const Deadline* deadline, std::coroutine_handle<> frame,
-                         const char* name, SpawnLocation where) const;
+                         const char* name, SpawnLocation where) const {
+    if (!edf && !timed_tasks_) return nullptr;
+    return make_side(edf, deadline, frame, name, where);
+  }
+  TaskSide::Ptr make_side(bool edf, const Deadline* deadline, std::coroutine_handle<> frame,
+                          const char* name, SpawnLocation where) const;
   // What Runtime::tasks() says of `t`, but its backtrace (which needs a claim).
   TaskSnapshot snapshot_of(const TaskHeader& t) const;
   // One line of dump() for `t` (without its backtrace: callers hold the list's lock).
@@ -147,7 +153,10 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   // The task hooks and task times, or null without either (then no scheduler has an
   // observer).
   const std::unique_ptr<TaskObserver> task_hooks_;
-  // One FIFO channel and no task hook: spawn's fast path has nothing to do but spawn.
+  // The runtime measures task times: every task it spawns has a TaskSide with their counters.
+  const bool timed_tasks_;
+  // One FIFO channel and no task times: spawn's fast path has nothing to choose, inherit or
+  // time, only a spawn hook to tell (one predicted branch).
   const bool plain_spawn_;
   OwnedTasks owned_{levels_.complete_on_close_mask()};
   BlockingPool blocking_;
