@@ -153,8 +153,8 @@ TaskHeader* RuntimeShared::spawn_on(TaskPromiseBase& promise, std::coroutine_han
 TaskHeader* RuntimeShared::spawn(TaskPromiseBase& promise, std::coroutine_handle<> frame,
                                  const char* name, SpawnLocation where) {
   if (!plain_spawn_) return spawn_inheriting(promise, frame, name, where);
-  // spawn_on without its tests: a runtime without levels or task times pays for nothing it
-  // does not use, and one with task hooks for one branch.
+  // spawn_on without its tests: one FIFO channel and no task times need new_task's defaults
+  // (channel 0, no TaskSide); the spawn hook costs a null test, hooks or not.
   TaskHeader* t = new_task(promise, frame, scheduler_, name, where);
   if (task_hooks_) [[unlikely]]
     task_hooks_->spawned(*t);

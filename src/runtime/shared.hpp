@@ -117,9 +117,9 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   TaskHeader* bind_new(TaskHeader* task);
   // Binds a new task and queues it (a spawn's last step); returns it.
   TaskHeader* publish(TaskHeader* task);
-  // spawn with more than one channel (the channel is inherited or the default one) or with
-  // task times (each task gets a TaskSide). Not inlined: spawn's fast path then saves no
-  // registers for it.
+  // spawn with more than one channel or an EDF one (the channel is inherited or the default
+  // one), or with task times (each task gets a TaskSide). Not inlined: spawn's fast path then
+  // saves no registers for it.
   [[gnu::noinline]] TaskHeader* spawn_inheriting(TaskPromiseBase& promise,
                                                  std::coroutine_handle<> frame, const char* name,
                                                  SpawnLocation where);
@@ -131,7 +131,7 @@ class RuntimeShared : public std::enable_shared_from_this<RuntimeShared> {
   void report_left_in_poll();
   // The TaskSide a new task needs (`edf`: an EDF channel's, with `deadline` or none), or
   // null. On a throw the task's frame (its Task gave it up) and an owned name are freed.
-  // The test inline: a spawn with task hooks but no task times needs none.
+  // Inline: most spawns (a FIFO channel, no task times) need none and learn it without a call.
   TaskSide::Ptr side_for(bool edf, const Deadline* deadline, std::coroutine_handle<> frame,
                          const char* name, SpawnLocation where) const {
     if (!edf && !timed_tasks_) return nullptr;

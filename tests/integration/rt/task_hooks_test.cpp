@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "spool/spool.hpp"
@@ -153,6 +154,39 @@ TEST_P(TaskHooksAnyFlavor, CancelledTasksTerminateOnceWithoutAPoll) {
   EXPECT_EQ(p.after, 1);
   EXPECT_EQ(p.terminated, 1);
   EXPECT_FALSE(a.order_broken || p.order_broken);
+}
+
+// Hooks and task times together (each task gets a TaskSide: spawn's slow path): every hook
+// once per event, and a pending task's snapshot carries its times.
+TEST_P(TaskHooksAnyFlavor, HooksWithTaskTimesTellEveryEventAndTimeTheTask) {
+  EventLog log;
+  ManualLeaf leaf;
+  std::uint64_t done = 0, waiting = 0;
+  {
+    spool::Builder b = builder();
+    auto rt = log.install(b.measure_task_times()).build();
+    auto d = rt.spawn(nothing());
+    done = d.id();
+    wait(rt, std::move(d));
+    auto w = rt.spawn(await_leaf(leaf));
+    waiting = w.id();
+    until_pending(rt, leaf);
+    int timed = 0;
+    for (const auto& s : rt.tasks()) {
+      if (s.id == waiting && s.times.has_value()) ++timed;
+    }
+    EXPECT_EQ(timed, 1);
+    leaf.fire();
+    wait(rt, std::move(w));
+  }
+  // `done` ran once; `waiting` was pending once, then woken and polled again.
+  for (auto [id, polls] : {std::pair{done, 1}, std::pair{waiting, 2}}) {
+    auto c = log.get(id);
+    EXPECT_TRUE(c.spawned == 1 && c.before == polls && c.after == polls && c.terminated == 1 &&
+                !c.order_broken)
+        << "task " << id << ": " << c.spawned << " " << c.before << " " << c.after << " "
+        << c.terminated;
+  }
 }
 
 // What the hooks are told: the id, name, channel and spawn location of the task.
