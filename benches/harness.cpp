@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -101,7 +102,20 @@ Config config_from_env() {
   // 0 is passed on: Builder::build refuses it with its message.
   c.timer_resolution =
       std::chrono::microseconds(env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000));
-  c.task_hooks = env_size("BENCH_TASK_HOOKS").value_or(0) != 0;
+  switch (env_size("BENCH_TASK_HOOKS").value_or(0)) {
+    case 0:
+      break;
+    case 1:
+      c.task_hooks = Config::TaskHooks::kAll;
+      break;
+    case 2:
+      c.task_hooks = Config::TaskHooks::kSpawnAndTerminate;
+      break;
+    default:
+      throw std::invalid_argument(
+          "BENCH_TASK_HOOKS must be 0 (no hooks), 1 (all four) or 2 "
+          "(spawn and terminate only)");
+  }
   return c;
 }
 
@@ -112,12 +126,11 @@ spool::Runtime make_runtime(const Config& cfg, std::vector<spool::Level> levels)
       .timer_resolution(cfg.timer_resolution);
   if (!levels.empty()) builder.levels(std::move(levels)).schedule(spool::HighestFirst{});
   if (cfg.io_backend) builder.io_backend(*cfg.io_backend);
-  if (cfg.task_hooks) {
+  if (cfg.task_hooks != Config::TaskHooks::kNone) {
     auto empty = [](const spool::TaskMeta&) {};
-    builder.on_task_spawn(empty)
-        .on_task_terminate(empty)
-        .on_before_task_poll(empty)
-        .on_after_task_poll(empty);
+    builder.on_task_spawn(empty).on_task_terminate(empty);
+    if (cfg.task_hooks == Config::TaskHooks::kAll)
+      builder.on_before_task_poll(empty).on_after_task_poll(empty);
   }
   spool::Runtime rt = builder.build();
   Watchdog& w = watchdog();

@@ -38,14 +38,16 @@ struct Config {
   std::chrono::nanoseconds timer_resolution{1'000'000};  // Builder::timer_resolution
   // Builder::io_backend (unset: the runtime's default); set by on_each_backend (W10, W17).
   std::optional<spool::IoBackend> io_backend;
-  // Empty task hooks (Builder::on_task_spawn and the other three) installed: what hooks cost
-  // the runtime itself (docs/observability.md).
-  bool task_hooks = false;
+  // Which empty task hooks are installed, to measure what hooks cost the runtime itself
+  // (docs/observability.md): none, all four, or only on_task_spawn and on_task_terminate.
+  enum class TaskHooks { kNone, kAll, kSpawnAndTerminate };
+  TaskHooks task_hooks = TaskHooks::kNone;
 };
 
 // Reads BENCH_WORKERS, BENCH_MIN_REPS, BENCH_MAX_REPS and BENCH_BUDGET_MS, and spool's own
 // BENCH_TIMER_WHEELS (default 0: one per worker), BENCH_TIMER_RESOLUTION_US (default 1000) and
-// BENCH_TASK_HOOKS (1: empty task hooks installed; default 0).
+// BENCH_TASK_HOOKS (1: the four task hooks installed, empty; 2: only the spawn and terminate
+// hooks; default 0: none).
 Config config_from_env();
 
 // A fresh multi-thread runtime with cfg.workers worker threads; with `levels` (highest

@@ -102,7 +102,13 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const spool_bench::Config cfg = spool_bench::config_from_env();
+  spool_bench::Config cfg;
+  try {
+    cfg = spool_bench::config_from_env();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spool-bench: %s\n", e.what());
+    return 2;
+  }
   std::fprintf(stderr, "spool-bench: workers=%zu min_reps=%zu budget=%lldms max_reps=%zu\n",
                cfg.workers, cfg.min_reps, static_cast<long long>(cfg.budget.count()), cfg.max_reps);
 
