@@ -123,9 +123,12 @@ struct HeaderActions {
 
 // Completes a claimed task: leaves the owned-task list, publishes the outcome, wakes the
 // JoinHandle (or, with none, destroys the frame), and drops the claim's reference (plus
-// the list's, if it held one).
-// The caller told the observer, if any, first: cancel() does, and run_task after a poll.
+// the list's, if it held one). Tells the observer first, so its hook runs before the
+// JoinHandle can see the outcome.
 void complete(TaskHeader* t) noexcept {
+  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
+    o->terminated(o->meta(*t));
+  }
   HeaderActions c{t, 1 + (t->scheduler->owned().remove(t) ? 1u : 0u)};
   complete_claimed(t->state, c.own, c);
 }
@@ -133,9 +136,6 @@ void complete(TaskHeader* t) noexcept {
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
 // its header lives until the last reference goes.
 void cancel(TaskHeader* t) noexcept {
-  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
-    o->terminated(*t);
-  }
   t->output_cancelled = true;
   t->frame().destroy();  // operator delete marks frame_destroyed; the memory stays
   complete(t);
@@ -247,18 +247,18 @@ void run_task(TaskHeader* t, ReactorSlot* slot) {
       return;
   }
   TaskHeader::count(t->polls);
-  // The runtime's task hooks, if any: set before any task ran, never changed. One predicted
-  // branch picks a copy of the poll, bare or told to the hooks (an observed poll out of
-  // line cost more than the hooks' own calls).
+  // The runtime's poll hooks or task times, if any: set before any task ran, never changed.
+  // One predicted branch picks a copy of the poll, bare or observed (an observed poll out
+  // of line cost more than the hooks' own calls).
   bool deferred_self;
   bool done;
-  if (const TaskObserver* o = t->scheduler->observer(); o == nullptr) [[likely]] {
+  if (const TaskObserver* o = t->scheduler->poll_observer(); o == nullptr) [[likely]] {
     done = poll_claimed(t, slot, deferred_self);
   } else {
-    o->before_poll(*t);
+    const TaskMeta meta = o->meta(*t);
+    o->before_poll(*t, meta);
     done = poll_claimed(t, slot, deferred_self);
-    o->after_poll(*t);
-    if (done) o->terminated(*t);
+    o->after_poll(*t, meta);
   }
   if (done) {
     t->waiting_on.store(nullptr, std::memory_order_relaxed);
@@ -308,6 +308,11 @@ void drop_task_refs(TaskHeader* t, std::uint64_t n) noexcept {
 Waker task_waker(TaskHeader* t) {
   ref_inc_waker(*t);
   return Waker::from_raw({t, &task_waker_vtable});
+}
+
+void Scheduler::set_observer(const TaskObserver* observer) noexcept {
+  observer_ = observer;
+  poll_observer_ = observer != nullptr && observer->observes_polls() ? observer : nullptr;
 }
 
 void submit_woken(TaskHeader* t, bool is_yield) noexcept {

@@ -18,8 +18,9 @@ struct TaskMetaAccess {
 };
 
 // A spawned task's events, told to the hooks that are set. Installed on a Scheduler
-// (Scheduler::set_observer) by a runtime with task hooks; a Scheduler without one costs a
-// null test per poll. Immutable: every thread may call it at once. Each call happens once
+// (Scheduler::set_observer) by a runtime with task hooks; a Scheduler without one, or whose
+// observer has neither poll hooks nor task times, costs a null test per poll and one per
+// completion. Immutable: every thread may call it at once. Each call happens once
 // per event, on the thread where the event happens; a hook that throws ends the program
 // (the calls are noexcept).
 class TaskObserver {
@@ -40,18 +41,29 @@ class TaskObserver {
   }
 
   bool timed() const noexcept { return timed_; }
-  // The task was built and is about to be published (the spawning thread).
-  void spawned(const TaskHeader& task) const noexcept { call(on_spawn_, task); }
-  // The task completed or was cancelled, before its JoinHandle can see it.
-  void terminated(const TaskHeader& task) const noexcept { call(on_terminate_, task); }
-  // Around each poll of the task, on the polling thread (the hooks' time is not the poll's).
-  void before_poll(const TaskHeader& task) const noexcept {
-    call(before_poll_, task);
-    if (timed_) task.side->times->poll_started(TaskClock::now());
+  // Whether polls have anything to tell: a poll hook, or task times.
+  bool observes_polls() const noexcept {
+    return static_cast<bool>(before_poll_) || static_cast<bool>(after_poll_) || timed_;
   }
-  void after_poll(const TaskHeader& task) const noexcept {
-    if (timed_) task.side->times->poll_ended(TaskClock::now());
-    call(after_poll_, task);
+  // The view of `task` that every hook of one event receives.
+  TaskMeta meta(const TaskHeader& task) const noexcept {
+    return TaskMetaAccess::make(task, channels_);
+  }
+  // The task was built and is about to be published (the spawning thread).
+  void spawned(const TaskHeader& task) const noexcept { call(on_spawn_, meta(task)); }
+  // The task completed or was cancelled, before its JoinHandle can see it.
+  void terminated(const TaskMeta& task) const noexcept { call(on_terminate_, task); }
+  // Around each poll of the task, on the polling thread (the hooks' time is not the poll's).
+  // Inlined into run_task, times out of line: an empty hook costs its call and little more.
+  void before_poll(const TaskHeader& task, const TaskMeta& meta) const noexcept {
+    call(before_poll_, meta);
+    if (timed_) [[unlikely]]
+      poll_started(task);
+  }
+  void after_poll(const TaskHeader& task, const TaskMeta& meta) const noexcept {
+    if (timed_) [[unlikely]]
+      poll_ended(task);
+    call(after_poll_, meta);
   }
   // A wake queues the idle task (the waking thread, before Scheduler::schedule).
   void woken(const TaskHeader& task) const noexcept {
@@ -59,8 +71,14 @@ class TaskObserver {
   }
 
  private:
-  void call(const Hook& hook, const TaskHeader& task) const noexcept {
-    if (hook) hook(TaskMetaAccess::make(task, channels_));
+  static void call(const Hook& hook, const TaskMeta& meta) noexcept {
+    if (hook) hook(meta);
+  }
+  [[gnu::noinline]] static void poll_started(const TaskHeader& task) noexcept {
+    task.side->times->poll_started(TaskClock::now());
+  }
+  [[gnu::noinline]] static void poll_ended(const TaskHeader& task) noexcept {
+    task.side->times->poll_ended(TaskClock::now());
   }
 
   const Hook on_spawn_, on_terminate_, before_poll_, after_poll_;

@@ -44,8 +44,11 @@ class Scheduler {
   // The observer of this scheduler's tasks (the runtime's task hooks), or null. Set once,
   // before the first task is spawned and before any runtime thread starts; read by every
   // thread that spawns, polls or completes one of its tasks.
-  void set_observer(const TaskObserver* observer) noexcept { observer_ = observer; }
+  void set_observer(const TaskObserver* observer) noexcept;
   const TaskObserver* observer() const noexcept { return observer_; }
+  // The observer if it watches polls (poll hooks or task times), else null: a runtime with
+  // only spawn and terminate hooks polls its tasks as one without hooks does.
+  const TaskObserver* poll_observer() const noexcept { return poll_observer_; }
 
  protected:
   explicit Scheduler(OwnedTasks& owned) noexcept : owned_(owned) {}
@@ -55,6 +58,7 @@ class Scheduler {
   OwnedTasks& owned_;
   std::weak_ptr<void> owner_;
   const TaskObserver* observer_ = nullptr;
+  const TaskObserver* poll_observer_ = nullptr;
 };
 
 // The scheduler whose worker thread this is, null elsewhere (set by the multi-thread worker

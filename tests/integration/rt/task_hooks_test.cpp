@@ -37,12 +37,28 @@ class EventLog {
     bool order_broken = false;
   };
 
-  spool::Builder& install(spool::Builder& b) {
+  // Which hooks install() sets: all four, or one pair (a runtime observes polls only when
+  // it has a poll hook or task times).
+  enum class Set { kAll, kSpawnAndTerminate, kPolls };
+
+  spool::Builder& install(spool::Builder& b, Set set = Set::kAll) {
+    if (set != Set::kPolls) {
+      b.on_task_spawn([this](const TaskMeta& m) {
+         at(m.id(), [](Counts& c) { ++c.spawned; });
+       }).on_task_terminate([this](const TaskMeta& m) {
+        at(m.id(), [](Counts& c) {
+          if (c.spawned != 1 || c.poll_open) c.order_broken = true;
+          ++c.terminated;
+        });
+      });
+    }
+    if (set == Set::kSpawnAndTerminate) return b;
+    const bool spawns_seen = set == Set::kAll;
     return b
-        .on_task_spawn([this](const TaskMeta& m) { at(m.id(), [](Counts& c) { ++c.spawned; }); })
-        .on_before_task_poll([this](const TaskMeta& m) {
-          at(m.id(), [](Counts& c) {
-            if (c.spawned != 1 || c.poll_open || c.terminated != 0) c.order_broken = true;
+        .on_before_task_poll([this, spawns_seen](const TaskMeta& m) {
+          at(m.id(), [spawns_seen](Counts& c) {
+            if ((spawns_seen && c.spawned != 1) || c.poll_open || c.terminated != 0)
+              c.order_broken = true;
             c.poll_open = true;
             ++c.before;
           });
@@ -52,12 +68,6 @@ class EventLog {
             if (!c.poll_open) c.order_broken = true;
             c.poll_open = false;
             ++c.after;
-          });
-        })
-        .on_task_terminate([this](const TaskMeta& m) {
-          at(m.id(), [](Counts& c) {
-            if (c.spawned != 1 || c.poll_open) c.order_broken = true;
-            ++c.terminated;
           });
         });
   }
@@ -115,6 +125,46 @@ TEST_P(TaskHooksAnyFlavor, EachHookOncePerEventFor100kTasks) {
   };
   check(once, 1);
   check(twice, 2);
+}
+
+// A runtime with only the spawn and terminate hooks polls its tasks without the observer
+// (Scheduler::poll_observer): completion still tells the terminate hook, once per task,
+// whether the task finished or was cancelled; a runtime with only the poll hooks sees every
+// poll of every task.
+TEST_P(TaskHooksAnyFlavor, EitherPairOfHooksAloneSeesEachOfItsEvents) {
+  constexpr int kTasks = 1'000;
+  for (auto set : {EventLog::Set::kSpawnAndTerminate, EventLog::Set::kPolls}) {
+    EventLog log;
+    ManualLeaf never;
+    std::vector<std::uint64_t> ran;
+    std::uint64_t pending = 0;
+    {
+      spool::Builder b = builder();
+      auto rt = log.install(b, set).build();
+      std::vector<spool::JoinHandle<void>> handles;
+      for (int i = 0; i < kTasks; ++i) {
+        handles.push_back(i % 2 == 0 ? rt.spawn(nothing()) : rt.spawn(yield_once()));
+        ran.push_back(handles.back().id());
+      }
+      auto a = rt.spawn(await_leaf(never));
+      pending = a.id();
+      until_pending(rt, never);
+      for (auto& h : handles) wait(rt, std::move(h));
+    }  // the shutdown cancels `pending`
+    const bool polls = set == EventLog::Set::kPolls;
+    for (int i = 0; i < kTasks; ++i) {
+      auto c = log.get(ran[static_cast<std::size_t>(i)]);
+      const int expected_polls = polls ? (i % 2 == 0 ? 1 : 2) : 0;
+      EXPECT_TRUE(c.spawned == (polls ? 0 : 1) && c.terminated == (polls ? 0 : 1) &&
+                  c.before == expected_polls && c.after == expected_polls && !c.order_broken)
+          << "task " << i << ": " << c.spawned << " " << c.before << " " << c.after << " "
+          << c.terminated;
+    }
+    auto p = log.get(pending);
+    EXPECT_EQ(p.terminated, polls ? 0 : 1);
+    EXPECT_EQ(p.before, polls ? 1 : 0);
+    EXPECT_FALSE(p.order_broken);
+  }
 }
 
 // A task cancelled before its first poll terminates once, never polled; one left pending at
