@@ -29,6 +29,18 @@ std::optional<std::size_t> env_size(const char* name) {
   return static_cast<std::size_t>(n);
 }
 
+// BENCH_TASK_HOOKS: exactly "0", "1" or "2" (a typo must not measure the wrong setting).
+Config::TaskHooks task_hooks_from_env() {
+  const char* v = std::getenv("BENCH_TASK_HOOKS");
+  const std::string_view s = v == nullptr ? "0" : v;
+  if (s == "0") return Config::TaskHooks::kNone;
+  if (s == "1") return Config::TaskHooks::kAll;
+  if (s == "2") return Config::TaskHooks::kSpawnAndTerminate;
+  throw std::invalid_argument("BENCH_TASK_HOOKS='" + std::string(s) +
+                              "': give 0 (no hooks), 1 (all four, empty) or 2 (only the spawn "
+                              "and terminate hooks)");
+}
+
 std::size_t online_cpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   if (n >= 1) return static_cast<std::size_t>(n);
@@ -102,20 +114,7 @@ Config config_from_env() {
   // 0 is passed on: Builder::build refuses it with its message.
   c.timer_resolution =
       std::chrono::microseconds(env_size("BENCH_TIMER_RESOLUTION_US").value_or(1000));
-  switch (env_size("BENCH_TASK_HOOKS").value_or(0)) {
-    case 0:
-      break;
-    case 1:
-      c.task_hooks = Config::TaskHooks::kAll;
-      break;
-    case 2:
-      c.task_hooks = Config::TaskHooks::kSpawnAndTerminate;
-      break;
-    default:
-      throw std::invalid_argument(
-          "BENCH_TASK_HOOKS must be 0 (no hooks), 1 (all four) or 2 "
-          "(spawn and terminate only)");
-  }
+  c.task_hooks = task_hooks_from_env();
   return c;
 }
 

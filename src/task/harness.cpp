@@ -127,14 +127,15 @@ struct HeaderActions {
 // JoinHandle can see the outcome.
 void complete(TaskHeader* t) noexcept {
   if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]] {
-    o->terminated(o->meta(*t));
+    o->terminated(*t);
   }
   HeaderActions c{t, 1 + (t->scheduler->owned().remove(t) ? 1u : 0u)};
   complete_claimed(t->state, c.own, c);
 }
 
 // Cancels a claimed task: its frame is destroyed now (the destructors of its locals run),
-// its header lives until the last reference goes.
+// its header lives until the last reference goes. complete() then tells the terminate hook,
+// after those destructors, as for a task that finished.
 void cancel(TaskHeader* t) noexcept {
   t->output_cancelled = true;
   t->frame().destroy();  // operator delete marks frame_destroyed; the memory stays
@@ -316,7 +317,8 @@ void Scheduler::set_observer(const TaskObserver* observer) noexcept {
 }
 
 void submit_woken(TaskHeader* t, bool is_yield) noexcept {
-  if (const TaskObserver* o = t->scheduler->observer()) [[unlikely]]
+  // Task times, the only thing a wake tells, make the observer a poll observer.
+  if (const TaskObserver* o = t->scheduler->poll_observer()) [[unlikely]]
     o->woken(*t);
   t->scheduler->schedule(t, is_yield);
 }

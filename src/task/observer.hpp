@@ -18,11 +18,11 @@ struct TaskMetaAccess {
 };
 
 // A spawned task's events, told to the hooks that are set. Installed on a Scheduler
-// (Scheduler::set_observer) by a runtime with task hooks; a Scheduler without one, or whose
-// observer has neither poll hooks nor task times, costs a null test per poll and one per
-// completion. Immutable: every thread may call it at once. Each call happens once
-// per event, on the thread where the event happens; a hook that throws ends the program
-// (the calls are noexcept).
+// (Scheduler::set_observer) by a runtime with task hooks or task times. Without one, a
+// Scheduler costs a null test per spawn, poll, wake and completion; one without poll hooks
+// or task times adds nothing per poll or wake (Scheduler::poll_observer). Immutable: every
+// thread may call it at once. Each call happens once per event, on the thread where the
+// event happens; a hook that throws ends the program (the calls are noexcept).
 class TaskObserver {
  public:
   using Hook = std::function<void(const TaskMeta&)>;
@@ -52,7 +52,7 @@ class TaskObserver {
   // The task was built and is about to be published (the spawning thread).
   void spawned(const TaskHeader& task) const noexcept { call(on_spawn_, meta(task)); }
   // The task completed or was cancelled, before its JoinHandle can see it.
-  void terminated(const TaskMeta& task) const noexcept { call(on_terminate_, task); }
+  void terminated(const TaskHeader& task) const noexcept { call(on_terminate_, meta(task)); }
   // Around each poll of the task, on the polling thread (the hooks' time is not the poll's).
   // Inlined into run_task, times out of line: an empty hook costs its call and little more.
   void before_poll(const TaskHeader& task, const TaskMeta& meta) const noexcept {

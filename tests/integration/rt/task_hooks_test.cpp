@@ -128,16 +128,18 @@ TEST_P(TaskHooksAnyFlavor, EachHookOncePerEventFor100kTasks) {
 }
 
 // A runtime with only the spawn and terminate hooks polls its tasks without the observer
-// (Scheduler::poll_observer): completion still tells the terminate hook, once per task,
-// whether the task finished or was cancelled; a runtime with only the poll hooks sees every
-// poll of every task.
+// (Scheduler::poll_observer): completion still tells the terminate hook once per task,
+// before its JoinHandle sees the outcome, whether the task finished, was aborted or was
+// cancelled by the shutdown; a runtime with only the poll hooks sees every poll of every task.
 TEST_P(TaskHooksAnyFlavor, EitherPairOfHooksAloneSeesEachOfItsEvents) {
   constexpr int kTasks = 1'000;
   for (auto set : {EventLog::Set::kSpawnAndTerminate, EventLog::Set::kPolls}) {
+    const bool polls = set == EventLog::Set::kPolls;
+    const int terminations = polls ? 0 : 1;
     EventLog log;
-    ManualLeaf never;
+    ManualLeaf never, aborted_leaf;
     std::vector<std::uint64_t> ran;
-    std::uint64_t pending = 0;
+    std::uint64_t pending = 0, aborted = 0;
     {
       spool::Builder b = builder();
       auto rt = log.install(b, set).build();
@@ -146,24 +148,42 @@ TEST_P(TaskHooksAnyFlavor, EitherPairOfHooksAloneSeesEachOfItsEvents) {
         handles.push_back(i % 2 == 0 ? rt.spawn(nothing()) : rt.spawn(yield_once()));
         ran.push_back(handles.back().id());
       }
-      auto a = rt.spawn(await_leaf(never));
-      pending = a.id();
+      auto p = rt.spawn(await_leaf(never));
+      pending = p.id();
       until_pending(rt, never);
-      for (auto& h : handles) wait(rt, std::move(h));
+      for (std::size_t i = 0; i < handles.size(); ++i) {
+        wait(rt, std::move(handles[i]));
+        ASSERT_EQ(log.get(ran[i]).terminated, terminations) << "task " << i;
+      }
+      auto a = rt.spawn(await_leaf(aborted_leaf));
+      aborted = a.id();
+      until_pending(rt, aborted_leaf);
+      a.abort();
+      EXPECT_TRUE(wait(rt, [](spool::JoinHandle<void> h) -> Task<bool> {
+        try {
+          co_await std::move(h);
+        } catch (const spool::JoinError& e) {
+          co_return e.is_cancelled();
+        }
+        co_return false;
+      }(std::move(a))));
+      EXPECT_EQ(log.get(aborted).terminated, terminations);
     }  // the shutdown cancels `pending`
-    const bool polls = set == EventLog::Set::kPolls;
     for (int i = 0; i < kTasks; ++i) {
       auto c = log.get(ran[static_cast<std::size_t>(i)]);
       const int expected_polls = polls ? (i % 2 == 0 ? 1 : 2) : 0;
-      EXPECT_TRUE(c.spawned == (polls ? 0 : 1) && c.terminated == (polls ? 0 : 1) &&
+      EXPECT_TRUE(c.spawned == terminations && c.terminated == terminations &&
                   c.before == expected_polls && c.after == expected_polls && !c.order_broken)
           << "task " << i << ": " << c.spawned << " " << c.before << " " << c.after << " "
           << c.terminated;
     }
-    auto p = log.get(pending);
-    EXPECT_EQ(p.terminated, polls ? 0 : 1);
-    EXPECT_EQ(p.before, polls ? 1 : 0);
-    EXPECT_FALSE(p.order_broken);
+    for (std::uint64_t id : {pending, aborted}) {
+      auto c = log.get(id);
+      EXPECT_EQ(c.terminated, terminations);
+      EXPECT_EQ(c.before, polls ? 1 : 0);
+      EXPECT_EQ(c.after, polls ? 1 : 0);
+      EXPECT_FALSE(c.order_broken);
+    }
   }
 }
 
