@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <vector>
 
+namespace block_fifo_test {
 namespace {
 
 struct Item {
@@ -132,3 +133,4 @@ TEST_F(BlockFifoTest, AReusedSpareBlockIsUnlinkedFromTheOthers) {
 }
 
 }  // namespace
+}  // namespace block_fifo_test

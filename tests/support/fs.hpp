@@ -34,6 +34,9 @@ namespace spool_fs_test {
 
 enum class Exec { kMultiThread, kCurrentThread, kForeign };
 
+/// `p` in double quotes, as spool's fs errors print a path.
+inline std::string q(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
+
 inline std::string exec_name(Exec e) {
   return e == Exec::kMultiThread     ? "MultiThread"
          : e == Exec::kCurrentThread ? "CurrentThread"

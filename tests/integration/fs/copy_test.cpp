@@ -44,7 +44,7 @@ using spool_fs_test::FsTest;
 class FsCopy : public FsTest {};
 SPOOL_FS_INSTANTIATE(FsCopy);
 
-std::string q(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
+using spool_fs_test::q;
 
 std::string same_file(const std::filesystem::path& from, const std::filesystem::path& to) {
   return "spool::fs::copy " + q(from) + " -> " + q(to) +

@@ -29,7 +29,7 @@ constexpr std::size_t kMiB = 1024 * 1024;
 class FsOps : public FsTest {};
 SPOOL_FS_INSTANTIATE(FsOps);
 
-std::string q(const std::filesystem::path& p) { return "\"" + p.string() + "\""; }
+using spool_fs_test::q;
 
 TEST_P(FsOps, WriteReadAndReadToString) {
   const auto p = dir() / "w";

@@ -10,6 +10,7 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -133,7 +134,7 @@ TEST_P(LevelsAnyFlavor, ARuntimeWithoutLevelsHasOneDefaultChannel) {
   EXPECT_EQ(rt.channel("default").index(), 0);
 }
 
-spool::Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 TEST_P(LevelsAnyFlavor, SpawnOnWithAnotherRuntimesChannelIsRefused) {
   auto a = builder().levels({Level{"x"}, Level{"y"}}).build();

@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
 
+namespace edf_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -165,3 +166,4 @@ TEST(Edf, TasksWithEqualDeadlinesOrNoneRunInArrivalOrder) {
 }
 
 }  // namespace
+}  // namespace edf_test

@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "spool/spool.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
 using spool::Level;
 using spool::Task;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 // Spawns one task at a time from this thread and joins it, alternating between `names`' channels:
 // after each join the runtime's worker(s) go idle, and the next spawn races them towards park().

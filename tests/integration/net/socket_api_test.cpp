@@ -26,6 +26,7 @@
 #include "support/net.hpp"
 #include "support/rt_flavor.hpp"
 
+namespace socket_api_test {
 namespace {
 
 using spool::Task;
@@ -556,3 +557,4 @@ TEST_P(SocketApi, AConnectFuturePolledAgainAfterItGaveItsStreamThrows) {
 }
 
 }  // namespace
+}  // namespace socket_api_test

@@ -9,6 +9,7 @@
 
 #include "spool/spool.hpp"
 
+namespace env_cwd_test {
 namespace {
 
 using spool::Task;
@@ -99,3 +100,4 @@ TEST(ProcessCwd, SetAndMissing) {
 }
 
 }  // namespace
+}  // namespace env_cwd_test

@@ -12,6 +12,7 @@
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -20,7 +21,7 @@ using spool::Task;
 using spool_rt_test::DropCounter;
 using spool_rt_test::ManualLeaf;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 // Holds a DropCounter local while it waits on a leaf that never fires in the test. `drops`:
 // incremented (DropCounter's fetch_add) by the worker that destroys the local; the test

@@ -13,6 +13,7 @@
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -31,7 +32,7 @@ Task<void> yield_forever(DropCounter, std::atomic<int>* yields) {
   }
 }
 
-Task<void> wait_forever(DropCounter) { co_await NeverReady{}; }
+using spool_rt_test::wait_forever;
 
 // The driving thread's root: keeps the local queue busy with yielding tasks, then waits for
 // a task that only the shutdown ends. True if that task's JoinHandle reported cancellation.

@@ -13,13 +13,15 @@
 #include "spool/spool.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
 using spool::Task;
 using spool_rt_test::ManualLeaf;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::SignalWhenPending;
+using spool_rt_test::value;
 
 Task<std::thread::id> thread_of_task() { co_return std::this_thread::get_id(); }
 
@@ -129,22 +131,6 @@ TEST(CurrentThread, BlockOnFromAnotherThreadDrivesTheTasks) {
   blocker.join();
   EXPECT_EQ(ran_on.get_future().get(), blocker_id);
 }
-
-// Polls `*f` and counts down `first_pending` the first time it is pending.
-template <class F>
-struct SignalWhenPending {
-  F* f;
-  std::latch* first_pending;
-  bool signalled = false;
-  auto poll(spool::Context& cx) {
-    auto p = f->poll(cx);
-    if (p.is_pending() && !signalled) {
-      signalled = true;
-      first_pending->count_down();
-    }
-    return p;
-  }
-};
 
 // Thread A drives the runtime (it ran the task); thread B, in block_on too, waits for that
 // task. A's block_on returns first; the task is woken after that: B must take the core.

@@ -18,6 +18,7 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
+#include "support/rt_tasks.hpp"
 #include "support/rt_tokens.hpp"
 
 namespace {
@@ -53,10 +54,7 @@ Task<Stop> spin_on_budget(const std::atomic<bool>* stop, std::latch* started) {
   co_return Stop::kByCap;
 }
 
-Task<void> set_flag(std::atomic<bool>* flag) {
-  flag->store(true);
-  co_return;
-}
+using spool_rt_test::set_flag;
 
 // The sibling is spawned from inside the busy task (so it lands in the worker's own
 // queue or LIFO slot rather than the inject queue).

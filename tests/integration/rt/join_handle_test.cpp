@@ -20,6 +20,7 @@
 #include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -28,16 +29,13 @@ using spool_rt_test::DropCounter;
 using spool_rt_test::Gate;
 using spool_rt_test::ManualLeaf;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 Task<std::unique_ptr<std::string>> move_only(std::string s) {
   co_return std::make_unique<std::string>(std::move(s));
 }
 
-Task<void> set_flag(std::atomic<bool>* flag) {
-  flag->store(true);
-  co_return;
-}
+using spool_rt_test::set_flag;
 
 Task<int> throws_runtime_error(std::string what) {
   throw std::runtime_error(what);
@@ -74,7 +72,7 @@ Task<int> pending_with_local(std::atomic<std::int64_t>* drops, ManualLeaf leaf,
   co_return 1;
 }
 
-Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+using spool_rt_test::await_leaf;
 
 // A detached task: waits for the leaf, then reports through the promise.
 Task<void> report_when_fired(ManualLeaf leaf, std::promise<int>* done, int v) {

@@ -15,6 +15,7 @@
 #include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -22,7 +23,7 @@ using spool::Task;
 using spool_rt_test::Gate;
 using spool_rt_test::ManualLeaf;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 Task<void> occupy_worker(std::latch* started, const Gate* gate) {
   started->count_down();
@@ -43,7 +44,7 @@ Task<void> spawn_then_block(int n, std::latch* done) {
   co_return;
 }
 
-Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+using spool_rt_test::await_leaf;
 
 std::uint64_t total_polls(const spool::RuntimeMetrics& m) {
   std::uint64_t n = 0;

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "spool/spool.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -16,7 +17,7 @@ using spool::Builder;
 using spool::Runtime;
 using spool::Task;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 template <class Fn>
 std::string logic_error_of(Fn fn) {

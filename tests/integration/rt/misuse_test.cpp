@@ -9,13 +9,14 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using spool::Task;
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 // Runs `fn` and returns the text of the exception of type E it throws ("" if none).
 template <class E, class Fn>

@@ -13,28 +13,13 @@
 #include "spool/spool.hpp"
 #include "support/counting_waker.hpp"
 #include "support/rt_flavor.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
 using spool::Task;
 
-// Polls `*inner` and counts down `first_pending` the first time it is pending, so the
-// other side knows the future registered its waker.
-template <spool::Future F>
-struct SignalWhenPending {
-  using T = spool::future_output_t<F>;
-  F* inner;
-  std::latch* first_pending;
-  bool signalled = false;
-  spool::Poll<T> poll(spool::Context& cx) {
-    spool::Poll<T> p = inner->poll(cx);
-    if (p.is_pending() && !signalled) {
-      signalled = true;
-      first_pending->count_down();
-    }
-    return p;
-  }
-};
+using spool_rt_test::SignalWhenPending;
 
 TEST(Oneshot, SendThenReceive) {
   auto [tx, rx] = spool::oneshot::channel<int>();

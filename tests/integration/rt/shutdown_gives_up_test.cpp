@@ -16,6 +16,7 @@
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -25,7 +26,7 @@ using spool_rt_test::DropCounter;
 using spool_rt_test::Gate;
 using spool_rt_test::NeverReady;
 
-Task<void> wait_forever(DropCounter) { co_await NeverReady{}; }
+using spool_rt_test::wait_forever;
 Task<void> never_started(DropCounter) { co_return; }
 
 // Queues a sibling behind itself on its worker, then blocks that worker until `release`.

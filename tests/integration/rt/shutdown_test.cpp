@@ -18,6 +18,7 @@
 #include "support/rt_flavor.hpp"
 #include "support/rt_gate.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -42,7 +43,7 @@ Task<int> holds_param(DropCounter, std::atomic<bool>* ran) {
   co_return 0;
 }
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 // True when polling `h` once throws JoinError with is_cancelled().
 template <class T>

@@ -17,6 +17,7 @@
 #include "support/await_site.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -132,11 +133,7 @@ TEST_P(TaskBacktraceAnyFlavor, AnAbortedTaskIsCancelledAfterTheRead) {
   EXPECT_THROW(wait(rt, std::move(h)), spool::JoinError);
 }
 
-const TaskSnapshot* find(const std::vector<TaskSnapshot>& all, std::uint64_t id) {
-  auto it =
-      std::find_if(all.begin(), all.end(), [id](const TaskSnapshot& s) { return s.id == id; });
-  return it == all.end() ? nullptr : &*it;
-}
+using spool_rt_test::find;
 
 TEST_P(TaskBacktraceAnyFlavor, TasksGivesIdleTasksTheirBacktraceAndLeaf) {
   auto rt = build();

@@ -10,6 +10,7 @@
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -27,11 +28,7 @@ Task<void> waits(std::vector<ManualLeaf> leaves, int yields, ManualLeaf last) {
   co_await last;
 }
 
-const TaskSnapshot* find(const std::vector<TaskSnapshot>& all, std::uint64_t id) {
-  auto it =
-      std::find_if(all.begin(), all.end(), [id](const TaskSnapshot& s) { return s.id == id; });
-  return it == all.end() ? nullptr : &*it;
-}
+using spool_rt_test::find;
 
 class TaskCountsAnyFlavor : public spool_rt_test::RtFlavorTest {};
 SPOOL_RT_INSTANTIATE_FLAVORS(TaskCountsAnyFlavor);

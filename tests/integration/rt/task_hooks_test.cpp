@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -23,7 +24,7 @@ using spool_rt_test::ManualLeaf;
 
 Task<void> nothing() { co_return; }
 Task<void> yield_once() { co_await spool::yield_now(); }
-Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+using spool_rt_test::await_leaf;
 
 // Every event of every task, by id, under a lock (hooks run on many threads at once).
 class EventLog {

@@ -12,14 +12,15 @@
 
 #include "spool/spool.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
 using spool::Task;
 using spool_rt_test::ManualLeaf;
 
-Task<int> value(int v) { co_return v; }
-Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+using spool_rt_test::await_leaf;
+using spool_rt_test::value;
 
 // This file's name as the spawn functions record it.
 const char* const kThisFile = __builtin_FILE();

@@ -21,6 +21,7 @@
 #include "spool/spool.hpp"
 #include "support/rt_flavor.hpp"
 #include "support/rt_leaf.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -178,7 +179,7 @@ struct SavesWaker {
   }
 };
 
-Task<int> value(int v) { co_return v; }
+using spool_rt_test::value;
 
 TEST(Wake, AfterCompletionIsANoOp) {
   auto rt = spool::Builder::current_thread().build();

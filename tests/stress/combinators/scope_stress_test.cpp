@@ -18,6 +18,7 @@
 #include "support/rt_drop_counter.hpp"
 
 namespace spool_comb_test {
+namespace scope_stress_test {
 namespace {
 
 using spool::Scope;
@@ -165,4 +166,5 @@ TEST(ScopeStress, RuntimeShutdownWhileScopesWaitForBusyChildren) {
 }
 
 }  // namespace
+}  // namespace scope_stress_test
 }  // namespace spool_comb_test

@@ -22,6 +22,7 @@
 #include "support/rt_drop_counter.hpp"
 #include "support/rt_leaf.hpp"
 #include "support/rt_sanitizer.hpp"
+#include "support/rt_tasks.hpp"
 
 namespace {
 
@@ -184,7 +185,7 @@ TEST_P(LevelsStress, EveryTaskOfTreesSpanningEveryChannelRunsOnceAndIsFreedOnce)
 
 // --- Wakes from outside threads: each woken task is polled again on its own channel ---
 
-Task<void> await_leaf(ManualLeaf leaf) { co_await leaf; }
+using spool_rt_test::await_leaf;
 
 TEST_P(LevelsStress, TasksWokenByOutsideThreadsArePolledAgainOnTheirOwnChannels) {
   const int kRounds = static_cast<int>(scaled(40, 20));

@@ -20,6 +20,7 @@
 #include "spool/sync/broadcast.hpp"
 #include "support/checked_payload.hpp"
 
+namespace broadcast_stress_test {
 namespace {
 
 constexpr std::uint64_t kProducers = 4;  // 2 tasks and 2 outside threads
@@ -164,3 +165,4 @@ TEST(BroadcastStress, TasksAndThreadsWithLagCancellationAndChurn) {
 }
 
 }  // namespace
+}  // namespace broadcast_stress_test

@@ -14,6 +14,7 @@
 #include "support/rt_sanitizer.hpp"
 #include "support/sync.hpp"
 
+namespace cancel_barrier_stress_test {
 namespace {
 
 using spool::Barrier;
@@ -156,3 +157,4 @@ TEST(CancelBarrierStress, TasksAndThreadsCrossABarrier) {
 }
 
 }  // namespace
+}  // namespace cancel_barrier_stress_test

@@ -15,6 +15,7 @@
 #include "spool/spool.hpp"
 #include "spool/sync/mpsc.hpp"
 
+namespace mpsc_stress_test {
 namespace {
 
 constexpr std::uint64_t kTasks = 4;
@@ -138,3 +139,4 @@ TEST(MpscStress, ReceiversDroppedWhileSendersRace) {
 }
 
 }  // namespace
+}  // namespace mpsc_stress_test

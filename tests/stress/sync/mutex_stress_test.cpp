@@ -10,6 +10,7 @@
 
 #include "spool/spool.hpp"
 
+namespace mutex_stress_test {
 namespace {
 
 using spool::Mutex;
@@ -69,3 +70,4 @@ TEST(MutexStress, TasksThreadsAndCancelledLockers) {
 }
 
 }  // namespace
+}  // namespace mutex_stress_test

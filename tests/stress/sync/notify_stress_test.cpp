@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/sync.hpp"
 
+namespace notify_stress_test {
 namespace {
 
 using spool::Notify;
@@ -201,3 +202,4 @@ TEST(NotifyStress, NotifyWaitersRounds) {
 }
 
 }  // namespace
+}  // namespace notify_stress_test

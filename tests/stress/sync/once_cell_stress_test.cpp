@@ -16,6 +16,7 @@
 
 #include "spool/spool.hpp"
 
+namespace once_cell_stress_test {
 namespace {
 
 using spool::OnceCell;
@@ -152,3 +153,4 @@ TEST(OnceCellStress, FailingInitialisersPassTheTurnOnExactlyOnceEach) {
 }
 
 }  // namespace
+}  // namespace once_cell_stress_test

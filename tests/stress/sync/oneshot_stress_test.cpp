@@ -20,6 +20,7 @@
 #include "spool/sync/oneshot.hpp"
 #include "support/checked_payload.hpp"
 
+namespace oneshot_stress_test {
 namespace {
 
 using Payload = spool_test::CheckedPayload;
@@ -223,3 +224,4 @@ TEST(OneshotStress, ChannelsAcrossThreadsAndTasks) {
 }
 
 }  // namespace
+}  // namespace oneshot_stress_test

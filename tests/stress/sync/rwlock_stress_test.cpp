@@ -10,6 +10,7 @@
 
 #include "spool/spool.hpp"
 
+namespace rwlock_stress_test {
 namespace {
 
 using spool::RwLock;
@@ -96,3 +97,4 @@ TEST(RwLockStress, ReadersWritersAndCancelledWriters) {
 }
 
 }  // namespace
+}  // namespace rwlock_stress_test

@@ -14,6 +14,7 @@
 #include "spool/spool.hpp"
 #include "support/sync.hpp"
 
+namespace semaphore_stress_test {
 namespace {
 
 using spool::AcquireError;
@@ -135,3 +136,4 @@ TEST(SemaphoreStress, CloseRacesWithAcquirers) {
 }
 
 }  // namespace
+}  // namespace semaphore_stress_test

@@ -15,6 +15,7 @@
 #include "spool/spool.hpp"
 #include "spool/sync/watch.hpp"
 
+namespace watch_stress_test {
 namespace {
 
 constexpr std::uint64_t kProducers = 4;  // 2 tasks and 2 outside threads
@@ -125,3 +126,4 @@ TEST(WatchStress, TasksAndThreadsCountUpWhileFollowersCancelAndBorrow) {
 }
 
 }  // namespace
+}  // namespace watch_stress_test

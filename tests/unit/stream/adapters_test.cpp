@@ -16,15 +16,14 @@
 #include "spool/stream.hpp"
 #include "support/counting_waker.hpp"
 #include "support/futures.hpp"
+#include "support/generators.hpp"
 
 namespace {
 
 using spool::Generator;
 namespace st = spool::stream;
 
-Generator<int> count_to(int n) {
-  for (int i = 0; i < n; ++i) co_yield i;
-}
+using spool_test::count_to;
 
 // 0, 1, 2, ... without end.
 Generator<int> naturals(int from = 0, int step = 1) {

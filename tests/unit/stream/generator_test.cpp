@@ -16,6 +16,7 @@
 #include "spool/stream/generator.hpp"
 #include "spool/time/timeout.hpp"
 #include "support/futures.hpp"
+#include "support/generators.hpp"
 
 namespace {
 
@@ -23,9 +24,7 @@ using spool::Generator;
 using spool::Task;
 using spool_test::Signal;
 
-Generator<int> count_to(int n) {
-  for (int i = 0; i < n; ++i) co_yield i;
-}
+using spool_test::count_to;
 
 // Everything a consumer loop gets from `gen`.
 Task<std::vector<int>> drain(Generator<int> gen) {
