@@ -2,6 +2,7 @@
 // and spool::time's now / pause / resume / advance.
 #include "spool/time.hpp"
 #include "context/current.hpp"
+#include "driver/thread_driver_ref.hpp"
 #include "runtime/current_driver.hpp"
 #include "runtime/shared.hpp"
 
@@ -42,14 +43,16 @@ detail::Driver& pausable_driver(const char* what) {
 }  // namespace
 
 Sleep sleep(std::chrono::nanoseconds duration) {
-  const std::shared_ptr<detail::Driver>& driver = current_driver();
+  const std::shared_ptr<detail::Driver>& driver =
+      detail::ThreadDriverRef::for_timer(current_driver());
   const Instant now = driver->time().clock().now();
   const bool due = duration <= std::chrono::nanoseconds::zero();
   return Sleep(driver, due ? now : detail::saturating_add(now, duration), due);
 }
 
 Sleep sleep_until(Instant deadline) {
-  const std::shared_ptr<detail::Driver>& driver = current_driver();
+  const std::shared_ptr<detail::Driver>& driver =
+      detail::ThreadDriverRef::for_timer(current_driver());
   return Sleep(driver, deadline, deadline <= driver->time().clock().now());
 }
 

@@ -7,6 +7,7 @@
 #include "context/deferred.hpp"
 #include "context/enter.hpp"
 #include "driver/io/thread_ring.hpp"
+#include "driver/thread_driver_ref.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
 #include "scheduler/picker.hpp"
 #include "sync/thread.hpp"
@@ -94,6 +95,7 @@ void MultiThread::run_worker(Core* core) {
   ReactorSlot slot;
   slot.install(driver_);
   TimeDriver::set_thread_shard(core->index);  // timers armed here go to this worker's wheel
+  ThreadDriverRef timers_ref(driver_);        // and count their references here
   // HighestFirst with more than one level: the tasks polled here honour yield requests.
   YieldRequestScope yield_requests(
       queues_.yields_on_request() ? &queues_.yield(core->index).requested : nullptr);

@@ -238,6 +238,17 @@ TEST_P(CrossRuntimeAnyFlavor, SleepPolledAfterItsRuntimeWasDroppedThrows) {
   EXPECT_EQ(pending, 0);
 }
 
+// A Sleep made by a task (on a worker, whose own count it joins) outlives its runtime as the
+// driver's last owner: polling it reports TimerShutdown (under ASan: no use after free).
+TEST_P(CrossRuntimeAnyFlavor, SleepMadeByATaskKeepsItsDriverAfterTheRuntimeIsDropped) {
+  std::unique_ptr<spool::Sleep> s;
+  {
+    auto rt = build();
+    s = rt.block_on(rt.spawn(make_sleep(1h)));
+  }
+  EXPECT_THROW(spool::block_on(*s), spool::TimerShutdown);
+}
+
 // Set (seq_cst store) by the destructor of a sleeping task's local when the task is
 // cancelled; read (seq_cst) by the test after the runtime is gone.
 struct DropGuard {
