@@ -129,8 +129,9 @@ class Idle {
   //    fence before the load would do under C++20's rules, but Relacy checks C++11's, which
   //    do not order a fence against a seq_cst load of another object.)
   //  Local pushes are the frequent ones (every requeue of a yielded task): the scheduler
-  //  batches the notification of a run of them (MultiThread::requeue_deferred), so the RMW,
-  //  which takes the word's cache line exclusive, is paid once per batch.
+  //  batches the notification of a run of them (NotifyBatch: requeue_deferred, and the wakes
+  //  of one pass in the driver), so the RMW, which takes the word's cache line exclusive, is
+  //  paid once per batch.
   //  A fork deque (spool::join's children) pairs as a local queue does, with its bottom_
   //  (release store; work_pending loads it with acquire), but only for a push into an empty
   //  deque: a push into a non-empty one tells nobody, since its owner takes the child back

@@ -165,19 +165,10 @@ void MultiThread::worker_loop(Picker picker, DeferredWakes& deferred) {
 
 bool MultiThread::requeue_deferred(Core& core, DeferredWakes& deferred) {
   // The tasks go back into this worker's queue (in one push without levels); a parked
-  // worker is told once, after the last (a notification reads the shared idle word with an
-  // RMW).
-  struct Batch {
-    Core& core;
-    explicit Batch(Core& c) : core(c) { core.batching_notify = true; }
-    ~Batch() { core.batching_notify = false; }
-  };
-  bool any;
-  {
-    Batch batch(core);
-    any = wake_deferred(deferred);
-  }
-  if (std::exchange(core.notify_after_batch, false)) notify_parked(Idle::Published::kLocalQueue);
+  // worker is told once, after the last.
+  NotifyBatch batch(core, /*tell_first=*/false);
+  const bool any = wake_deferred(deferred);
+  if (batch.end()) notify_parked(Idle::Published::kLocalQueue);
   return any;
 }
 

@@ -44,10 +44,37 @@ struct Core {
   bool is_searching = false;   // counted in Idle's searching number
   TaskHeader* lifo = nullptr;  // the LIFO slot: a task woken or spawned by the running task
   std::uint64_t rng;           // xorshift state for picking steal victims
-  // While requeue_deferred pushes a batch: pushes only note that a worker should be told.
+  // During a NotifyBatch: whether its first push still tells a worker at once, and whether
+  // a push held its notification back.
   bool batching_notify = false;
+  bool tell_first = false;
   bool notify_after_batch = false;
   LevelCursor cursor;  // where the worker stands in the levels and their channels
+};
+
+// Holds back the notifications of a core's local pushes for a batch of them: a push only
+// notes that a parked worker should be told, and the batch's owner tells one at its end.
+// A notification reads the shared idle word with an RMW; and a worker told at every push of
+// a burst steals a few tasks, runs out and parks before the next one, at a futex wake each.
+// With `tell_first`, the batch's first push tells one at once, so that another worker starts
+// on a burst while the rest of it comes in. `hold` false: no batch (each push tells).
+class NotifyBatch {
+ public:
+  NotifyBatch(Core& core, bool tell_first, bool hold = true) noexcept : core_(core) {
+    core_.batching_notify = hold;
+    core_.tell_first = hold && tell_first;
+  }
+  ~NotifyBatch() { (void)end(); }
+  NotifyBatch(const NotifyBatch&) = delete;
+  NotifyBatch& operator=(const NotifyBatch&) = delete;
+  // Ends the batch: true if a push held its notification back.
+  bool end() noexcept {
+    core_.batching_notify = false;
+    return std::exchange(core_.notify_after_batch, false);
+  }
+
+ private:
+  Core& core_;
 };
 
 // Per-worker state that other threads touch.

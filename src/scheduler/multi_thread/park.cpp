@@ -36,8 +36,13 @@ void MultiThread::park(Core& core) {
   while (!is_shutdown()) {
     w.parks.store(w.parks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     w.state.store(WorkerState::kParked, std::memory_order_relaxed);
-    // In the driver if no other worker holds it (then it waits for the next timer too).
+    // In the driver if no other worker holds it (then it waits for the next timer too). The
+    // tasks woken there come to this core's queue: the first push tells a worker at once,
+    // the rest once they are all there (a burst of timers firing). Not with yield requests
+    // (HighestFirst levels): a push that could tell nobody asks lower levels to yield.
+    NotifyBatch woken_here(core, /*tell_first=*/true, /*hold=*/!queues_.yields_on_request());
     const bool drove = driver_->park_thread(w.parker, &w.state);
+    const bool tell = woken_here.end();
     bool found_work = false;
     if (!idle_.is_parked(core.index)) {
       core.is_searching = true;  // a notify unparked us and counted us as searching
@@ -49,6 +54,7 @@ void MultiThread::park(Core& core) {
       found_work = true;
     }
     if (!found_work) continue;
+    if (tell) notify_parked(Idle::Published::kLocalQueue);
     // Leaving the driver for work while timers wait or sockets are open: hand it over (else
     // the timers and the I/O events would wait for a maintenance tick).
     if (drove && (driver_->time().has_timers() || driver_->io().active())) hand_driver_over();

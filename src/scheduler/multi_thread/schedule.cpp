@@ -7,8 +7,8 @@ namespace spool::detail {
 
 inline bool MultiThread::tell_of_local_push(Core& core) noexcept {
   if (core.is_searching) return true;  // a searcher finds it
-  if (core.batching_notify) {
-    core.notify_after_batch = true;  // one notification for the whole batch
+  if (core.batching_notify && !std::exchange(core.tell_first, false)) {
+    core.notify_after_batch = true;  // one notification for the rest of the batch
     return true;
   }
   return notify_parked(Idle::Published::kLocalQueue);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <latch>
 
 #include "spool/spool.hpp"
@@ -48,6 +50,63 @@ TEST(WakeupPolicy, AChainOfSpawnsWakesOneWorkerOnly) {
   EXPECT_EQ(unparked.load(), 1);
   const spool::RuntimeMetrics m = rt.metrics();
   EXPECT_EQ(m.workers[0].steals + m.workers[1].steals, 0u);
+}
+
+// One burst: `n` tasks asleep until one deadline, fired in one pass of the driver; the last
+// to finish records how many times the workers had parked by then.
+struct Burst {
+  const std::chrono::steady_clock::time_point deadline;
+  const int n;
+  std::atomic<int>* parked;
+  // Counted (seq_cst fetch_add) by each task after its sleep; the last one stores
+  // parks_when_done (relaxed) before counting `all_done` down, whose wait orders it.
+  std::atomic<int> finished{0};
+  int parks_when_done = 0;
+  std::latch all_done{1};
+};
+
+Task<void> sleeper(Burst* b) {
+  co_await spool::sleep_until(b->deadline);
+  if (b->finished.fetch_add(1) + 1 == b->n) {
+    b->parks_when_done = b->parked->load();
+    b->all_done.count_down();
+  }
+}
+
+// The tasks woken in one pass of the driver go to the queue of the worker in it, which tells
+// the other worker at the first wake and once more at the end, not at each wake: told at
+// each, the other worker steals a few tasks, runs out and parks again before the next one, a
+// futex wake every time (W9's bursts of about 1,000 timers cost some 25 parks a worker; here
+// that showed as 100 to 400 parks in some runs). So the workers park only a few times until
+// the burst is over: the other worker while it comes in and after its share, the worker in
+// the driver after its own, and one more each time a searcher that found work tells the
+// other (0 to 2 in 30 runs).
+TEST(WakeupPolicy, ABurstOfTimersTellsTheOtherWorkerOnceMoreAtItsEnd) {
+  std::atomic<int> parked{0};  // as in the test above
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(2)
+                .on_thread_park([&] { spool_rt_test::bump(parked); })
+                .build();
+  constexpr int kTasks = 2000;
+  // The deadline must come after every task is asleep: if it did not (a slow machine), the
+  // burst does not count, and the next one gets twice the time.
+  for (auto delay = std::chrono::milliseconds(200);; delay *= 2) {
+    const std::uint64_t armed_before = rt.metrics().timers_armed;
+    Burst burst{std::chrono::steady_clock::now() + delay, kTasks, &parked};
+    for (int i = 0; i < kTasks; ++i) (void)rt.spawn(sleeper(&burst));
+    spool_rt_test::spin_until([&] {
+      const spool::RuntimeMetrics m = rt.metrics();
+      return m.timers_armed - armed_before == kTasks &&
+             m.workers[0].state != spool::WorkerState::kRunning &&
+             m.workers[1].state != spool::WorkerState::kRunning;
+    });
+    const int parks_before = parked.load();
+    const bool in_time = std::chrono::steady_clock::now() < burst.deadline;
+    burst.all_done.wait();
+    if (!in_time) continue;
+    EXPECT_LE(burst.parks_when_done - parks_before, 6);
+    break;
+  }
 }
 
 }  // namespace
