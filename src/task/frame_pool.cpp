@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "spool/core/task.hpp"
+#include "task/frame_pool.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SPOOL_FRAME_POOL 0
@@ -32,21 +33,22 @@ namespace spool::detail {
 
 namespace {
 
-constexpr std::size_t kGranule = 64;
 constexpr std::size_t kClasses = 24;  // frames of up to 24 * 64 = 1536 bytes, prefix included
 constexpr std::size_t kBatch = 64;
 // The depot keeps at most this many bytes of frames per class (a burst of spawns leaves
 // at most this much memory behind, per class, once it is over).
 constexpr std::size_t kDepotBytesPerClass = std::size_t{4} << 20;
 constexpr std::size_t max_batches(std::size_t c) noexcept {
-  return kDepotBytesPerClass / (kBatch * c * kGranule);
+  return kDepotBytesPerClass / (kBatch * c * kFrameGranule);
 }
 
 struct FreeFrame {
   FreeFrame* next;
 };
 
-std::size_t class_of(std::size_t bytes) noexcept { return (bytes + kGranule - 1) / kGranule; }
+std::size_t class_of(std::size_t bytes) noexcept {
+  return (bytes + kFrameGranule - 1) / kFrameGranule;
+}
 
 // The depot: full magazines (lists of exactly kBatch frames) per class, shared by all
 // threads.
@@ -156,7 +158,7 @@ bool cache_usable() noexcept {
   }
   size_class = static_cast<std::uint16_t>(c);  // a block of the class's size either way
   FreeFrame* f = k.loaded.head;
-  if (f == nullptr) return ::operator new(c* kGranule);
+  if (f == nullptr) return ::operator new(c* kFrameGranule);
   k.loaded.head = f->next;
   --k.loaded.count;
   return f;

@@ -10,6 +10,7 @@
 #include "context/budget.hpp"
 #include "context/deferred.hpp"
 #include "spool/detail/join.hpp"  // the JoinHandle operations defined here, exported (SPOOL_API)
+#include "task/frame_pool.hpp"
 #include "task/observer.hpp"
 #include "task/owned_tasks.hpp"
 #include "task/scheduler_api.hpp"
@@ -189,8 +190,11 @@ namespace {
                                                        SpawnLocation where,
                                                        bool pinned_for_life) noexcept {
   FramePrefix* prefix = TaskPromiseBase::prefix_of(frame.address());
-  std::uint64_t id = new_task_id();
   std::uint16_t size_class = prefix->size_class;  // the header takes the prefix's place
+  // A spawned task's first poll may come long after (a burst of spawns); a blocking call's
+  // runs on a blocking-pool thread, whose core would not get the lines.
+  if (!pinned_for_life) prefetch_frame_locals(prefix, size_class);
+  std::uint64_t id = new_task_id();
   prefix->~FramePrefix();
   auto* t = ::new (static_cast<void*>(prefix))
       TaskHeader(promise, scheduler, pinned_for_life, id, name, where);

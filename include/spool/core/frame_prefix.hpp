@@ -20,7 +20,8 @@ static_assert(kFramePrefixSize % __STDCPP_DEFAULT_NEW_ALIGNMENT__ == 0,
 // freeing the frame then frees the memory at once. A spawned task's header sets it, and
 // from then on frees the memory itself (the header may outlive the frame): freeing the
 // frame only sets `frame_destroyed`.
-// `size_class` says which free list the memory returns to (see allocate_frame).
+// `size_class` says which free list the memory returns to (see allocate_frame): a block of
+// class c is c * 64 bytes, prefix included (0: from malloc, of the size asked for).
 struct FramePrefix {
   std::uint16_t size_class = 0;
   bool spawned = false;
