@@ -10,7 +10,6 @@
 #include <mutex>
 #include <new>
 #include <utility>
-#include <vector>
 
 #include "spool/core/task.hpp"
 #include "task/frame_pool.hpp"
@@ -35,15 +34,19 @@ namespace {
 
 constexpr std::size_t kClasses = 24;  // frames of up to 24 * 64 = 1536 bytes, prefix included
 constexpr std::size_t kBatch = 64;
-// The depot keeps at most this many bytes of frames per class (a burst of spawns leaves
-// at most this much memory behind, per class, once it is over).
-constexpr std::size_t kDepotBytesPerClass = std::size_t{4} << 20;
-constexpr std::size_t max_batches(std::size_t c) noexcept {
-  return kDepotBytesPerClass / (kBatch * c * kFrameGranule);
-}
+// The depot keeps at most this many bytes of frames, all classes together (what a burst of
+// spawns leaves behind once it is over), and of one class (so that one burst cannot fill it
+// for every other size): enough for the next burst of the same size to reuse it all (W9's
+// 10,000 tasks of 512 bytes are 5 MB).
+constexpr std::size_t kDepotBytes = std::size_t{16} << 20;
+constexpr std::size_t kDepotBytesPerClass = std::size_t{8} << 20;
+constexpr std::size_t batch_bytes(std::size_t c) noexcept { return kBatch * c * kFrameGranule; }
 
+// A free frame links the next one of its magazine; the first frame of a full magazine in
+// the depot also links the depot's next magazine of its class (every frame holds both).
 struct FreeFrame {
   FreeFrame* next;
+  FreeFrame* next_batch;
 };
 
 std::size_t class_of(std::size_t bytes) noexcept {
@@ -51,33 +54,33 @@ std::size_t class_of(std::size_t bytes) noexcept {
 }
 
 // The depot: full magazines (lists of exactly kBatch frames) per class, shared by all
-// threads.
+// threads, each class a stack of them.
 class GlobalPool {
  public:
   // A batch (a list of kBatch frames) for class `c`, or null.
   FreeFrame* take(std::size_t c) noexcept {
     std::lock_guard lock(mutex_);
-    if (classes_[c].empty()) return nullptr;
-    FreeFrame* b = classes_[c].back();
-    classes_[c].pop_back();
+    FreeFrame* b = full_[c];
+    if (b == nullptr) return nullptr;
+    full_[c] = b->next_batch;
+    bytes_ -= batch_bytes(c);
+    class_bytes_[c] -= batch_bytes(c);
     return b;
   }
-  // Keeps a batch, or frees it when the pool is full.
+  // Keeps a batch, or frees it when the depot is full.
   void give(std::size_t c, FreeFrame* batch) noexcept {
     {
       std::lock_guard lock(mutex_);
-      if (classes_[c].size() < max_batches(c)) {
-        try {
-          classes_[c].push_back(batch);  // capacity reserved below: never allocates
-          return;
-        } catch (...) {
-        }
+      if (bytes_ + batch_bytes(c) <= kDepotBytes &&
+          class_bytes_[c] + batch_bytes(c) <= kDepotBytesPerClass) {
+        batch->next_batch = full_[c];
+        full_[c] = batch;
+        bytes_ += batch_bytes(c);
+        class_bytes_[c] += batch_bytes(c);
+        return;
       }
     }
     free_list(batch);
-  }
-  GlobalPool() {
-    for (std::size_t c = 1; c <= kClasses; ++c) classes_[c].reserve(max_batches(c));
   }
 
   static void free_list(FreeFrame* f) noexcept {
@@ -86,7 +89,9 @@ class GlobalPool {
 
  private:
   std::mutex mutex_;
-  std::vector<FreeFrame*> classes_[kClasses + 1];  // guarded by mutex_
+  FreeFrame* full_[kClasses + 1] = {};          // guarded by mutex_
+  std::size_t bytes_ = 0;                       // what full_ holds; guarded by mutex_
+  std::size_t class_bytes_[kClasses + 1] = {};  // of each class; guarded by mutex_
 };
 
 // Never destroyed: threads still running at exit (or static objects destroyed after a
@@ -177,7 +182,7 @@ bool cache_usable() noexcept {
     }
     std::swap(k.loaded, k.previous);
   }
-  k.loaded.head = ::new (p) FreeFrame{k.loaded.head};
+  k.loaded.head = ::new (p) FreeFrame{k.loaded.head, nullptr};
   ++k.loaded.count;
 }
 
@@ -213,7 +218,7 @@ void deallocate_frame(void* p, std::uint16_t size_class) noexcept {
     make_room_and_deallocate(p, size_class);
     return;
   }
-  m.head = ::new (p) FreeFrame{m.head};
+  m.head = ::new (p) FreeFrame{m.head, nullptr};
   ++m.count;
 }
 

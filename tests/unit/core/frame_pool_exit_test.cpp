@@ -1,9 +1,9 @@
-// What the frame pool (src/task/frame_pool.cpp) does when a thread exits: the frames its
-// cache holds go back to the system, including those of a thread that only ever freed,
+// What the frame pool (src/task/frame_pool.cpp) gives back to the system: the frames a
+// thread's cache holds when it exits, including those of a thread that only ever freed,
 // those freed by its thread_local destructors and by pthread key destructors, and a frame
-// allocated after its cache is gone. Its own binary: it replaces the global operator delete
-// to see which blocks are returned. Skipped where the pool is off (AddressSanitizer builds:
-// every frame is then plain operator new/delete).
+// allocated after its cache is gone; and what its depot keeps of a burst. Its own binary:
+// it replaces the global operator delete to see which blocks are returned. Skipped where
+// the pool is off (AddressSanitizer builds: every frame is then plain operator new/delete).
 #include <gtest/gtest.h>
 
 #include <pthread.h>
@@ -25,6 +25,8 @@ namespace {
 constexpr std::size_t kMaxWatched = 256;
 std::array<std::atomic<void*>, kMaxWatched> watched{};
 std::atomic<std::size_t> watched_deleted{0};
+// Every block this thread has given to operator delete.
+constinit thread_local std::size_t deleted_by_this_thread = 0;
 
 void watch(void* p) {
   for (auto& w : watched) {
@@ -130,6 +132,40 @@ TEST_F(FramePoolAtThreadExit, AFrameAllocatedAfterTheCacheIsGoneIsFreedAtOnce) {
   pthread_key_delete(key);
 }
 
+// A burst of frames of one size, allocated on this thread and freed on another: how many
+// of them the freeing thread gave back to the system (the rest the pool kept).
+std::size_t frames_returned_after_burst(std::size_t frames, std::size_t bytes = kBytes) {
+  std::vector<Block> blocks(frames);
+  for (Block& b : blocks) b.memory = spool::detail::allocate_frame(bytes, b.size_class);
+  std::size_t returned = 0;
+  std::thread([&] {
+    const std::size_t before = deleted_by_this_thread;
+    for (const Block& b : blocks) free_block(b);
+    returned = deleted_by_this_thread - before;  // not what its exit returns, after this
+  }).join();
+  return returned;
+}
+
+// docs/tasks.md, "Frame memory": the depot keeps up to 8 MiB of frames of one size (16 MiB
+// of all sizes together); the freeing thread keeps two magazines of 64 frames of each size.
+constexpr std::size_t kDepotBytesPerSize = std::size_t{8} << 20;
+constexpr std::size_t kBlockBytes = 256;  // kBytes rounded up to its size class
+constexpr std::size_t kCachedByTheFreeingThread = 2 * 64;
+
+TEST_F(FramePoolAtThreadExit, TheDepotKeepsAWholeBurstOfFiveMegabytes) {
+  // 20,000 frames of 256 bytes (W9's 10,000 tasks of 512 bytes are as much): a burst of
+  // spawns this size reuses its memory in the next one, without malloc.
+  EXPECT_EQ(frames_returned_after_burst(20'000), 0u);
+}
+
+TEST_F(FramePoolAtThreadExit, TheDepotKeepsNoMoreThanItsCapOfOneSizeAndRoomForOthers) {
+  constexpr std::size_t kFrames = 4 * kDepotBytesPerSize / kBlockBytes;  // 32 MiB of frames
+  const std::size_t kept = kFrames - frames_returned_after_burst(kFrames);
+  EXPECT_LE(kept * kBlockBytes, kDepotBytesPerSize + kCachedByTheFreeingThread * kBlockBytes);
+  // Another size still has its room: 5 MB of 512-byte frames is kept whole.
+  EXPECT_EQ(frames_returned_after_burst(10'000, 500), 0u);
+}
+
 }  // namespace
 
 void* operator new(std::size_t n) {
@@ -137,8 +173,13 @@ void* operator new(std::size_t n) {
   throw std::bad_alloc();
 }
 
-void operator delete(void* p) noexcept {
+namespace {
+
+// Both operator deletes: calling one from the other, g++ 12 takes the inlined malloc of
+// operator new and the call of operator delete for a mismatched pair (-Wmismatched-new-delete).
+void release(void* p) noexcept {
   if (p == nullptr) return;
+  ++deleted_by_this_thread;
   for (auto& w : watched) {
     if (w.load() == p) {
       w.store(nullptr);
@@ -149,4 +190,8 @@ void operator delete(void* p) noexcept {
   std::free(p);
 }
 
-void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+}  // namespace
+
+void operator delete(void* p) noexcept { release(p); }
+
+void operator delete(void* p, std::size_t) noexcept { release(p); }
