@@ -32,7 +32,7 @@ class SPOOL_API TimerShutdown : public std::runtime_error {
 /// Sleep is destroyed or reset (O(1) both). Polled by a spool runtime or by spool::block_on,
 /// the executing thread parks in the time driver (Context::install_reactor); polled by any
 /// other executor (no reactor slot, or one holding another reactor), a background thread
-/// of the driver fires it (a multi-thread runtime's workers always drive theirs). Once
+/// of the driver fires it (a multi-thread runtime's workers always drive theirs). While
 /// armed it must not move (the driver links it in place): moving it then throws
 /// std::logic_error.
 class SPOOL_API Sleep {
@@ -52,9 +52,10 @@ class SPOOL_API Sleep {
   /// True once the driver fired the timer (the deadline passed while it was registered).
   bool is_elapsed() const noexcept;
 
-  /// Moves a Sleep that was never armed; throws std::logic_error for one that was (a Sleep
-  /// is armed by a poll that finds it pending, and by a reset after such a poll). Polling,
-  /// resetting or reading now() of the moved-from Sleep then throws std::logic_error.
+  /// Moves a Sleep that is not armed; throws std::logic_error for one that is (a Sleep is
+  /// armed by a poll that finds it pending, and by a reset after such a poll, until it
+  /// fires or is reset to a passed deadline). Polling, resetting or reading now() of the
+  /// moved-from Sleep then throws std::logic_error.
   Sleep(Sleep&& other);
   Sleep& operator=(Sleep&&) = delete;
   Sleep(const Sleep&) = delete;

@@ -12,7 +12,9 @@ Clock::time_point Clock::now() const {
   if (!adjusted_.load(std::memory_order_acquire)) return std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);
   if (paused_.load(std::memory_order_relaxed)) return paused_at_;
-  return std::chrono::steady_clock::now() + offset_;
+  // Saturating: a clock advanced to its end (advance(max), a sleep of max on auto-advance)
+  // stays there after resume.
+  return saturating_add(std::chrono::steady_clock::now(), offset_);
 }
 
 void Clock::pause() {
@@ -21,7 +23,7 @@ void Clock::pause() {
     throw std::logic_error(
         "spool::time::pause: the clock is already paused; call spool::time::resume first");
   }
-  paused_at_ = std::chrono::steady_clock::now() + offset_;
+  paused_at_ = saturating_add(std::chrono::steady_clock::now(), offset_);
   paused_.store(true, std::memory_order_release);
   adjusted_.store(true, std::memory_order_release);
 }

@@ -3,17 +3,23 @@
 
 #include <chrono>
 #include <mutex>
+#include <type_traits>
 
 #include "spool/detail/atomic.hpp"
 
 namespace spool::detail {
 
-// `t + d`, clamped to the clock's range (a deadline of "never" stays representable).
+// `t + d`, clamped to the clock's range (a deadline of "never" stays representable), for
+// any `t`: an instant before the clock's epoch (before boot, on the steady clock) too.
 inline std::chrono::steady_clock::time_point saturating_add(std::chrono::steady_clock::time_point t,
                                                             std::chrono::nanoseconds d) noexcept {
   using tp = std::chrono::steady_clock::time_point;
-  if (d >= std::chrono::nanoseconds::zero()) return d > tp::max() - t ? tp::max() : t + d;
-  return d < tp::min() - t ? tp::min() : t + d;
+  static_assert(std::is_same_v<tp::duration, std::chrono::nanoseconds>);
+  tp::rep sum;
+  if (__builtin_add_overflow(t.time_since_epoch().count(), d.count(), &sum)) {
+    return d.count() > 0 ? tp::max() : tp::min();
+  }
+  return tp(std::chrono::nanoseconds(sum));
 }
 
 // The steady clock, which tests may pause: while paused, time moves only by advance (or by

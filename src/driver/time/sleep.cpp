@@ -2,6 +2,7 @@
 #include "spool/time/sleep.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "driver/driver.hpp"
 #include "driver/time/entry_waker.hpp"
@@ -35,14 +36,19 @@ Sleep::Sleep(std::shared_ptr<detail::Driver> driver, Instant deadline, bool due)
 }
 
 Sleep::Sleep(Sleep&& other) : deadline_(other.deadline_) {
-  if (other.entry_.shard != nullptr) {
+  // Not armed (never, or fired since: state_of's acquire load orders the driver's last
+  // touch before the move), the driver holds no pointer to the entry.
+  const std::uint32_t state = detail::state_of(other.entry_);
+  if (state == detail::TimerEntry::kArmed) {
     throw std::logic_error(
-        "spool::Sleep moved after it was polled: the time driver links it in place; move it "
-        "before the first poll (or keep it where it is, e.g. in a coroutine frame)");
+        "spool::Sleep moved while armed: the time driver links it in place until it fires; "
+        "move it before its first poll or once it is ready (or keep it where it is, e.g. in a "
+        "coroutine frame)");
   }
   // Moved, not copied: a copy would cost two atomic RMWs on the driver's shared count.
   driver_ = std::move(other.driver_);
-  entry_.state.store(other.entry_.state.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  entry_.shard = other.entry_.shard;  // polled before: a reset arms it at once, as there
+  entry_.state.store(state, std::memory_order_relaxed);
   // Idle without a driver: polling `other` now throws (driver_of) instead of completing.
   other.entry_.state.store(detail::TimerEntry::kIdle, std::memory_order_relaxed);
 }
@@ -109,9 +115,16 @@ Poll<Instant> Interval::poll_tick(Context& cx) {
       case MissedTickBehavior::kDelay:
         next = detail::saturating_add(now, period_);
         break;
-      case MissedTickBehavior::kSkip:
-        next = detail::saturating_add(now, period_ - (now - scheduled) % period_);
+      case MissedTickBehavior::kSkip: {
+        // now - scheduled in unsigned: a start long before boot (Instant::min()) is more
+        // than a signed count apart from now. now > scheduled and period_ > 0.
+        const auto behind = static_cast<std::uint64_t>(now.time_since_epoch().count()) -
+                            static_cast<std::uint64_t>(scheduled.time_since_epoch().count());
+        const auto into_period = behind % static_cast<std::uint64_t>(period_.count());
+        next = detail::saturating_add(
+            now, period_ - std::chrono::nanoseconds(static_cast<std::int64_t>(into_period)));
         break;
+      }
     }
   }
   sleep_.reset(next);

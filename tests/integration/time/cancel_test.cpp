@@ -145,6 +145,29 @@ TEST(SleepMove, MovingBeforeTheFirstPollIsFineAfterItThrows) {
   rt.block_on(move_before_and_after_poll());
 }
 
+// Once ready a Sleep is unlinked (or never was: due at its first poll) and may move again;
+// the moved one keeps its place in the driver's shards, so a reset arms it at once.
+Task<void> move_once_ready() {
+  const Instant start = spool::time::now();
+  auto fired = spool::sleep(10ms);
+  co_await fired;
+  spool::Sleep moved(std::move(fired));
+  EXPECT_TRUE(moved.is_elapsed());
+  moved.reset(spool::time::now() + 5ms);
+  co_await moved;
+  EXPECT_EQ(spool::time::now() - start, 15ms);
+  auto due = spool::sleep(0ms);
+  EXPECT_TRUE(co_await poll_once(due));
+  spool::Sleep moved_too(std::move(due));
+  EXPECT_TRUE(moved_too.is_elapsed());
+  expect_counters(metrics(), 2, 2, 0);
+}
+
+TEST(SleepMove, MovingOnceReadyIsFine) {
+  auto rt = paused_runtime();
+  rt.block_on(move_once_ready());
+}
+
 // The moved-from Sleep keeps no driver: each use is a clear error, never a null dereference
 // (nor a completion: it was due, and its state went with the move).
 Task<void> use_after_move() {

@@ -134,6 +134,37 @@ TEST(Interval, IntervalAtAndReset) {
   rt.block_on(interval_at_and_reset());
 }
 
+// An interval that started long before the clock's epoch (here Instant::min(), billions of
+// periods ago): its missed ticks are handled as any others, with no overflow.
+Task<void> interval_from_the_clocks_start(MissedTickBehavior behavior) {
+  auto iv = spool::interval_at(Instant::min(), 1h);
+  iv.set_missed_tick_behavior(behavior);
+  EXPECT_EQ(co_await iv.tick(), Instant::min());  // due: at once
+  const Instant now = spool::time::now();
+  const Instant second = co_await iv.tick();
+  switch (behavior) {
+    case MissedTickBehavior::kBurst:
+      EXPECT_EQ(second, Instant::min() + 1h);  // the schedule, however far behind
+      break;
+    case MissedTickBehavior::kDelay:
+      EXPECT_EQ(second, now + 1h);
+      break;
+    case MissedTickBehavior::kSkip:
+      EXPECT_GT(second, now);  // the next tick of the grid after now
+      EXPECT_LE(second, now + 1h);
+      break;
+  }
+  EXPECT_EQ(co_await iv.tick(), second + 1h);
+}
+
+TEST(Interval, AStartLongBeforeTheClocksEpochTicksForEveryBehavior) {
+  for (auto b :
+       {MissedTickBehavior::kBurst, MissedTickBehavior::kDelay, MissedTickBehavior::kSkip}) {
+    auto rt = paused_runtime();
+    rt.block_on(interval_from_the_clocks_start(b));
+  }
+}
+
 TEST(Interval, NonPositivePeriodThrows) {
   EXPECT_THROW((void)spool::interval(0ms), std::invalid_argument);
   EXPECT_THROW((void)spool::interval(-1ms), std::invalid_argument);

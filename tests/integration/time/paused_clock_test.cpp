@@ -535,4 +535,21 @@ TEST(PausedClock, PauseOnARunningCurrentThreadRuntime) {
   rt.block_on(pause_and_resume());
 }
 
+// A clock advanced to its end (advance saturates; a sleep of nanoseconds::max() takes it
+// there by auto-advance) stays there after resume, and pauses there again.
+Task<void> resume_at_the_clocks_end() {
+  co_await spool::sleep(std::chrono::nanoseconds::max());
+  EXPECT_EQ(spool::time::now(), Instant::max());
+  spool::time::resume();
+  EXPECT_EQ(spool::time::now(), Instant::max());
+  spool::time::pause();
+  co_await spool::time::advance(1h);
+  EXPECT_EQ(spool::time::now(), Instant::max());
+}
+
+TEST(PausedClock, ResumedAtTheClocksEndItStaysThere) {
+  auto rt = paused_runtime();
+  rt.block_on(resume_at_the_clocks_end());
+}
+
 }  // namespace
