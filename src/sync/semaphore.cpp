@@ -64,7 +64,7 @@ void Semaphore::assign_locked(std::size_t n, Lock& lock, detail::WakeList& wakes
   std::size_t cur = state_.load(std::memory_order_relaxed);
   // Release: publishes what the releaser wrote to the next lock-free acquirer. Only close()
   // (kClosed) and lock-free acquires/releases (only while kWaiters is clear) race with it.
-  while (!state_.compare_exchange_weak(cur, (cur & ~kWaiters) + (n << kShift),
+  while (!state_.compare_exchange_weak(cur, with_permits(cur & ~kWaiters, n),
                                        std::memory_order_release, std::memory_order_relaxed)) {
   }
 }

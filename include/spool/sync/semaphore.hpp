@@ -1,6 +1,7 @@
 // spool::Semaphore: an async counting semaphore with FIFO waiters (tokio's batch_semaphore).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -143,7 +144,9 @@ class SPOOL_API SemaphoreAcquire {
 /// and acquire futures.
 class SPOOL_API Semaphore {
  public:
-  /// The most permits a semaphore can hold, and the most one acquire may ask for.
+  /// The most permits a semaphore can hold, and the most one acquire may ask for. Permits
+  /// released onto max_permits available are dropped (they could only come from an
+  /// add_permits while they were held).
   static constexpr std::size_t max_permits = SIZE_MAX >> 3;
 
   /// A semaphore with `permits` permits. Throws std::invalid_argument above max_permits.
@@ -210,12 +213,17 @@ class SPOOL_API Semaphore {
       }
     }
   }
+  // `cur` (a state word) with `n` permits more available, at most max_permits: so the
+  // count never wraps, and add_permits' check never underflows.
+  static std::size_t with_permits(std::size_t cur, std::size_t n) noexcept {
+    return cur + (std::min(n, max_permits - (cur >> kShift)) << kShift);
+  }
   // Returns `n` permits: one CAS when nobody waits, else release_slow.
   void release(std::size_t n) noexcept {
     std::size_t cur = state_.load(std::memory_order_relaxed);
     while ((cur & kWaiters) == 0) {
       // Release: publishes the holder's writes to the next acquirer's acquire CAS.
-      if (state_.compare_exchange_weak(cur, cur + (n << kShift), std::memory_order_release,
+      if (state_.compare_exchange_weak(cur, with_permits(cur, n), std::memory_order_release,
                                        std::memory_order_relaxed)) {
         return;
       }

@@ -266,6 +266,32 @@ TEST(Semaphore, TooManyPermitsAreAClearError) {
   EXPECT_THROW(s.add_permits(1), std::overflow_error);
 }
 
+// Permits held while add_permits fills the semaphore up come back onto max_permits: the
+// count stays there (it neither passes max_permits nor wraps), and add_permits still refuses;
+// on the lock-free path (a permit released) and on the locked one (a granted acquire dropped
+// unpolled gives its permits back under the lock).
+TEST(Semaphore, PermitsReleasedOntoMaxPermitsAreDropped) {
+  constexpr std::size_t kMax = Semaphore::max_permits;
+  Semaphore s(kMax);
+  std::optional<SemaphorePermit> held = s.try_acquire(kMax);
+  ASSERT_TRUE(held.has_value());
+  s.add_permits(kMax);
+  held.reset();
+  EXPECT_EQ(s.available_permits(), kMax);
+  EXPECT_THROW(s.add_permits(kMax), std::overflow_error);
+  EXPECT_THROW(s.add_permits(1), std::overflow_error);
+
+  Semaphore t(0);
+  HandPoller party;
+  std::optional<SemaphoreAcquire> granted(t.acquire(kMax));
+  EXPECT_TRUE(party.poll(*granted).is_pending());
+  t.add_permits(kMax);  // all to the waiter, which is not polled again
+  t.add_permits(kMax);  // nothing was available
+  granted.reset();      // gives back kMax onto kMax
+  EXPECT_EQ(t.available_permits(), kMax);
+  EXPECT_THROW(t.add_permits(1), std::overflow_error);
+}
+
 TEST(Semaphore, PollingAfterCompletionIsAClearError) {
   Semaphore s(1);
   HandPoller party;
