@@ -14,6 +14,14 @@ std::string fs_what(const char* call, const std::filesystem::path& from,
 [[noreturn]] void throw_fs_error(int err, const char* call, const std::filesystem::path& path);
 [[noreturn]] void throw_fs_error(int err, const char* call, const std::filesystem::path& from,
                                  const std::filesystem::path& to);
+// Throws std::invalid_argument naming `call` when `path` holds a NUL byte: the kernel would
+// end the path there and act on another file.
+void check_kernel_path(const std::filesystem::path& path, const char* call);
+// `path` as the kernel takes it, checked.
+inline std::string kernel_path(const std::filesystem::path& path, const char* call) {
+  check_kernel_path(path, call);
+  return path.string();
+}
 // `r` when it is no error (>= 0); else throws as throw_fs_error(-r, ...).
 template <class... Paths>
 long fs_check(long r, const char* call, const Paths&... paths) {

@@ -148,9 +148,11 @@ Task<File> OpenOptions::open(std::filesystem::path path) const {
 }
 
 Task<File> OpenOptions::open_copy(OpenOptions o, std::filesystem::path path) {
+  const char* call = "spool::fs::open";
+  detail::check_kernel_path(path, call);
   const int flags = open_flags(o.read_, o.write_, o.append_, o.truncate_, o.create_, o.create_new_);
   auto f = co_await detail::fs_ops::open(path, flags, o.mode_, o.read_, o.write_ || o.append_);
-  if (f.err != 0) detail::throw_fs_error(f.err, "spool::fs::open", path);
+  if (f.err != 0) detail::throw_fs_error(f.err, call, path);
   co_return File(std::move(f.value));
 }
 

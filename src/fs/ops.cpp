@@ -13,13 +13,15 @@ namespace spool::fs {
 namespace {
 
 Task<void> write_owned(std::filesystem::path path, std::vector<std::byte> contents) {
-  detail::fs_check(co_await detail::fs_ops::write_file(path.string(), std::move(contents)),
-                   "spool::fs::write", path);
+  const char* call = "spool::fs::write";
+  detail::fs_check(
+      co_await detail::fs_ops::write_file(detail::kernel_path(path, call), std::move(contents)),
+      call, path);
 }
 
 // stat or lstat of `path`, as Metadata; errors name `call`.
 Task<Metadata> stat_as(std::filesystem::path path, bool follow, const char* call) {
-  const auto st = co_await detail::fs_ops::stat_path(path.string(), follow);
+  const auto st = co_await detail::fs_ops::stat_path(detail::kernel_path(path, call), follow);
   if (st.err != 0) detail::throw_fs_error(st.err, call, path);
   co_return Metadata(st.value);
 }
@@ -27,14 +29,16 @@ Task<Metadata> stat_as(std::filesystem::path path, bool follow, const char* call
 }  // namespace
 
 Task<std::vector<std::byte>> read(std::filesystem::path path) {
-  auto r = co_await detail::fs_ops::read_file(path.string());
-  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::read", path);
+  const char* call = "spool::fs::read";
+  auto r = co_await detail::fs_ops::read_file(detail::kernel_path(path, call));
+  if (r.err != 0) detail::throw_fs_error(r.err, call, path);
   co_return std::move(r.value);
 }
 
 Task<std::string> read_to_string(std::filesystem::path path) {
-  auto r = co_await detail::fs_ops::read_file(path.string());
-  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::read_to_string", path);
+  const char* call = "spool::fs::read_to_string";
+  auto r = co_await detail::fs_ops::read_file(detail::kernel_path(path, call));
+  if (r.err != 0) detail::throw_fs_error(r.err, call, path);
   co_return std::string(reinterpret_cast<const char*>(r.value.data()), r.value.size());
 }
 
@@ -48,7 +52,8 @@ Task<void> write(std::filesystem::path path, std::string_view contents) {
 
 Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to) {
   const char* call = "spool::fs::copy";
-  const auto r = co_await detail::fs_ops::copy_file(from.string(), to.string());
+  const auto r = co_await detail::fs_ops::copy_file(detail::kernel_path(from, call),
+                                                    detail::kernel_path(to, call));
   using Refusal = detail::fs_ops::Copied::Refusal;
   if (r.value.refusal != Refusal::kNone) {
     throw std::system_error(
@@ -67,30 +72,36 @@ Task<std::uint64_t> copy(std::filesystem::path from, std::filesystem::path to) {
 }
 
 Task<void> rename(std::filesystem::path from, std::filesystem::path to) {
-  detail::fs_check(co_await detail::fs_ops::rename(from.string(), to.string()), "spool::fs::rename",
-                   from, to);
+  const char* call = "spool::fs::rename";
+  detail::fs_check(co_await detail::fs_ops::rename(detail::kernel_path(from, call),
+                                                   detail::kernel_path(to, call)),
+                   call, from, to);
 }
 
 Task<void> remove_file(std::filesystem::path path) {
-  detail::fs_check(co_await detail::fs_ops::unlink(path.string()), "spool::fs::remove_file", path);
+  const char* call = "spool::fs::remove_file";
+  detail::fs_check(co_await detail::fs_ops::unlink(detail::kernel_path(path, call)), call, path);
 }
 
 Task<void> create_dir(std::filesystem::path path) {
-  detail::fs_check(co_await detail::fs_ops::mkdir(path.string(), 0777), "spool::fs::create_dir",
+  const char* call = "spool::fs::create_dir";
+  detail::fs_check(co_await detail::fs_ops::mkdir(detail::kernel_path(path, call), 0777), call,
                    path);
 }
 
 Task<void> create_dir_all(std::filesystem::path path) {
-  detail::fs_check(co_await detail::fs_ops::mkdir_all(path.string()), "spool::fs::create_dir_all",
-                   path);
+  const char* call = "spool::fs::create_dir_all";
+  detail::fs_check(co_await detail::fs_ops::mkdir_all(detail::kernel_path(path, call)), call, path);
 }
 
 Task<void> remove_dir(std::filesystem::path path) {
-  detail::fs_check(co_await detail::fs_ops::rmdir(path.string()), "spool::fs::remove_dir", path);
+  const char* call = "spool::fs::remove_dir";
+  detail::fs_check(co_await detail::fs_ops::rmdir(detail::kernel_path(path, call)), call, path);
 }
 
 Task<void> remove_dir_all(std::filesystem::path path) {
-  detail::fs_check(co_await detail::fs_ops::remove_all(path.string()), "spool::fs::remove_dir_all",
+  const char* call = "spool::fs::remove_dir_all";
+  detail::fs_check(co_await detail::fs_ops::remove_all(detail::kernel_path(path, call)), call,
                    path);
 }
 
@@ -103,24 +114,30 @@ Task<Metadata> symlink_metadata(std::filesystem::path path) {
 }
 
 Task<std::filesystem::path> canonicalize(std::filesystem::path path) {
-  auto r = co_await detail::fs_ops::realpath(path.string());
-  if (r.err != 0) detail::throw_fs_error(r.err, "spool::fs::canonicalize", path);
+  const char* call = "spool::fs::canonicalize";
+  auto r = co_await detail::fs_ops::realpath(detail::kernel_path(path, call));
+  if (r.err != 0) detail::throw_fs_error(r.err, call, path);
   co_return std::filesystem::path(std::move(r.value));
 }
 
 Task<void> hard_link(std::filesystem::path original, std::filesystem::path link) {
-  detail::fs_check(co_await detail::fs_ops::link(original.string(), link.string()),
-                   "spool::fs::hard_link", original, link);
+  const char* call = "spool::fs::hard_link";
+  detail::fs_check(co_await detail::fs_ops::link(detail::kernel_path(original, call),
+                                                 detail::kernel_path(link, call)),
+                   call, original, link);
 }
 
 Task<void> symlink(std::filesystem::path original, std::filesystem::path link) {
-  detail::fs_check(co_await detail::fs_ops::symlink(original.string(), link.string()),
-                   "spool::fs::symlink", original, link);
+  const char* call = "spool::fs::symlink";
+  detail::fs_check(co_await detail::fs_ops::symlink(detail::kernel_path(original, call),
+                                                    detail::kernel_path(link, call)),
+                   call, original, link);
 }
 
 Task<void> set_permissions(std::filesystem::path path, Permissions perms) {
-  detail::fs_check(co_await detail::fs_ops::chmod(path.string(), perms.mode()),
-                   "spool::fs::set_permissions", path);
+  const char* call = "spool::fs::set_permissions";
+  detail::fs_check(co_await detail::fs_ops::chmod(detail::kernel_path(path, call), perms.mode()),
+                   call, path);
 }
 
 }  // namespace spool::fs

@@ -94,8 +94,9 @@ Poll<std::optional<DirEntry>> ReadDir::poll_next(Context& cx) {
 }
 
 Task<ReadDir> read_dir(std::filesystem::path path) {
-  auto d = co_await detail::fs_ops::open_dir(path.string());
-  if (d.err != 0) detail::throw_fs_error(d.err, "spool::fs::read_dir", path);
+  const char* call = "spool::fs::read_dir";
+  auto d = co_await detail::fs_ops::open_dir(detail::kernel_path(path, call));
+  if (d.err != 0) detail::throw_fs_error(d.err, call, path);
   co_return ReadDir(std::move(d.value));
 }
 

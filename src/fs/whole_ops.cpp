@@ -269,7 +269,12 @@ Task<Outcome<Copied>> copy_file(std::string from, std::string to) {
 }
 
 Task<long> remove_all(std::string path) {
+  // Trailing slashes make lstat follow a symlink ("link/" is the directory it points to),
+  // and remove_all would then empty that directory before failing on the link.
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   return run_blocking([path = std::move(path)]() -> long {
+    const std::string_view last = std::string_view(path).substr(path.rfind('/') + 1);
+    if (last == "." || last == "..") return -EINVAL;  // as rmdir(2): not the directory it names
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) return -errno;
     if (!S_ISDIR(st.st_mode)) return -ENOTDIR;  // a file, or a symlink (not followed)

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -141,6 +143,75 @@ TEST_P(FsOps, Directories) {
   SPOOL_EXPECT_FS_ERROR(run(fs::metadata(d)), ENOENT, "spool::fs::metadata " + q(d));
   EXPECT_EQ(run(fs::read_to_string(outside / "keep")), "k");
   SPOOL_EXPECT_FS_ERROR(run(fs::remove_dir_all(d)), ENOENT, "spool::fs::remove_dir_all " + q(d));
+}
+
+// A symlink named with a trailing slash or "/." is still the link: nothing of the directory
+// it points to is removed (lstat of "link/" follows it, so the path is cut first).
+TEST_P(FsOps, RemoveDirAllNeverFollowsASymlinkNamedWithATrailingSlash) {
+  const auto outside = dir() / "outside";
+  run(fs::create_dir(outside));
+  run(fs::write(outside / "keep", std::string_view("k")));
+  const auto link = dir() / "link";
+  run(fs::symlink(outside, link));
+  for (const std::string suffix : {"", "/", "//"}) {
+    const std::filesystem::path named = link.string() + suffix;
+    SPOOL_EXPECT_FS_ERROR(run(fs::remove_dir_all(named)), ENOTDIR,
+                          "spool::fs::remove_dir_all " + q(named));
+  }
+  for (const std::string suffix : {"/.", "/.."}) {
+    const std::filesystem::path named = link.string() + suffix;
+    SPOOL_EXPECT_FS_ERROR(run(fs::remove_dir_all(named)), EINVAL,
+                          "spool::fs::remove_dir_all " + q(named));
+  }
+  EXPECT_EQ(run(fs::read_to_string(outside / "keep")), "k");
+  EXPECT_TRUE(run(fs::symlink_metadata(link)).is_symlink());
+  run(fs::remove_dir_all(outside.string() + "/"));  // a real directory: the slash is fine
+  SPOOL_EXPECT_FS_ERROR(run(fs::metadata(outside)), ENOENT, "spool::fs::metadata " + q(outside));
+}
+
+// A path with a NUL byte is refused by every call before the kernel sees it: the kernel would
+// take the bytes before the NUL, another file ("victim" here), and act on it.
+TEST_P(FsOps, APathWithANulByteIsRefusedAndNoOtherFileTouched) {
+  const auto victim = dir() / "victim";
+  run(fs::write(victim, std::string_view("precious")));
+  const auto mode = run(fs::metadata(victim)).permissions().mode();
+  const std::filesystem::path nul = victim.string() + std::string("\0.bak", 5);
+  const auto expect_refused = [&](auto&& call, const char* name) {
+    try {
+      call();
+      ADD_FAILURE() << name << " did not throw";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(
+          std::string(e.what()).find(std::string(name) + " \"" + victim.string() + "\\0.bak\""),
+          std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("NUL byte"), std::string::npos) << e.what();
+    }
+  };
+  expect_refused([&] { run(fs::write(nul, std::string_view("clobbered"))); }, "spool::fs::write");
+  expect_refused([&] { run(fs::read(nul)); }, "spool::fs::read");
+  expect_refused([&] { run(fs::read_to_string(nul)); }, "spool::fs::read_to_string");
+  expect_refused([&] { run(fs::metadata(nul)); }, "spool::fs::metadata");
+  expect_refused([&] { run(fs::symlink_metadata(nul)); }, "spool::fs::symlink_metadata");
+  expect_refused([&] { run(fs::File::open(nul)); }, "spool::fs::open");
+  expect_refused([&] { run(fs::File::create(nul)); }, "spool::fs::open");
+  expect_refused([&] { run(fs::read_dir(nul)); }, "spool::fs::read_dir");
+  expect_refused([&] { run(fs::copy(victim, nul)); }, "spool::fs::copy");
+  expect_refused([&] { run(fs::rename(nul, dir() / "other")); }, "spool::fs::rename");
+  expect_refused([&] { run(fs::remove_file(nul)); }, "spool::fs::remove_file");
+  expect_refused([&] { run(fs::create_dir(nul)); }, "spool::fs::create_dir");
+  expect_refused([&] { run(fs::create_dir_all(nul)); }, "spool::fs::create_dir_all");
+  expect_refused([&] { run(fs::remove_dir(nul)); }, "spool::fs::remove_dir");
+  expect_refused([&] { run(fs::remove_dir_all(nul)); }, "spool::fs::remove_dir_all");
+  expect_refused([&] { run(fs::canonicalize(nul)); }, "spool::fs::canonicalize");
+  expect_refused([&] { run(fs::hard_link(victim, nul)); }, "spool::fs::hard_link");
+  expect_refused([&] { run(fs::symlink(victim, nul)); }, "spool::fs::symlink");
+  expect_refused([&] { run(fs::set_permissions(nul, fs::Permissions(0600))); },
+                 "spool::fs::set_permissions");
+  EXPECT_EQ(run(fs::read_to_string(victim)), "precious");
+  EXPECT_EQ(run(fs::metadata(victim)).permissions().mode(), mode);
+  SPOOL_EXPECT_FS_ERROR(run(fs::metadata(dir() / "other")), ENOENT,
+                        "spool::fs::metadata " + q(dir() / "other"));
 }
 
 TEST_P(FsOps, IsADirectory) {
