@@ -91,7 +91,7 @@ IoSource::IoSource(IoSource&& other) noexcept
 
 IoSource& IoSource::operator=(IoSource&& other) noexcept {
   if (this != &other) {
-    close();
+    shut(nullptr);  // a future still waiting on the old socket polls the new one next
     driver_ = std::move(other.driver_);
     io_ = std::exchange(other.io_, nullptr);
     ring_fd_.store(other.ring_fd_.exchange(nullptr, std::memory_order_relaxed),
@@ -105,12 +105,29 @@ IoSource& IoSource::operator=(IoSource&& other) noexcept {
   return *this;
 }
 
-IoSource::~IoSource() { close(); }
+// A future borrowing a destroyed source is its user's error: none is woken into it.
+IoSource::~IoSource() { shut(nullptr); }
+
+namespace {
+
+// Wakes the tasks whose operations waited on a source that close() or release() emptied:
+// each finds it closed at its next poll (throw_closed) rather than wait forever.
+void wake_all(std::vector<Waker>& woken) noexcept {
+  for (Waker& w : woken) std::move(w).wake();
+}
+
+}  // namespace
 
 void IoSource::close() noexcept {
+  std::vector<Waker> woken;
+  shut(&woken);
+  wake_all(woken);  // last: a woken task may poll at once, on another thread
+}
+
+void IoSource::shut(std::vector<Waker>* woken) noexcept {
   // Unregistered before the close: the number may be reused at once. Operations on a ring
   // that may still name it keep it open until the last ends.
-  const auto [fd, ring] = unregister();
+  const auto [fd, ring] = unregister(woken);
   if (ring != nullptr) {
     ring->close_when_done();
   } else if (fd >= 0) {
@@ -119,14 +136,16 @@ void IoSource::close() noexcept {
 }
 
 int IoSource::release() noexcept {
-  const auto [fd, ring] = unregister();
+  std::vector<Waker> woken;
+  const auto [fd, ring] = unregister(&woken);
   if (ring != nullptr) ring->release_when_done();  // the caller's now: never closed here
+  wake_all(woken);
   return fd;
 }
 
-std::pair<int, RingFd*> IoSource::unregister() noexcept {
+std::pair<int, RingFd*> IoSource::unregister(std::vector<Waker>* woken) noexcept {
   if (fd_ < 0) return {-1, nullptr};
-  driver_->io().remove(io_);
+  driver_->io().remove(io_, woken);
   io_ = nullptr;
   return {std::exchange(fd_, -1), ring_fd_.exchange(nullptr, std::memory_order_acquire)};
 }

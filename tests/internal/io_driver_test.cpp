@@ -95,7 +95,7 @@ TEST_F(IoDriverTest, AWatchTheKernelEndedIsArmedAgainAndWakesBothDirections) {
   EXPECT_EQ(poller_->arms, 2);
   EXPECT_EQ(driver_.counters().rearms, 1u);
   EXPECT_NE(read_bits(io) & ScheduledIo::kReadable, 0u);  // the leaf tries its syscall again
-  driver_.remove(io);
+  driver_.remove(io, nullptr);
   report({io, 0, true, 0});  // the removal's last event frees it (ASan: no leak, no reuse)
   EXPECT_EQ(driver_.counters().registered, 0u);
 }
@@ -106,7 +106,7 @@ TEST_F(IoDriverTest, AWatchThatFailedFailsTheOperationsWithItsErrno) {
   EXPECT_EQ(poller_->arms, 1);  // not armed again
   EXPECT_NE(read_bits(io) & ScheduledIo::kFailed, 0u);
   EXPECT_EQ(io->failure(), ENOMEM);
-  driver_.remove(io);
+  driver_.remove(io, nullptr);
   report({io, 0, true, 0});
 }
 
@@ -117,13 +117,13 @@ TEST_F(IoDriverTest, AWatchThatCannotBeMadeAgainFailsTheOperations) {
   EXPECT_NE(read_bits(io) & ScheduledIo::kFailed, 0u);
   EXPECT_EQ(io->failure(), ENOMEM);
   EXPECT_EQ(driver_.counters().rearms, 0u);
-  driver_.remove(io);
+  driver_.remove(io, nullptr);
   report({io, 0, true, 0});
 }
 
 TEST_F(IoDriverTest, AReleasedRegistrationLivesUntilItsLastEvent) {
   ScheduledIo* io = waiting_registration();
-  driver_.remove(io);
+  driver_.remove(io, nullptr);
   report({io, ScheduledIo::kReadable, false, 0});  // still reported: still alive
   report({io, 0, true, 0});
   EXPECT_EQ(poller_->arms, 1);  // released: freed, not armed again
@@ -157,7 +157,7 @@ TEST_F(IoDriverTest, ARequestDuringTheAfterWaitWorkRunsItAtTheNextPark) {
   EXPECT_EQ(runs, 1);
   driver_.park(std::chrono::nanoseconds::zero());
   EXPECT_EQ(runs, 2);
-  driver_.remove(io);
+  driver_.remove(io, nullptr);
   report({io, 0, true, 0});
 }
 

@@ -200,7 +200,7 @@ TEST_F(ScheduledIoTest, AWaiterAssignedToGivesUpItsPlace) {
   a.waiter.reset();  // before `other` goes
 }
 
-TEST_F(ScheduledIoTest, ACloseDetachesEveryWaiterSoThatTheyMayOutliveTheRegistration) {
+TEST_F(ScheduledIoTest, ACloseDetachesEveryWaiterAndHandsItsWakerToTheCloser) {
   Party reader, woken_reader, writer, queued_writer;
   EXPECT_FALSE(reader.poll(*io_));        // owner
   EXPECT_FALSE(woken_reader.poll(*io_));  // queued, then woken below, not polled since
@@ -209,7 +209,13 @@ TEST_F(ScheduledIoTest, ACloseDetachesEveryWaiterSoThatTheyMayOutliveTheRegistra
   io_->set_readiness(ScheduledIo::kReadClosed);
   EXPECT_EQ(woken_reader.wakes(), 1);
   EXPECT_EQ(queued_writer.wakes(), 0);
-  io_->drop_wakers();
+  std::vector<spool::Waker> woken;
+  io_->detach_waiters(&woken);
+  // Every waiter that still held a waker hands it over (woken_reader's was taken already),
+  // for the closer to wake once its source is cleared (IoSource::close).
+  EXPECT_EQ(woken.size(), 3u);
+  for (spool::Waker& w : woken) std::move(w).wake();
+  for (Party* p : {&reader, &woken_reader, &writer, &queued_writer}) EXPECT_EQ(p->wakes(), 1);
   io_.reset();  // freed: the waiters' destructors must not touch it (ASan)
   EXPECT_EQ(writer.live_wakers(), 0);
   EXPECT_EQ(queued_writer.live_wakers(), 0);
@@ -231,8 +237,8 @@ TEST_F(ScheduledIoTest, AShutdownWakesEveryWaiterOfBothDirections) {
     EXPECT_EQ(p->wakes(), 1);
     EXPECT_TRUE(p->poll(*io_, ScheduledIo::kWriteMask));
   }
-  io_->drop_wakers();  // the sockets close after the shutdown
-  io_.reset();         // freed before the waiters (ASan: they must not touch it)
+  io_->detach_waiters(nullptr);  // the sockets close after the shutdown (a destructor's close)
+  io_.reset();                   // freed before the waiters (ASan: they must not touch it)
 }
 
 }  // namespace

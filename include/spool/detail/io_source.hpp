@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "spool/core/context.hpp"
 #include "spool/core/poll.hpp"
@@ -142,9 +143,11 @@ class IoSource {
   Sleep sleep_for(std::chrono::nanoseconds d) const;
   /// Counts an accept that backed off (RuntimeMetrics::io_accept_backoffs).
   void count_accept_backoff() const noexcept;
-  /// Unregisters and closes the descriptor now (idempotent).
+  /// Unregisters and closes the descriptor now (idempotent). The operations of other tasks
+  /// that wait on it are woken, and fail with throw_closed's error at their next poll.
   SPOOL_API void close() noexcept;
-  /// Unregisters the descriptor and gives it back, open (-1 when there is none).
+  /// Unregisters the descriptor and gives it back, open (-1 when there is none); wakes the
+  /// waiting operations as close() does.
   SPOOL_API int release() noexcept;
   /// The descriptor's state shared with its operations on io_uring rings, made by the first
   /// (src/net/ring_stream.hpp): it keeps the descriptor open until the last of them ends.
@@ -164,7 +167,10 @@ class IoSource {
   SPOOL_API void option_bytes(int level, int name, void* v, unsigned len, const char* what) const;
 
   // Unregisters the descriptor; the descriptor, and the ring state that may still hold it.
-  std::pair<int, RingFd*> unregister() noexcept;
+  // The wakers of the operations waiting on it go to `woken` (dropped when null).
+  std::pair<int, RingFd*> unregister(std::vector<Waker>* woken) noexcept;
+  // Unregisters and closes the descriptor, the waiting operations' wakers into `woken`.
+  void shut(std::vector<Waker>* woken) noexcept;
 
   std::shared_ptr<Driver> driver_;
   ScheduledIo* io_ = nullptr;

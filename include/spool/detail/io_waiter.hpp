@@ -50,7 +50,7 @@ class SPOOL_API IoWaiter : public WaiterNode {
   void leave_slow(bool cancel) noexcept;  // src/net/io_source.cpp
 
   // Where it waits: set by its poller when it first waits (with role_), cleared when it
-  // leaves, or by the socket's close (ScheduledIo::drop_wakers) — which the user orders
+  // leaves, or by the socket's close (ScheduledIo::detach_waiters) — which the user orders
   // before any later use of the future, as for every other use of a closed socket.
   ScheduledIo* io_ = nullptr;
   Role role_ = Role::kNone;

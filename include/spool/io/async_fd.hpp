@@ -152,7 +152,8 @@ class SPOOL_API AsyncFd {
 
   /// The descriptor (-1 after release or a move).
   int fd() const noexcept { return source_.fd(); }
-  /// Unregisters the descriptor and gives it back, open; this AsyncFd is then empty.
+  /// Unregisters the descriptor and gives it back, open; this AsyncFd is then empty. Tasks
+  /// still waiting on it are woken, and their waits fail with std::logic_error.
   [[nodiscard]] int release() noexcept { return source_.release(); }
 
   /// Waits until the descriptor is readable: `auto guard = co_await fd.readable();`.

@@ -28,7 +28,8 @@ class SPOOL_API PipeReader : public net::AsyncRead<PipeReader> {
   static PipeReader from_fd(int fd);
   /// The descriptor (-1 once moved from).
   int fd() const noexcept { return source_.fd(); }
-  /// Closes the read end now (a writer's next write fails with EPIPE).
+  /// Closes the read end now (a writer's next write fails with EPIPE). A read of another
+  /// task still waiting on it is woken, and fails with std::logic_error.
   void close() noexcept { source_.close(); }
   /// The pipe end and its registration (for the read operations).
   detail::IoSource& source() noexcept { return source_; }
@@ -55,6 +56,7 @@ class SPOOL_API PipeWriter : public net::AsyncWrite<PipeWriter> {
   /// The descriptor (-1 once moved from).
   int fd() const noexcept { return source_.fd(); }
   /// Closes the write end now: the reader reads the end of the stream after what was written.
+  /// A write of another task still waiting on it is woken, and fails with std::logic_error.
   void close() noexcept { source_.close(); }
   /// The pipe end and its registration (for the write operations).
   detail::IoSource& source() noexcept { return source_; }

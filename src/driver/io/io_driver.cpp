@@ -119,9 +119,9 @@ void IoDriver::count_ring_watch(bool added) noexcept {
   }
 }
 
-void IoDriver::remove(ScheduledIo* io) noexcept {
+void IoDriver::remove(ScheduledIo* io, std::vector<Waker>* woken) noexcept {
   // Outside the lock: dropping the last waker of a task destroys it, which may close sockets.
-  io->drop_wakers();
+  io->detach_waiters(woken);
   std::lock_guard lock(mutex_);
   unlink(registry_, io);
   --registered_;

@@ -68,8 +68,9 @@ class IoDriver final : public Park {
   // only for descriptors a user hands over (AsyncFd), not for the sockets spool opens.
   ScheduledIo* add(int fd, const char* what, bool refuse_duplicate = false);
   // Unregisters `io` (freed once no wait can report it: see the class comment); the caller
-  // closes the fd afterwards.
-  void remove(ScheduledIo* io) noexcept;
+  // closes the fd afterwards. The wakers of the waits on it go to `woken` (see
+  // ScheduledIo::detach_waiters), or are dropped when it is null.
+  void remove(ScheduledIo* io, std::vector<Waker>* woken) noexcept;
   // Marks every registration shut down (their tasks wake and see it) and refuses later adds.
   void shutdown();
 

@@ -167,11 +167,16 @@ class ScheduledIo {
     }
   }
 
-  // The socket is closing: drops the wakers now rather than when the thread in the driver frees the
-  // registration (a waker holds its task, and through it the runtime that owns the driver:
-  // kept in the release queue of a driver nobody parks in any more, it would never go), and
-  // detaches every waiter, whose future may outlive the registration.
-  void drop_wakers() noexcept {
+  // The socket is closing: detaches every waiter, whose future may outlive the registration.
+  // Their wakers go now rather than when the thread in the driver frees the registration (a
+  // waker holds its task, and through it the runtime that owns the driver: kept in the release
+  // queue of a driver nobody parks in any more, it would never go): into `woken`, for the
+  // closer to wake once its source no longer names this registration, or dropped (null).
+  // noexcept: an allocation failure of `woken` ends the process, as in shut_down.
+  void detach_waiters(std::vector<Waker>* woken) noexcept {
+    const auto keep = [woken](Waker w) {
+      if (woken != nullptr) woken->push_back(std::move(w));
+    };
     for (Waiters* d : {&reader_, &writer_}) {
       // Relaxed: a socket closes only after the last poll of every future on it (the user
       // orders that, as for any use of the socket), which orders the owner's writes to its
@@ -180,17 +185,18 @@ class ScheduledIo {
         owner->role_ = IoWaiter::Role::kNone;
         owner->io_ = nullptr;
       }
-      (void)d->waker.take();
+      if (auto w = d->waker.take()) keep(std::move(*w));
       for (;;) {
-        Waker dropped;  // declared before the guard: dropped after the unlock
+        Waker taken;  // declared before the guard: dropped (if not kept) after the unlock
         std::lock_guard lock(d->lock);
         WaiterNode* n = d->waiting.empty() ? d->woken.front() : d->waiting.front();
         if (n == nullptr) break;
         auto* w = static_cast<IoWaiter*>(n);
         unlink_locked(*d, *w);
-        dropped = w->take_waker();
+        taken = w->take_waker();
         w->role_ = IoWaiter::Role::kNone;
         w->io_ = nullptr;
+        keep(std::move(taken));
       }
     }
   }
@@ -216,10 +222,10 @@ class ScheduledIo {
     explicit Waiters(std::uint32_t bit) noexcept : queued_bit(bit) {}
     // The IoWaiter that owns `waker`, or null. Claimed by CAS from null (acquire) in
     // poll_ready; given back by its owner's store of null (release) in leave(); exchanged
-    // for null (relaxed) by drop_wakers at the close.
+    // for null (relaxed) by detach_waiters at the close.
     Atomic<IoWaiter*> owner{nullptr};
     // Registered by the owner only; taken by the driver's wake, by shut_down, by the
-    // owner's leave when its future is dropped, and by drop_wakers.
+    // owner's leave when its future is dropped, and by detach_waiters.
     AtomicWaker waker;
     Mutex lock;
     WaiterList waiting;  // guarded by `lock`: queued waiters whose wakers no wake took yet

@@ -106,7 +106,7 @@ void ThreadRing::end() noexcept {
   ring_.reset();  // cancels and waits (WorkerRing's destructor)
   if (watch_ != nullptr) {
     io_.count_ring_watch(false);
-    io_.remove(std::exchange(watch_, nullptr));
+    io_.remove(std::exchange(watch_, nullptr), nullptr);  // its waker: the ring's own
   }
   if (watch_fd_ >= 0) ::close(std::exchange(watch_fd_, -1));
 }
