@@ -170,11 +170,15 @@ std::optional<ExitStatus> Child::reap_nohang() {
   return status_;
 }
 
-Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>& exited) {
+void Child::check_not_moved_from(const char* call) const {
   if (pid_ < 0) {
-    throw std::logic_error(
-        "spool::process::Child::wait on a moved-from Child; wait on the object it was moved to");
+    throw std::logic_error(std::string(call) +
+                           " on a moved-from Child; use the object it was moved to");
   }
+}
+
+Poll<ExitStatus> Child::poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>& exited) {
+  check_not_moved_from("spool::process::Child::wait");
   for (;;) {
     if (std::optional<ExitStatus> s = reap_nohang()) return *s;
     if (!pidfd_ && !watch_) watch_exit(-1);  // (a watch_exit below failed: again)
@@ -214,10 +218,14 @@ ChildWaitFuture Child::wait() {
   return ChildWaitFuture(*this);
 }
 
-std::optional<ExitStatus> Child::try_wait() { return reap_nohang(); }
+std::optional<ExitStatus> Child::try_wait() {
+  check_not_moved_from("spool::process::Child::try_wait");
+  return reap_nohang();
+}
 
 void Child::kill(int signal) {
-  if (pid_ < 0 || status_ || reaped_elsewhere_) return;  // (the pid is not ours to signal)
+  check_not_moved_from("spool::process::Child::kill");
+  if (status_ || reaped_elsewhere_) return;  // (the pid is not ours to signal)
   int err = 0;
   if (watch_) {
     err = watch_->kill(signal);

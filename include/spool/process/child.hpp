@@ -110,12 +110,14 @@ class SPOOL_API Child {
   /// same status.
   ChildWaitFuture wait();
   /// The exit status if the child has exited (reaping it), std::nullopt while it runs;
-  /// never waits. Throws std::system_error ECHILD as wait does.
+  /// never waits. Throws std::system_error ECHILD as wait does, std::logic_error on a
+  /// moved-from Child (as wait, and kill).
   std::optional<ExitStatus> try_wait();
   /// Sends `signal` (SIGKILL unless told) to the child; nothing once it is reaped (its pid
   /// may belong to another process by then: pidfd_send_signal, through a pidfd checked to
   /// be this child's, does not reach one; docs/process.md says where that check ends). Does not
-  /// wait: co_await wait() for that. Throws std::system_error if the kernel refuses.
+  /// wait: co_await wait() for that. Throws std::system_error if the kernel refuses,
+  /// std::logic_error on a moved-from Child.
   void kill(int signal = SIGKILL);
   /// Reads stdout and stderr to their ends while it waits for the exit (closing stdin
   /// first), so a child that fills a pipe cannot deadlock: the status and the bytes.
@@ -127,6 +129,8 @@ class SPOOL_API Child {
   Child() noexcept = default;
   // The status if it exited, reaping it (waitpid WNOHANG, or the exit watch's result).
   std::optional<ExitStatus> reap_nohang();
+  // Throws std::logic_error naming `call` on a moved-from Child.
+  void check_not_moved_from(const char* call) const;
   Poll<ExitStatus> poll_wait(Context& cx, std::optional<AsyncFdReadyFuture>& exited);
   void let_go() noexcept;  // the destructor's work
   // Watches for the exit through `pidfd` (taken; -1: none) registered with the current

@@ -78,7 +78,8 @@ TEST_P(ProcessExit, WaitClosesStdin) {
   EXPECT_TRUE(s.success());
 }
 
-// A Child moved away is empty: its wait says so instead of waiting for nothing.
+// A Child moved away is empty: its wait, try_wait and kill say so, rather than wait for
+// nothing, answer "still running" or signal nobody.
 TEST(ProcessMisuse, WaitOnAMovedFromChildIsALogicError) {
   spool::block_on([]() -> Task<void> {
     Child first = Command("true").spawn();
@@ -90,7 +91,12 @@ TEST(ProcessMisuse, WaitOnAMovedFromChildIsALogicError) {
     } catch (const std::logic_error& e) {
       EXPECT_NE(std::string(e.what()).find("moved-from Child"), std::string::npos) << e.what();
     }
+    EXPECT_THROW((void)first.try_wait(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+    EXPECT_THROW(first.kill(), std::logic_error);
     EXPECT_TRUE((co_await second.wait()).success());
+    Child third = std::move(second);                          // reaped, then moved: the same
+    EXPECT_THROW((void)second.try_wait(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+    EXPECT_TRUE(third.try_wait()->success());
   }());
 }
 
