@@ -51,6 +51,12 @@ const std::error_category& resolver_category() noexcept {
 }
 
 Task<std::vector<SocketAddr>> lookup_host(std::string host, std::uint16_t port) {
+  if (host.find('\0') != std::string::npos) {  // getaddrinfo would look up what precedes it
+    throw std::invalid_argument(
+        "spool::net::lookup_host: the host name holds a NUL byte (at "
+        "byte " +
+        std::to_string(host.find('\0')) + "); remove it");
+  }
   const std::string bare = host.size() >= 2 && host.front() == '[' && host.back() == ']'
                                ? host.substr(1, host.size() - 2)
                                : host;

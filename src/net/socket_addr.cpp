@@ -31,7 +31,8 @@ SocketAddr::SocketAddr(std::string_view ip, std::uint16_t port) : storage_{} {
 
 bool SocketAddr::assign(std::string_view ip, std::uint16_t port) noexcept {
   char text[INET6_ADDRSTRLEN + 1] = {};
-  if (ip.size() >= sizeof text) return false;
+  // A NUL would end the text for inet_pton: "1.2.3.4\0x" is no address.
+  if (ip.size() >= sizeof text || ip.find('\0') != std::string_view::npos) return false;
   ip.copy(text, ip.size());
   storage_ = {};
   auto* v4 = reinterpret_cast<sockaddr_in*>(&storage_);

@@ -12,14 +12,20 @@
 
 namespace spool::detail {
 
-// The sockaddr_un of `path` and its length; throws std::invalid_argument when it is empty
-// or does not fit.
+// The sockaddr_un of `path` and its length; throws std::invalid_argument when it is empty,
+// does not fit, or holds a NUL byte (the kernel would end the path there: another socket).
 inline socklen_t unix_address(std::string_view path, sockaddr_storage& ss, const char* what) {
   auto* un = reinterpret_cast<sockaddr_un*>(&ss);
   if (path.empty() || path.size() >= sizeof un->sun_path) {
     throw std::invalid_argument(std::string(what) + ": the path '" + std::string(path) +
                                 "' must have 1 to " + std::to_string(sizeof un->sun_path - 1) +
                                 " bytes");
+  }
+  if (path.find('\0') != std::string_view::npos) {
+    throw std::invalid_argument(std::string(what) + ": the path holds a NUL byte (at byte " +
+                                std::to_string(path.find('\0')) +
+                                "), where the kernel would end it: remove the NUL (abstract "
+                                "socket addresses are not supported)");
   }
   ss = {};
   un->sun_family = AF_UNIX;

@@ -57,7 +57,8 @@ class SPOOL_API UnixStream : public StreamSocket<UnixStream> {
 class SPOOL_API UnixListener {
  public:
   /// Binds `path` and listens (backlog 1024). Throws std::system_error naming the path
-  /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path too long.
+  /// (EADDRINUSE, EACCES, ENOENT...), std::invalid_argument for a path empty, too long or
+  /// holding a NUL byte (abstract addresses are not supported).
   static UnixListener bind(std::string_view path);
   /// Takes a listening Unix stream socket made elsewhere (e.g. passed by systemd): it is made
   /// non-blocking and close-on-exec. Throws std::invalid_argument, saying what `fd` is, when

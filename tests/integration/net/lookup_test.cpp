@@ -51,6 +51,21 @@ TEST(LookupHostAnyExecutor, AnUnknownHostIsASystemErrorNamingIt) {
   }
 }
 
+// getaddrinfo and inet_pton would take only what precedes the NUL: "localhost" here.
+TEST(LookupHostAnyExecutor, AHostWithANulByteIsRefused) {
+  for (const std::string& host :
+       {std::string("localhost\0.evil.example", 23), std::string("127.0.0.1\0junk", 14)}) {
+    try {
+      (void)spool::block_on(spool::net::lookup_host(host, 80));
+      ADD_FAILURE() << "resolved a host name with a NUL byte";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("NUL byte"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)spool::net::SocketAddr(std::string_view("127.0.0.1\0junk", 14), 80),
+               std::invalid_argument);
+}
+
 TEST(LookupHostAnyExecutor, TextWithoutAPortIsRefused) {
   EXPECT_THROW((void)spool::net::lookup_host("localhost"), std::invalid_argument);
   EXPECT_THROW((void)spool::net::lookup_host("localhost:http"), std::invalid_argument);

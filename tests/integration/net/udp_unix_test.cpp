@@ -169,4 +169,20 @@ TEST(UnixPath, ATooLongPathIsRefusedWithItsLimit) {
   EXPECT_THROW((void)UnixListener::bind(""), std::invalid_argument);
 }
 
+// The kernel would bind "/tmp/x" for "/tmp/x\0y", and a leading NUL is Linux's abstract
+// namespace, which spool does not speak: both are refused before any socket is made.
+TEST(UnixPath, APathWithANulByteIsRefused) {
+  const std::string embedded("/tmp/spool-nul\0y", 16);
+  const std::string leading("\0abstract", 9);
+  for (const std::string& p : {embedded, leading}) {
+    try {
+      (void)UnixListener::bind(p);
+      ADD_FAILURE() << "bind accepted a path with a NUL byte";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("NUL byte"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)spool::block_on(UnixStream::connect(embedded)), std::invalid_argument);
+}
+
 }  // namespace
