@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "tls/openssl_errors.hpp"
 
@@ -52,6 +53,21 @@ struct PemBio {
   BIO* bio;
 };
 
+// The next certificate of `in`, or nullptr at the end of the text (OpenSSL's "no start line"
+// left in its error queue). Any other failure (a corrupt block, a block cut short) throws
+// naming `setting`: stopping there would drop the rest of the text silently, where
+// SSL_CTX_use_certificate_chain_file, whose loop this is, refuses the file.
+X509* next_certificate(BIO* in, const char* setting) {
+  ERR_clear_error();
+  if (X509* cert = PEM_read_bio_X509(in, nullptr, nullptr, nullptr)) return cert;
+  const unsigned long err = ERR_peek_last_error();
+  if (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE) {
+    return nullptr;
+  }
+  detail::throw_config_error(std::string(setting) +
+                             ": a certificate in the PEM text given cannot be read");
+}
+
 }  // namespace
 
 TlsContextBuilder::TlsContextBuilder(Role role)
@@ -86,7 +102,7 @@ TlsContextBuilder& TlsContextBuilder::certificate_chain_pem(std::string_view pem
   }
   X509_free(leaf);
   SSL_CTX_clear_chain_certs(live());
-  while (X509* ca = PEM_read_bio_X509(in.bio, nullptr, nullptr, nullptr)) {
+  while (X509* ca = next_certificate(in.bio, "certificate_chain_pem")) {
     if (SSL_CTX_add0_chain_cert(live(), ca) != 1) {  // takes `ca` when it succeeds
       X509_free(ca);
       detail::throw_config_error("cannot add a chain certificate from the PEM text given");
@@ -130,7 +146,7 @@ TlsContextBuilder& TlsContextBuilder::ca_pem(std::string_view pem) {
   PemBio in(pem);
   X509_STORE* store = SSL_CTX_get_cert_store(live());
   int added = 0;
-  while (X509* ca = PEM_read_bio_X509(in.bio, nullptr, nullptr, nullptr)) {
+  while (X509* ca = next_certificate(in.bio, "ca_pem")) {
     const bool ok = X509_STORE_add_cert(store, ca) == 1 &&
                     (role_ == Role::kClient || SSL_CTX_add_client_CA(live(), ca) == 1);
     X509_free(ca);  // the store keeps its own reference

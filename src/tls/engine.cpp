@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "tls/openssl_errors.hpp"
 
@@ -50,6 +51,15 @@ Engine::Engine(const TlsContext& ctx, const std::string& server_name)
     return;
   }
   SSL_set_connect_state(ssl_);
+  // OpenSSL takes the name as a C string: "localhost\0.evil.example" would be checked (and
+  // sent as SNI) as "localhost", and "127.0.0.1\0junk" as 127.0.0.1.
+  if (const std::size_t nul = server_name.find('\0'); nul != std::string::npos) {
+    SSL_free(ssl_);
+    throw std::invalid_argument(
+        "spool::tls::TlsConnector::connect: the server name has a NUL byte at offset " +
+        std::to_string(nul) + " (after '" + server_name.substr(0, nul) +
+        "'): no host name has one, and OpenSSL would check only the part before it");
+  }
   const bool verifies = (SSL_get_verify_mode(ssl_) & SSL_VERIFY_PEER) != 0;
   if (verifies && server_name.empty()) {
     SSL_free(ssl_);

@@ -70,6 +70,8 @@ class TlsConnector {
   /// The client handshake over `stream`: sends `server_name` as SNI (unless it is an IP
   /// address) and, when the context verifies (Verify::kPeer), requires the server's
   /// certificate to name it. `co_await connector.connect("localhost", std::move(tcp))`.
+  /// Throws std::invalid_argument, before anything is sent, for a name with a NUL byte
+  /// (OpenSSL would check only the part before it) or, when verifying, an empty one.
   template <ByteStream S>
   Handshake<S> connect(std::string_view server_name, S stream) const {
     return Handshake<S>(ctx_, std::string(server_name), std::move(stream));

@@ -29,6 +29,7 @@ class Engine {
 
   /// A connection of `ctx`'s role. A client sends `server_name` as SNI and, unless `ctx`
   /// verifies nothing, checks that the server's certificate names it; a server passes "".
+  /// Throws std::invalid_argument for a name with a NUL byte, or an empty one when verifying.
   Engine(const TlsContext& ctx, const std::string& server_name);
   ~Engine();
   Engine(const Engine&) = delete;

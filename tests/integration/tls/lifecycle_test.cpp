@@ -1,9 +1,11 @@
 // TLS around its edges: handshakes dropped half-way (nothing leaks: run under ASan), TLS
-// under a foreign executor, renegotiation refused, and the builder's refusals of bad input.
+// under a foreign executor, renegotiation refused, and the builder's refusals of bad input
+// (a corrupt certificate in PEM text among them).
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
 #include <atomic>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -12,6 +14,7 @@
 #include "spool/io.hpp"
 #include "spool/io/duplex.hpp"
 #include "spool/sync/oneshot.hpp"
+#include "support/fs.hpp"
 #include "support/time_helpers.hpp"
 #include "support/tls.hpp"
 
@@ -179,6 +182,44 @@ TEST(TlsLifecycle, BadInputIsRefusedWithAClearError) {
   using Pipes = spool::io::Duplex<spool::PipeReader, spool::PipeWriter>;
   EXPECT_THROW((void)connector.connect("", Pipes(std::move(r), std::move(w))),
                std::invalid_argument);
+}
+
+// A corrupt certificate after a good one in PEM text is refused, naming the setter, as the
+// _file setters refuse the same text: only the end of the text ends the list (OpenSSL's "no
+// start line"), never a block it cannot read. Blocks of another kind are skipped, as there.
+TEST(TlsLifecycle, ACorruptCertificateInPemTextIsRefusedAsInAFile) {
+  const std::string corrupt =
+      "-----BEGIN CERTIFICATE-----\nTUlJQ0dhcmJhZ2U=\n-----END CERTIFICATE-----\n";
+  const std::string cut_short = "-----BEGIN CERTIFICATE-----\nnot base64 at all !!!\n";
+  const spool_fs_test::TempDir dir;
+  const auto file = dir.path() / "certs.pem";
+  auto refused = [](auto&& f, const std::string& expected) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one saying " << expected;
+    } catch (const TlsError& e) {
+      EXPECT_EQ(e.code(), TlsErrc::kConfig) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  for (const std::string& bad : {corrupt, cut_short}) {
+    refused(
+        [&] { TlsContextBuilder(Role::kServer).certificate_chain_pem(pki().server.cert + bad); },
+        "certificate_chain_pem: a certificate in the PEM text given cannot be read");
+    refused([&] { TlsContextBuilder(Role::kClient).ca_pem(pki().ca.cert + bad); },
+            "ca_pem: a certificate in the PEM text given cannot be read");
+    std::ofstream(file) << pki().server.cert + bad;
+    refused([&] { TlsContextBuilder(Role::kServer).certificate_chain_file(file); }, "certs.pem");
+    refused([&] { TlsContextBuilder(Role::kClient).ca_file(file); }, "certs.pem");
+  }
+  // A chain followed by its key and a comment, and two CAs followed by text: accepted.
+  TlsContextBuilder server(Role::kServer);
+  server.certificate_chain_pem(pki().server.cert + pki().ca.cert + pki().server.key + "# end\n")
+      .private_key_pem(pki().server.key);
+  (void)server.build();
+  (void)TlsContextBuilder(Role::kClient)
+      .ca_pem(pki().ca.cert + pki().other_ca.cert + "end\n")
+      .build();
 }
 
 }  // namespace

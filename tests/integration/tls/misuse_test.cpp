@@ -1,6 +1,6 @@
 // Misuse of a TLS stream gets a clear std::logic_error, never a hang or a crash: a second
 // reader or writer while one is pending (a side has one waker), a moved-from stream or
-// half. Copying does not compile.
+// half. Copying does not compile. A server name OpenSSL would truncate is refused.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -110,6 +110,36 @@ TEST(TlsMisuse, AMovedFromConnectorIsRefused) {
     ADD_FAILURE() << "a moved-from connector connected";
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("moved-from TlsConnector"), std::string::npos) << e.what();
+  }
+}
+
+// OpenSSL takes a server name as a C string: "localhost\0.evil.example" would be verified
+// against a certificate for localhost (and sent as SNI) as "localhost", "127.0.0.1\0junk"
+// as 127.0.0.1. connect refuses such a name at once, verifying or not, and sends nothing.
+TEST(TlsMisuse, AServerNameWithANulByteIsRefusedBeforeAnythingIsSent) {
+  auto trusting = client_builder();
+  trusting.verify(spool::tls::Verify::kNone);
+  const spool::tls::TlsConnector verifying(client_builder().build());
+  const spool::tls::TlsConnector not_verifying(trusting.build());
+  auto rt = spool::Builder::current_thread().build();
+  for (const spool::tls::TlsConnector* connector : {&verifying, &not_verifying}) {
+    for (const std::string& name : {std::string("localhost\0.evil.example", 23),
+                                    std::string("127.0.0.1\0junk", 14), std::string(1, '\0')}) {
+      rt.block_on([](const spool::tls::TlsConnector& c, const std::string& n) -> Task<void> {
+        auto [client_in, server_out] = spool::pipe();
+        auto [server_in, client_out] = spool::pipe();
+        try {
+          (void)c.connect(n, Pipes(std::move(client_in), std::move(client_out)));
+          ADD_FAILURE() << "connect accepted a name with a NUL byte";
+        } catch (const std::invalid_argument& e) {
+          const std::string expected = "NUL byte at offset " + std::to_string(n.find('\0'));
+          EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+        }
+        // The refused connection closed its transport without writing to it.
+        std::string got(1, '\0');
+        EXPECT_EQ(co_await server_in.read(got), 0u);
+      }(*connector, name));
+    }
   }
 }
 
