@@ -6,10 +6,13 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <system_error>
 
 #include "console/json.hpp"
+#include "console/snapshot.hpp"
 #include "sync/thread.hpp"
 
 namespace spool::console {
@@ -22,6 +25,10 @@ namespace {
 constexpr std::size_t kMaxRequest = 4096;
 // The shortest interval a subscriber may ask for.
 constexpr std::chrono::milliseconds kMinInterval{10};
+// An interval longer than kMaxIntervalMs is refused: unbounded, `now + interval` overflowed
+// (in release it wrapped into the past, and a snapshot went out at every pass), and a wait
+// must fit poll()'s int milliseconds.
+static_assert(kMaxIntervalMs <= std::numeric_limits<int>::max());
 
 std::string error_line(const std::string& message) {
   JsonWriter w;
@@ -42,6 +49,10 @@ struct Server::Subscriber {
   int fd;
   std::string request;  // the request's bytes so far
   bool subscribed = false;
+  // The client's input ended (it shut its write side down): no longer polled for (the end
+  // would be ready at every poll); a subscriber is served until its read side goes too
+  // (POLLHUP).
+  bool request_ended = false;
   bool once = false;
   std::chrono::milliseconds interval{0};
   Clock::time_point due;
@@ -90,7 +101,7 @@ void Server::run() {
     int timeout_ms = -1;
     fds.assign({{wake_fd_, POLLIN, 0}, {listener_.fd(), POLLIN, 0}});
     for (const auto& s : subscribers_) {
-      short events = POLLIN;
+      short events = s->request_ended ? 0 : POLLIN;
       if (s->sent < s->out.size()) events |= POLLOUT;
       fds.push_back({s->fd, events, 0});
       if (s->subscribed && !s->close_when_sent) {
@@ -119,7 +130,9 @@ void Server::run() {
     for (std::size_t i = 0; i < subscribers_.size(); ++i) {
       Subscriber& s = *subscribers_[i];
       const short revents = i + 2 < fds.size() && fds[i + 2].fd == s.fd ? fds[i + 2].revents : 0;
-      if (revents & (POLLIN | POLLHUP | POLLERR)) {
+      if (s.request_ended) {
+        if (revents & (POLLHUP | POLLERR)) s.closed = true;  // both directions are gone
+      } else if (revents & (POLLIN | POLLHUP | POLLERR)) {
         if (!read_request(s, now)) s.closed = true;
       }
       if (!s.closed && (revents & POLLOUT) && !flush(s)) s.closed = true;
@@ -157,7 +170,19 @@ bool Server::read_request(Subscriber& s, Clock::time_point now) {
   char buf[1024];
   for (;;) {
     const ssize_t n = ::recv(s.fd, buf, sizeof buf, 0);
-    if (n == 0) return false;  // the client closed
+    if (n == 0) {
+      // The client closed, or only shut its write side down (`socat`, `nc -N`): after its
+      // request, that is served (a --once snapshot, or snapshots until the client goes); in
+      // the middle of one, it is told why it gets nothing.
+      if (s.subscribed || s.close_when_sent || s.request.empty()) {
+        s.request_ended = s.subscribed;
+        return s.subscribed;
+      }
+      s.request_ended = true;
+      s.out = error_line("the request ended without its newline");
+      s.close_when_sent = true;
+      return flush(s);
+    }
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     if (s.subscribed) continue;  // anything after the request is ignored
     s.request.append(buf, static_cast<std::size_t>(n));
@@ -178,8 +203,10 @@ bool Server::read_request(Subscriber& s, Clock::time_point now) {
         throw std::invalid_argument("the request's \"v\" is not " +
                                     std::to_string(kProtocolVersion));
       }
-      if (interval == nullptr || !interval->is_integer || interval->integer < 0) {
-        throw std::invalid_argument("the request needs \"interval_ms\", an integer >= 0");
+      if (interval == nullptr || !interval->is_integer || interval->integer < 0 ||
+          interval->integer > kMaxIntervalMs) {
+        throw std::invalid_argument("the request needs \"interval_ms\", an integer from 0 to " +
+                                    std::to_string(kMaxIntervalMs) + " (a day)");
       }
       s.once = interval->integer == 0;
       s.interval = std::max(kMinInterval, std::chrono::milliseconds(interval->integer));

@@ -14,6 +14,8 @@ namespace spool::console {
 
 // The protocol's version: the "v" member of every line. A reader refuses another version.
 inline constexpr int kProtocolVersion = 1;
+// The longest interval_ms a subscription may ask for (a day); the server refuses a longer one.
+inline constexpr std::int64_t kMaxIntervalMs = 24 * 60 * 60 * 1000;
 
 // The runtime as a whole.
 struct RuntimeInfo {

@@ -26,7 +26,7 @@ SPOOL_CONSOLE=SOCKET (docs/console.md).
 
 options:
   --once           print one snapshot as text and exit (for CI logs and bug reports)
-  --interval MS    how often the live screen refreshes (default 1000)
+  --interval MS    how often the live screen refreshes (default 1000; 10 to 86400000)
   --sort KEY       sort the tasks by id, name, channel, state, polls, wakes, self_wakes,
                    busy or idle (default polls)
   --reverse        the other way round
@@ -59,7 +59,10 @@ Options parse(int argc, char** argv) {
       o.once = true;
     } else if (a == "--interval") {
       o.interval_ms = std::stoi(value());
-      if (o.interval_ms < 10) throw std::invalid_argument("spool-console: --interval is >= 10 ms");
+      if (o.interval_ms < 10 || o.interval_ms > spool::console::kMaxIntervalMs) {
+        throw std::invalid_argument("spool-console: --interval is from 10 to " +
+                                    std::to_string(spool::console::kMaxIntervalMs) + " ms");
+      }
     } else if (a == "--sort") {
       o.key = spool_console::sort_key(value());
     } else if (a == "--reverse") {

@@ -1,9 +1,11 @@
 // The console's server (docs/console.md): owner-only socket, bad paths refused, the
-// environment's path and its precedence, two subscribers, a client that never reads stays
+// environment's path and its precedence, two subscribers, bad requests (an interval over a
+// day), a client that half-closes after its request, a client that never reads stays
 // within its buffer, a runtime whose worker is stuck still answers, no console no thread.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
@@ -189,6 +191,92 @@ TEST(ConsoleServer, RefusesAMalformedRequest) {
   ASSERT_TRUE(line.has_value());
   EXPECT_NE(line->find("\"error\""), std::string::npos) << *line;
   EXPECT_FALSE(c.line().has_value()) << "and closes";
+}
+
+// An interval_ms longer than a day is refused with the error line: unbounded, the next due
+// time (now + interval) overflowed, and in release wrapped into the past, so that a snapshot
+// went out at every pass of the server. A day is served.
+TEST(ConsoleServer, RefusesAnIntervalLongerThanADay) {
+  TempDir dir;
+  const std::string path = dir / "console.sock";
+  spool::Runtime rt = spool::Builder::current_thread().console(path).build();
+  for (const char* interval : {"86400001", "10000000000000", "9223372036854775807"}) {
+    Client c(path);
+    c.send(std::string("{\"v\":1,\"interval_ms\":") + interval + "}\n");
+    const auto line = c.line();
+    ASSERT_TRUE(line.has_value());
+    EXPECT_NE(line->find("\"error\""), std::string::npos) << *line;
+    EXPECT_NE(line->find("from 0 to 86400000"), std::string::npos) << *line;
+    EXPECT_FALSE(c.line().has_value()) << "and closes";
+  }
+  Client day(path);
+  day.subscribe(86'400'000);
+  const auto line = day.line();
+  ASSERT_TRUE(line.has_value());
+  EXPECT_EQ(spool::console::snapshot_from_json(*line).seq, 1u);
+}
+
+// A client that shuts its write side down after its request (`nc -N`, socat) is served as
+// one that does not: one snapshot for interval 0, snapshots until it closes for an interval.
+// (It got nothing: the end of its input closed it before its first snapshot.) A request cut
+// short by the shutdown gets the error line.
+TEST(ConsoleServer, ServesAClientThatShutsItsWriteSideDownAfterItsRequest) {
+  TempDir dir;
+  const std::string path = dir / "console.sock";
+  spool::Runtime rt = spool::Builder::current_thread().console(path).build();
+  {
+    Client c(path);
+    c.subscribe(0);
+    ASSERT_EQ(::shutdown(c.fd(), SHUT_WR), 0);
+    const auto line = c.line();
+    ASSERT_TRUE(line.has_value()) << "no snapshot";
+    EXPECT_EQ(spool::console::snapshot_from_json(*line).seq, 1u);
+    EXPECT_FALSE(c.line().has_value()) << "--once: the server closes after one snapshot";
+  }
+  {
+    Client c(path);
+    c.subscribe(10);
+    ASSERT_EQ(::shutdown(c.fd(), SHUT_WR), 0);
+    for (std::uint64_t seq = 1; seq <= 3; ++seq) {
+      const auto line = c.line();
+      ASSERT_TRUE(line.has_value());
+      EXPECT_EQ(spool::console::snapshot_from_json(*line).seq, seq);
+    }
+  }
+  Client cut(path);
+  cut.send("{\"v\":1,\"interval_ms\":0}");
+  ASSERT_EQ(::shutdown(cut.fd(), SHUT_WR), 0);
+  const auto line = cut.line();
+  ASSERT_TRUE(line.has_value());
+  EXPECT_NE(line->find("\"error\":\"the request ended without its newline\""), std::string::npos)
+      << *line;
+  EXPECT_FALSE(cut.line().has_value()) << "and closes";
+}
+
+// A half-closed subscriber waiting out a long interval is kept, and dropped as soon as it
+// closes (its hang-up wakes the server; its input, at its end, is no longer polled).
+TEST(ConsoleServer, DropsAHalfClosedSubscriberWhenItCloses) {
+  TempDir dir;
+  spool::console::ServerOptions options;
+  options.path = dir / "console.sock";
+  spool::console::Server server(options, spool::console::RuntimeFacts{"current_thread", {{}}}, [] {
+    spool::console::Sample sample;
+    sample.metrics.workers.resize(1);
+    return sample;
+  });
+  {
+    Client c(options.path);
+    c.subscribe(86'400'000);
+    ASSERT_EQ(::shutdown(c.fd(), SHUT_WR), 0);
+    ASSERT_TRUE(c.line().has_value());
+    EXPECT_EQ(server.stats().subscribers, 1u) << "served, so kept";
+  }
+  // Bounded by count (10 ms apart), not by time: the server's next pass is what is awaited.
+  for (int round = 0; round < 1000 && server.stats().subscribers != 0; ++round) {
+    pollfd never{-1, 0, 0};
+    (void)::poll(&never, 1, 10);
+  }
+  EXPECT_EQ(server.stats().subscribers, 0u) << "a closed client is dropped at once";
 }
 
 // A client that subscribes and never reads: the server's buffer for it never holds more than
