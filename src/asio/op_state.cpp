@@ -63,18 +63,21 @@ void OpBase::cancel_from_drop() noexcept {
   boost::asio::execution_context* ctx =
       &boost::asio::query(executor_, boost::asio::execution::context);
   OpRegistry& registry = *registry_;
-  // This thread drives the context, or nothing runs it (stopped, or run by spool only and
-  // not now): cancel here, at once.
-  std::optional<std::uint64_t> epoch;
-  if (driven_here() != ctx) epoch = registry.busy_epoch();
-  if (!epoch) {
+  // This thread drives the context: cancel here, at once. So when nothing runs it (stopped;
+  // run by spool only, and not now; an io_context no thread has run yet): emit_if_idle emits
+  // here, under its mutex, so that no thread starts running it meanwhile.
+  if (driven_here() == ctx) {
     emit_once();
     return;
   }
+  const std::optional<std::uint64_t> epoch = registry.emit_if_idle([this] { emit_once(); });
+  if (!epoch) return;
   // Else on the operation's executor, where its handlers run (inline if this thread runs that
   // executor now), and wait until that ran, or until the context's runners changed after the
-  // read above (a stop, the last spool runner gone: then nothing may ever run it, so cancel
-  // here). An epoch, not a count: a busy context's other cancellations do not matter.
+  // read above (a stop, the last spool runner gone) or it was found stopped (a plain
+  // io.run()): then nothing may ever run it, so cancel here. The queued emit, should it run
+  // later, finds the op emitted. An epoch, not a count: a busy context's other cancellations
+  // do not matter. The queued emit holds the op: its state outlives the drop.
   auto ran = std::make_shared<bool>(false);  // guarded by the registry's mutex
   std::shared_ptr<OpBase> self = shared_from_this();
   try {

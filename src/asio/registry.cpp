@@ -1,6 +1,7 @@
 #include "asio/registry.hpp"
 
 #include <boost/asio/execution/context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -36,11 +37,30 @@ OpRegistry& OpRegistry::of(const boost::asio::any_io_executor& executor) {
       boost::asio::query(executor, boost::asio::execution::context);
   auto& registry = boost::asio::use_service<OpRegistry>(ctx);
   if (registry.io_.load(std::memory_order_acquire) == nullptr) {
-    if (boost::asio::io_context* io = io_context_of(executor)) {
-      registry.io_.store(io, std::memory_order_release);
-    }
+    if (boost::asio::io_context* io = io_context_of(executor)) registry.learn_io(*io);
   }
   return registry;
+}
+
+void OpRegistry::learn_io(boost::asio::io_context& io) {
+  // Under the mutex, and io_ stored after the post: an operation that finds io_ set (or waits
+  // here for it) is initiated after the probe was queued, so its handlers run after the probe.
+  std::lock_guard lock(mu_);
+  if (io_.load(std::memory_order_relaxed) != nullptr) return;  // another op, or drive / run
+  // Once per io_context, so that a drop can tell "nothing has run it yet" (cancel at once)
+  // from "a thread runs it" (wait for it there). The io_context counts it as one more
+  // handler run. The registry outlives it: Asio destroys queued handlers before services.
+  try {
+    boost::asio::post(io, [this] { mark_run(); });
+  } catch (...) {
+    run_seen_ = true;  // out of memory: take it to be run (a drop then waits for it, or its stop)
+  }
+  io_.store(&io, std::memory_order_release);
+}
+
+void OpRegistry::mark_run() {
+  std::lock_guard lock(mu_);
+  run_seen_ = true;
 }
 
 bool OpRegistry::link(OpBase* op) {
@@ -66,15 +86,9 @@ void OpRegistry::unlink(OpBase* op) noexcept {
   op->prev_ = op->next_ = nullptr;
 }
 
-std::optional<std::uint64_t> OpRegistry::busy_epoch() {
-  std::lock_guard lock(mu_);
-  if (stopped() || (managed_ && runners_ == 0)) return std::nullopt;
-  return epoch_;
-}
-
 void OpRegistry::runner_enter(boost::asio::io_context& io) {
-  io_.store(&io, std::memory_order_release);
   std::lock_guard lock(mu_);
+  io_.store(&io, std::memory_order_release);
   ++runners_;
   managed_ = true;
 }

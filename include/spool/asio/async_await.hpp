@@ -16,8 +16,10 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 
+#include "spool/asio/errors.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/task.hpp"
 #include "spool/runtime.hpp"
@@ -44,16 +46,82 @@ struct AwaitCanceller {
   void operator()(boost::asio::cancellation_type_t) { token.cancel(); }
 };
 
-// The task that awaits `fut` on the runtime and then hands the outcome to `handler` on the
-// handler's executor. The slot is cleared there, just before the call: Asio's slots are not
-// thread-safe, and the handler's executor is where its emits come from.
-template <class F, class Handler>
-Task<void> await_then_complete(F fut, Handler handler, CancellationToken token) {
+// Owns async_await's handler until it is completed, exactly once: by complete() with the
+// future's outcome, or, when the relay task is destroyed before that (its runtime shut down
+// meanwhile, or was already gone, and dropped the task, unpolled or mid-way), by the
+// destructor with OperationAbandoned. Either way on the handler's associated executor, after
+// the handler's cancellation slot is cleared there (Asio's slots are not thread-safe, and
+// that executor is where its emits come from); a work guard keeps that executor's context
+// from running out of work meanwhile. Owned by one task frame: no synchronisation.
+template <class T, class Handler>
+class AwaitCompletion {
+  using Executor = boost::asio::associated_executor_t<Handler>;
+
+ public:
+  // The handler's second argument (T; a bool, unused, for a void future).
+  using Value = std::conditional_t<std::is_void_v<T>, bool, T>;
+
+  explicit AwaitCompletion(Handler handler)
+      : work_(boost::asio::get_associated_executor(handler)), handler_(std::move(handler)) {}
+  // Moves the duty too: a moved-from completion completes nothing.
+  AwaitCompletion(AwaitCompletion&& other)
+      : work_(std::move(other.work_)), handler_(std::move(other.handler_)) {
+    other.handler_.reset();
+  }
+  AwaitCompletion& operator=(AwaitCompletion&&) = delete;
+  ~AwaitCompletion() {
+    if (!handler_) return;
+    try {
+      // Posted, never inline: this may run inside the initiation (a runtime already gone),
+      // where Asio forbids calling the handler.
+      finish(std::make_exception_ptr(OperationAbandoned(
+                 "spool::asio::async_await: the spool runtime shut down (or was already shut "
+                 "down) before the future completed; the future was dropped")),
+             std::nullopt, false);
+    } catch (...) {
+      // Out of memory: the handler is destroyed uncalled, as Asio does with the handlers of
+      // an execution context that cannot run them.
+    }
+  }
+
+  // Hands the outcome to the handler (through dispatch: inline if this thread runs the
+  // handler's executor). `value` is empty when `error` is set.
+  void complete(std::exception_ptr error, std::optional<Value> value) {
+    finish(std::move(error), std::move(value), true);
+  }
+
+ private:
+  void finish(std::exception_ptr error, std::optional<Value> value, bool may_run_inline) {
+    Executor executor = work_.get_executor();
+    auto call = [handler = std::move(*handler_), error = std::move(error),
+                 value = std::move(value)]() mutable {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.clear();
+      if constexpr (std::is_void_v<T>) {
+        std::move(handler)(error);
+      } else {
+        std::move(handler)(error, value ? std::move(*value) : T{});
+      }
+    };
+    handler_.reset();  // moved into `call`: completed, whatever follows
+    if (may_run_inline) {
+      boost::asio::dispatch(executor, std::move(call));
+    } else {
+      boost::asio::post(executor, std::move(call));
+    }
+    work_.reset();
+  }
+
+  boost::asio::executor_work_guard<Executor> work_;
+  std::optional<Handler> handler_;
+};
+
+// The task that awaits `fut` on the runtime and then hands the outcome to `completion`.
+template <class F, class Completion>
+Task<void> await_then_complete(F fut, Completion completion, CancellationToken token) {
   using T = future_output_t<F>;
-  auto executor = boost::asio::get_associated_executor(handler);
-  auto work = boost::asio::make_work_guard(executor);  // the handler's context waits for it
   std::exception_ptr error;
-  std::optional<std::conditional_t<std::is_void_v<T>, bool, T>> value;
+  std::optional<typename Completion::Value> value;
   try {
     auto run = token.run_until_cancelled(std::move(fut));
     auto out = co_await std::move(run);
@@ -69,18 +137,7 @@ Task<void> await_then_complete(F fut, Handler handler, CancellationToken token) 
   } catch (...) {
     error = std::current_exception();
   }
-  auto complete = [handler = std::move(handler), error = std::move(error),
-                   value = std::move(value)]() mutable {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) slot.clear();
-    if constexpr (std::is_void_v<T>) {
-      std::move(handler)(error);
-    } else {
-      std::move(handler)(error, value ? std::move(*value) : T{});
-    }
-  };
-  boost::asio::dispatch(executor, std::move(complete));
-  work.reset();
+  completion.complete(std::move(error), std::move(value));
 }
 
 // async_await's initiation: spawns the relay task on `handle`'s runtime.
@@ -91,10 +148,20 @@ struct InitiateAwait {
     CancellationToken token;
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     if (slot.is_connected()) slot.template emplace<AwaitCanceller>(AwaitCanceller{token});
-    handle
-        .spawn(await_then_complete(std::move(fut), std::decay_t<Handler>(std::move(handler)),
-                                   std::move(token)))
-        .detach();
+    // A runtime that is shut down cancels the task at once: its frame, and the completion in
+    // it, are destroyed unpolled, which completes the handler with OperationAbandoned.
+    try {
+      handle
+          .spawn(await_then_complete(
+              std::move(fut),
+              AwaitCompletion<future_output_t<F>, std::decay_t<Handler>>(std::move(handler)),
+              std::move(token)))
+          .detach();
+    } catch (...) {
+      // The frame could not be made or spawned (out of memory): the completion was destroyed
+      // with it, and has completed the handler (OperationAbandoned). Throwing as well would
+      // report the operation's end twice.
+    }
   }
 };
 

@@ -18,7 +18,9 @@ class SPOOL_API IoContextStopped : public std::runtime_error {
 };
 
 /// Thrown by a use_task future whose completion handler Asio destroyed without calling it
-/// (the io_context was destroyed, or shut down, with the operation pending).
+/// (the io_context was destroyed, or shut down, with the operation pending); and the error
+/// async_await's handler gets when the spool runtime shut down before the future was ready,
+/// or was shut down already (the future was dropped).
 class SPOOL_API OperationAbandoned : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

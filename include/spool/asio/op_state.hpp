@@ -60,7 +60,8 @@ class SPOOL_API OpBase : public std::enable_shared_from_this<OpBase> {
   bool attach(boost::asio::any_io_executor executor);
   // The future was dropped: forgets its waker and, while the operation is still pending,
   // cancels it through the signal, on the operation's executor, and returns only once that
-  // emit ran (or the io_context was found stopped): the I/O object may be destroyed next.
+  // emit ran; or emits here when nothing runs the io_context (stopped, run by spool and not
+  // now, or never run yet), or once it is found stopped: the I/O object may go next.
   void cancel_from_drop() noexcept;
 
   // The slot the completion handler hands Asio (its associated cancellation slot).
