@@ -62,14 +62,16 @@ class OpRegistry final : public boost::asio::execution_context::service {
     return epoch_;
   }
   // Waits until `done()` (read under the mutex), a change of runners after `epoch`, or a stop
-  // of the io_context; returns done(). A stop under a plain io.run() tells nobody: it is
-  // polled, at growing intervals (kFirstStopPoll to kLastStopPoll).
+  // of an io_context that spool does not run; returns done(). A stop under a plain io.run()
+  // tells nobody: it is polled, at growing intervals (kFirstStopPoll to kLastStopPoll). Under
+  // drive / run, stopped() turns true while a handler may still run: their runner_exit and
+  // fail_stopped tell of the stop once it is over, and nothing is polled.
   template <class Done>
   bool wait(std::uint64_t epoch, Done&& done) {
     std::unique_lock lock(mu_);
-    auto over = [&] { return done() || epoch_ != epoch || stopped(); };
-    if (io_.load(std::memory_order_acquire) == nullptr) {
-      cv_.wait(lock, over);  // not an io_context: no stop to poll
+    auto over = [&] { return done() || epoch_ != epoch || (!managed_ && stopped()); };
+    if (io_.load(std::memory_order_acquire) == nullptr || managed_) {
+      cv_.wait(lock, over);  // not an io_context, or spool runs it: no stop to poll
       return done();
     }
     std::chrono::milliseconds period = kFirstStopPoll;
