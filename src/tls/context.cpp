@@ -68,6 +68,17 @@ X509* next_certificate(BIO* in, const char* setting) {
                              ": a certificate in the PEM text given cannot be read");
 }
 
+// `f` as OpenSSL takes it, a C string. Throws std::invalid_argument naming `setting` when it
+// holds a NUL byte: OpenSSL would end the path there and read another file.
+const char* openssl_path(const std::filesystem::path& f, const char* setting) {
+  if (f.native().find('\0') != std::string::npos) {
+    throw std::invalid_argument(std::string("spool::tls::TlsContextBuilder::") + setting +
+                                ": the path holds a NUL byte, where OpenSSL would end it and "
+                                "read another file; remove the NUL");
+  }
+  return f.c_str();
+}
+
 }  // namespace
 
 TlsContextBuilder::TlsContextBuilder(Role role)
@@ -86,7 +97,7 @@ TlsContextBuilder::TlsContextBuilder(Role role)
 }
 
 TlsContextBuilder& TlsContextBuilder::certificate_chain_file(const std::filesystem::path& f) {
-  if (SSL_CTX_use_certificate_chain_file(live(), f.c_str()) != 1) {
+  if (SSL_CTX_use_certificate_chain_file(live(), openssl_path(f, "certificate_chain_file")) != 1) {
     detail::throw_config_error("cannot load the certificate chain from '" + f.string() + "'");
   }
   has_cert_ = true;
@@ -114,7 +125,8 @@ TlsContextBuilder& TlsContextBuilder::certificate_chain_pem(std::string_view pem
 }
 
 TlsContextBuilder& TlsContextBuilder::private_key_file(const std::filesystem::path& f) {
-  if (SSL_CTX_use_PrivateKey_file(live(), f.c_str(), SSL_FILETYPE_PEM) != 1) {
+  if (SSL_CTX_use_PrivateKey_file(live(), openssl_path(f, "private_key_file"), SSL_FILETYPE_PEM) !=
+      1) {
     detail::throw_config_error("cannot load the private key from '" + f.string() + "'");
   }
   has_key_ = true;
@@ -133,9 +145,10 @@ TlsContextBuilder& TlsContextBuilder::private_key_pem(std::string_view pem) {
 
 TlsContextBuilder& TlsContextBuilder::ca_file(const std::filesystem::path& f) {
   // A server also names them in its certificate request (a client picks its certificate).
-  if (SSL_CTX_load_verify_locations(live(), f.c_str(), nullptr) != 1 ||
+  const char* path = openssl_path(f, "ca_file");
+  if (SSL_CTX_load_verify_locations(live(), path, nullptr) != 1 ||
       (role_ == Role::kServer &&
-       SSL_add_file_cert_subjects_to_stack(SSL_CTX_get_client_CA_list(live()), f.c_str()) != 1)) {
+       SSL_add_file_cert_subjects_to_stack(SSL_CTX_get_client_CA_list(live()), path) != 1)) {
     detail::throw_config_error("cannot load the CA certificates from '" + f.string() + "'");
   }
   has_ca_ = true;

@@ -70,7 +70,8 @@ class TlsContextBuilder {
   /// Takes over the other's settings.
   TlsContextBuilder& operator=(TlsContextBuilder&&) noexcept = default;
 
-  /// The certificate chain (leaf first) from a PEM file.
+  /// The certificate chain (leaf first) from a PEM file. The `_file` setters throw
+  /// std::invalid_argument for a path with a NUL byte (OpenSSL would read another file).
   TlsContextBuilder& certificate_chain_file(const std::filesystem::path& pem_file);
   /// The certificate chain (leaf first) from PEM text.
   TlsContextBuilder& certificate_chain_pem(std::string_view pem);

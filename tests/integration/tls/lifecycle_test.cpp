@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -152,6 +153,11 @@ TEST(TlsLifecycle, BadInputIsRefusedWithAClearError) {
                "cannot load the certificate");
   config_error([] { TlsContextBuilder(Role::kServer).certificate_chain_file("/nonexistent.pem"); },
                "'/nonexistent.pem'");
+  // OpenSSL takes a path as a C string: it would read "/etc/hostname" for this one.
+  const std::filesystem::path nul = std::string("/etc/hostname\0.pem", 18);
+  EXPECT_THROW(TlsContextBuilder(Role::kServer).certificate_chain_file(nul), std::invalid_argument);
+  EXPECT_THROW(TlsContextBuilder(Role::kServer).private_key_file(nul), std::invalid_argument);
+  EXPECT_THROW(TlsContextBuilder(Role::kServer).ca_file(nul), std::invalid_argument);
   config_error([] { TlsContextBuilder(Role::kClient).ca_pem("no certificate here"); },
                "no CA certificate");
   config_error([] { TlsContextBuilder(Role::kServer).build(); }, "needs a certificate");
