@@ -45,9 +45,8 @@ SPOOL_API Task<void> create_dir(std::filesystem::path path);
 SPOOL_API Task<void> create_dir_all(std::filesystem::path path);
 /// Removes the empty directory `path`.
 SPOOL_API Task<void> remove_dir(std::filesystem::path path);
-/// Removes the directory `path` and everything under it (symlinks are removed, never
-/// followed, also when `path` names one with a trailing slash); ENOENT if `path` does not
-/// exist, ENOTDIR if it is no directory, EINVAL if it ends in "." or "..".
+/// Removes the directory `path` and all under it, never following a symlink (nor "link/");
+/// ENOENT if it is missing, ENOTDIR if no directory, EINVAL if it ends in "." or "..".
 SPOOL_API Task<void> remove_dir_all(std::filesystem::path path);
 /// What stat says of `path` (symlinks followed).
 SPOOL_API Task<Metadata> metadata(std::filesystem::path path);

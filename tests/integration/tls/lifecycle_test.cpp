@@ -139,33 +139,38 @@ TEST(TlsLifecycle, RenegotiationIsRefused) {
   }(TlsConnector(client.build()), TlsAcceptor(server.build())));
 }
 
+// Runs `f`, which must throw a TlsError kConfig whose message holds `expected`.
+template <class F>
+void expect_config_error(F&& f, const std::string& expected) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one saying " << expected;
+  } catch (const TlsError& e) {
+    EXPECT_EQ(e.code(), TlsErrc::kConfig) << e.what();
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 TEST(TlsLifecycle, BadInputIsRefusedWithAClearError) {
-  auto config_error = [](auto&& f, const char* expected) {
-    try {
-      f();
-      ADD_FAILURE() << "no error; expected one saying " << expected;
-    } catch (const TlsError& e) {
-      EXPECT_EQ(e.code(), TlsErrc::kConfig) << e.what();
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
-  };
-  config_error([] { TlsContextBuilder(Role::kServer).certificate_chain_pem("not PEM"); },
-               "cannot load the certificate");
-  config_error([] { TlsContextBuilder(Role::kServer).certificate_chain_file("/nonexistent.pem"); },
-               "'/nonexistent.pem'");
+  expect_config_error([] { TlsContextBuilder(Role::kServer).certificate_chain_pem("not PEM"); },
+                      "cannot load the certificate");
+  expect_config_error(
+      [] { TlsContextBuilder(Role::kServer).certificate_chain_file("/nonexistent.pem"); },
+      "'/nonexistent.pem'");
   // OpenSSL takes a path as a C string: it would read "/etc/hostname" for this one.
   const std::filesystem::path nul = std::string("/etc/hostname\0.pem", 18);
   EXPECT_THROW(TlsContextBuilder(Role::kServer).certificate_chain_file(nul), std::invalid_argument);
   EXPECT_THROW(TlsContextBuilder(Role::kServer).private_key_file(nul), std::invalid_argument);
   EXPECT_THROW(TlsContextBuilder(Role::kServer).ca_file(nul), std::invalid_argument);
-  config_error([] { TlsContextBuilder(Role::kClient).ca_pem("no certificate here"); },
-               "no CA certificate");
-  config_error([] { TlsContextBuilder(Role::kServer).build(); }, "needs a certificate");
-  config_error([] { server_builder().verify(spool::tls::Verify::kRequireClientCert).build(); },
-               "needs the CAs it trusts");
-  config_error([] { server_builder().verify(spool::tls::Verify::kPeer).build(); },
-               "needs the CAs it trusts");
-  config_error(
+  expect_config_error([] { TlsContextBuilder(Role::kClient).ca_pem("no certificate here"); },
+                      "no CA certificate");
+  expect_config_error([] { TlsContextBuilder(Role::kServer).build(); }, "needs a certificate");
+  expect_config_error(
+      [] { server_builder().verify(spool::tls::Verify::kRequireClientCert).build(); },
+      "needs the CAs it trusts");
+  expect_config_error([] { server_builder().verify(spool::tls::Verify::kPeer).build(); },
+                      "needs the CAs it trusts");
+  expect_config_error(
       [] {
         TlsContextBuilder(Role::kServer)
             .certificate_chain_pem(pki().server.cert)
@@ -173,8 +178,8 @@ TEST(TlsLifecycle, BadInputIsRefusedWithAClearError) {
             .build();
       },
       "key values mismatch");
-  config_error([] { TlsContextBuilder(Role::kClient).ciphersuites("NO_SUCH_SUITE"); },
-               "NO_SUCH_SUITE");
+  expect_config_error([] { TlsContextBuilder(Role::kClient).ciphersuites("NO_SUCH_SUITE"); },
+                      "NO_SUCH_SUITE");
   EXPECT_THROW(TlsConnector(server_builder().build()), std::invalid_argument);
   EXPECT_THROW(TlsAcceptor(client_builder().build()), std::invalid_argument);
   EXPECT_THROW(TlsContextBuilder(Role::kClient).verify(spool::tls::Verify::kRequireClientCert),
@@ -199,24 +204,16 @@ TEST(TlsLifecycle, ACorruptCertificateInPemTextIsRefusedAsInAFile) {
   const std::string cut_short = "-----BEGIN CERTIFICATE-----\nnot base64 at all !!!\n";
   const spool_fs_test::TempDir dir;
   const auto file = dir.path() / "certs.pem";
-  auto refused = [](auto&& f, const std::string& expected) {
-    try {
-      f();
-      ADD_FAILURE() << "no error; expected one saying " << expected;
-    } catch (const TlsError& e) {
-      EXPECT_EQ(e.code(), TlsErrc::kConfig) << e.what();
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
-  };
   for (const std::string& bad : {corrupt, cut_short}) {
-    refused(
+    expect_config_error(
         [&] { TlsContextBuilder(Role::kServer).certificate_chain_pem(pki().server.cert + bad); },
         "certificate_chain_pem: a certificate in the PEM text given cannot be read");
-    refused([&] { TlsContextBuilder(Role::kClient).ca_pem(pki().ca.cert + bad); },
-            "ca_pem: a certificate in the PEM text given cannot be read");
+    expect_config_error([&] { TlsContextBuilder(Role::kClient).ca_pem(pki().ca.cert + bad); },
+                        "ca_pem: a certificate in the PEM text given cannot be read");
     std::ofstream(file) << pki().server.cert + bad;
-    refused([&] { TlsContextBuilder(Role::kServer).certificate_chain_file(file); }, "certs.pem");
-    refused([&] { TlsContextBuilder(Role::kClient).ca_file(file); }, "certs.pem");
+    expect_config_error([&] { TlsContextBuilder(Role::kServer).certificate_chain_file(file); },
+                        "certs.pem");
+    expect_config_error([&] { TlsContextBuilder(Role::kClient).ca_file(file); }, "certs.pem");
   }
   // A chain followed by its key and a comment, and two CAs followed by text: accepted.
   TlsContextBuilder server(Role::kServer);
