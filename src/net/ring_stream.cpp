@@ -1,6 +1,7 @@
 // Socket streams' receives and sends on the worker's own io_uring (ring_stream.hpp).
 #include "net/ring_stream.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,7 +98,16 @@ void RingFd::end() noexcept {
   unref();
 }
 
-void RingFd::close_when_done() noexcept { end(); }
+void RingFd::close_when_done() noexcept {
+  // A receive in flight (its future holds the read side) would keep the descriptor open, and
+  // its task waiting, until the peer sent. Shut down for reading, the kernel answers it with
+  // the end of the stream: the task wakes and its next poll finds the socket closed. (Not for
+  // writing: a send held by a dropped future, e.g. a TLS alert, must still go out.) Acquire:
+  // the closer learned of the waiting task through some synchronisation (a close racing the
+  // claim itself is a data race on the socket object, docs/io.md).
+  if ((read_.load(std::memory_order_acquire) & kHeld) != 0) ::shutdown(fd_, SHUT_RD);
+  end();
+}
 
 void RingFd::release_when_done() noexcept {
   close_at_end_ = false;

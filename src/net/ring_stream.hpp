@@ -53,8 +53,9 @@ class RingFd {
   int fd() const noexcept { return fd_; }
   void ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
   void unref() noexcept;
-  // The socket's end (IoSource::close): its reference goes, the orphan is cancelled, and the
-  // last reference closes the descriptor.
+  // The socket's end (IoSource::close): a receive in flight is ended (shutdown for reading:
+  // its task wakes), its reference goes, the orphan is cancelled, and the last reference
+  // closes the descriptor.
   void close_when_done() noexcept;
   // IoSource::release: as close_when_done, but the descriptor stays open (the caller's).
   void release_when_done() noexcept;
@@ -113,7 +114,8 @@ class RingFd {
   // give_back takes after its exchange, or sees the side free when it looks again. The
   // socket's end stores closed_ (seq_cst) then takes an orphan it finds (compare-exchange,
   // seq_cst); end_read, after an exchange that leaves an orphan, loads closed_ (seq_cst): of
-  // the two, one sees the other, and whichever takes the orphan cancels it.
+  // the two, one sees the other, and whichever takes the orphan cancels it. close_when_done
+  // loads read_ (acquire): a future that holds it has a receive in flight.
   Atomic<std::uintptr_t> read_{0};
   Atomic<std::uintptr_t> write_{0};
   Atomic<bool> closed_{false};  // set by the socket's end (seq_cst); see read_

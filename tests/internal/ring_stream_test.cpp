@@ -4,7 +4,8 @@
 // peer's close ends a pending receive; a dropped send is cancelled, so the socket closes;
 // one buffer per socket and direction, reused (steady traffic allocates nothing), and large
 // reads and writes straight between the socket and the caller's buffer; a second read or
-// write while one is pending waits for it, and a write after a dropped send for its answer.
+// write while one is pending waits for it, and a write after a dropped send for its answer;
+// a close ends a read pending on the ring (its task wakes, the peer sees the end).
 #include <gtest/gtest.h>
 #include <sys/uio.h>
 
@@ -23,6 +24,7 @@
 #include "spool/net.hpp"
 #include "spool/runtime.hpp"
 #include "support/counting_waker.hpp"
+#include "support/hand_poll.hpp"
 
 namespace {
 
@@ -446,6 +448,39 @@ Task<bool> vectored_write_waits_for_the_rings_send() {
 TEST_F(RingStream, AVectoredWriteWaitsForASendPendingOnARing) {
   // write_vectored always takes the readiness path: after the ring's send, as any write.
   EXPECT_TRUE(run(vectored_write_waits_for_the_rings_send()));
+}
+
+// Yields until `party` was woken, at most `turns` times (each turn lets the worker reap its
+// ring): the count of turns bounds the wait, no clock.
+Task<int> wakes_after_turns(const spool_test::HandPoller& party, int turns) {
+  for (int i = 0; i < turns && party.wakes() == 0; ++i) co_await spool::yield_now();
+  co_return party.wakes();
+}
+
+Task<bool> close_wakes_a_pending_read() {
+  auto [a, b] = UnixStream::pair();
+  spool_test::HandPoller party;
+  std::array<char, 64> buf{};
+  auto f = a.read(buf);
+  EXPECT_TRUE(party.poll(f).is_pending());
+  co_await spool::yield_now();  // the receive goes to the kernel
+  a.source().close();
+  EXPECT_EQ(co_await wakes_after_turns(party, 10'000), 1);
+  bool threw = false;
+  try {
+    (void)party.poll(f);
+  } catch (const std::logic_error&) {
+    threw = true;
+  }
+  std::array<char, 64> peer{};
+  EXPECT_EQ(co_await b.read(peer), 0u);  // the descriptor closed: the peer sees the end
+  co_return threw;
+}
+
+// A receive in flight on the ring kept the descriptor open, and its task waiting, until the
+// peer sent: the close shuts the socket down for reading.
+TEST_F(RingStream, ACloseWakesAReadPendingOnTheRingAndClosesForThePeer) {
+  EXPECT_TRUE(run(close_wakes_a_pending_read()));
 }
 
 }  // namespace
