@@ -10,6 +10,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -50,6 +52,29 @@ spool::Task<bool> one_poll_refused(Op& op, std::string says) {
     return true;
   });
   co_return refused;
+}
+
+/// Polls `op` once from the calling task: its value if that poll was ready, else nullopt
+/// (the op is then dropped pending).
+template <class Op>
+spool::Task<std::optional<std::size_t>> first_poll(Op op) {
+  std::optional<std::size_t> got;
+  co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+    if (spool::Poll<std::size_t> p = op.poll(cx); p.is_ready()) got = p.value();
+    return true;
+  });
+  co_return got;
+}
+
+/// Reads, read_exacts and peeks an empty buffer of `s`, which has nothing queued: each must
+/// be ready with 0 at its first poll (a stream socket's recv of 0 bytes says EAGAIN then).
+template <class Stream>
+spool::Task<void> empty_reads_give_zero_at_once(Stream& s) {
+  std::array<char, 1> storage{};
+  const std::span<char> empty(storage.data(), 0);
+  EXPECT_EQ(co_await first_poll(s.read(empty)), std::optional<std::size_t>(0));
+  EXPECT_EQ(co_await first_poll(s.read_exact(empty)), std::optional<std::size_t>(0));
+  EXPECT_EQ(co_await first_poll(s.peek(empty)), std::optional<std::size_t>(0));
 }
 
 /// Echoes everything `s` reads back to it until the peer ends its side.

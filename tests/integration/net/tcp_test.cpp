@@ -210,6 +210,23 @@ TEST_P(Tcp, ReadExactThrowsUnexpectedEofWhenTheStreamEndsFirst) {
   }());
 }
 
+// A read of an empty buffer gives 0 at once, with nothing queued, on the calling thread and
+// on a worker (on io_uring, where reads run on the worker's ring); then the stream works on.
+TEST_P(Tcp, AnEmptyReadGivesZeroAtOnce) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [client, server] = co_await spool_net_test::tcp_pair();
+    co_await spool_net_test::empty_reads_give_zero_at_once(server);
+    co_await spool::spawn([](TcpStream& s) -> Task<void> {
+      co_await spool_net_test::empty_reads_give_zero_at_once(s);
+    }(server));
+    co_await client.write_all(std::string_view("after"));
+    std::string in(5, '\0');
+    EXPECT_EQ(co_await server.read_exact(in), 5u);
+    EXPECT_EQ(in, "after");
+  }());
+}
+
 TEST_P(Tcp, VectoredWriteSendsTheBuffersInOrder) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {

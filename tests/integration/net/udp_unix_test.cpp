@@ -149,6 +149,20 @@ TEST_P(Unix, APairsHalvesWorkFromTwoTasks) {
   }());
 }
 
+// A read of an empty buffer gives 0 at once with nothing queued (as on TCP: Tcp.AnEmptyRead...),
+// also through a read half.
+TEST_P(Unix, AnEmptyReadGivesZeroAtOnce) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto [a, b] = UnixStream::pair();
+    co_await spool_net_test::empty_reads_give_zero_at_once(a);
+    co_await spool::spawn([](UnixStream& s) -> Task<void> {
+      auto [rd, wr] = s.split();
+      co_await spool_net_test::empty_reads_give_zero_at_once(rd);
+    }(a));
+  }());
+}
+
 TEST_P(Unix, ConnectingToAMissingPathNamesIt) {
   auto rt = build();
   const std::string path = socket_path("missing");
