@@ -7,10 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
+#include "driver/driver.hpp"
 #include "runtime/current_driver.hpp"
 
 namespace spool {
@@ -30,6 +33,15 @@ std::string describe(const struct stat& st, int flags) {
 // both), makes it non-blocking and close-on-exec and registers it. `fd` is closed on a
 // throw, unless it was not open.
 detail::IoSource adopt(int fd, int access, const char* what) {
+  std::shared_ptr<detail::Driver> driver;
+  try {
+    driver = detail::current_driver();  // (it may throw: a bad SPOOL_IO_BACKEND, no memory)
+  } catch (...) {
+    if (::fcntl(fd, F_GETFD) >= 0) ::close(fd);  // closed on a throw, as below
+    throw;
+  }
+  // A descriptor a spool object owns already (taken twice) stays open: it is that object's.
+  driver->io().refuse_registered(fd, what);
   struct stat st {};
   const int flags = ::fcntl(fd, F_GETFL);
   const bool open = flags >= 0 && ::fstat(fd, &st) == 0;
@@ -47,7 +59,7 @@ detail::IoSource adopt(int fd, int access, const char* what) {
     throw std::system_error(err, std::generic_category(),
                             std::string(what) + ": making the descriptor non-blocking");
   }
-  return detail::IoSource(detail::current_driver(), fd, what, kPipe);
+  return detail::IoSource(std::move(driver), fd, what, kPipe);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "driver/driver.hpp"
 #include "runtime/current_driver.hpp"
 #include "spool/detail/io_source.hpp"
 
@@ -150,6 +151,10 @@ IoSource IoSource::from_fd(int fd, SocketKind kind, const char* what) {
     if (::fcntl(fd, F_GETFD) >= 0) ::close(fd);  // the header's promise: closed on a throw
     throw;
   }
+  // A descriptor a spool object owns already (taken twice) stays open: it is that object's.
+  // First, before a refusal of its kind would close it (epoll refused it later, after
+  // closing it under its owner; io_uring took it twice, and both owners closed it).
+  driver->io().refuse_registered(fd, what);
   const Probe p = probe(fd);
   if (!matches(p, kind)) {
     if (p.error != EBADF) ::close(fd);  // (not one that is not open: it may be another's now)

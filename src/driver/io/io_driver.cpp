@@ -87,15 +87,7 @@ ScheduledIo* IoDriver::add(int fd, const char* what, bool refuse_duplicate) {
                                 ": the runtime this socket belongs to has shut down; open "
                                 "sockets under a runtime that outlives them");
   }
-  for (ScheduledIo* io = refuse_duplicate ? registry_ : nullptr; io != nullptr; io = io->next) {
-    if (io->fd() == fd) {
-      throw std::system_error(std::make_error_code(std::errc::file_exists),
-                              std::string(what) + ": descriptor " + std::to_string(fd) +
-                                  " is registered with this runtime's I/O driver already (by "
-                                  "another AsyncFd, a socket or a pipe); register it once and "
-                                  "share that object, or dup() it first");
-    }
-  }
+  if (refuse_duplicate) refuse_registered_locked(fd, what);
   if (!active_.load(std::memory_order_relaxed)) activate_locked();
   auto* io = new ScheduledIo(fd);
   adds_.fetch_add(1, std::memory_order_release);
@@ -108,6 +100,23 @@ ScheduledIo* IoDriver::add(int fd, const char* what, bool refuse_duplicate) {
   link(registry_, io);
   ++registered_;
   return io;
+}
+
+void IoDriver::refuse_registered(int fd, const char* what) const {
+  std::lock_guard lock(mutex_);
+  refuse_registered_locked(fd, what);
+}
+
+void IoDriver::refuse_registered_locked(int fd, const char* what) const {
+  for (const ScheduledIo* io = registry_; io != nullptr; io = io->next) {
+    if (io->fd() == fd) {
+      throw std::system_error(std::make_error_code(std::errc::file_exists),
+                              std::string(what) + ": descriptor " + std::to_string(fd) +
+                                  " is registered with this runtime's I/O driver already (by "
+                                  "another AsyncFd, a socket or a pipe); register it once and "
+                                  "share that object, or dup() it first");
+    }
+  }
 }
 
 void IoDriver::count_ring_watch(bool added) noexcept {

@@ -67,6 +67,10 @@ class IoDriver final : public Park {
   // refuses that itself, io_uring would watch it twice); a walk of the registrations, so
   // only for descriptors a user hands over (AsyncFd), not for the sockets spool opens.
   ScheduledIo* add(int fd, const char* what, bool refuse_duplicate = false);
+  // Throws add's EEXIST when `fd` is registered already: a descriptor handed over (a
+  // socket's or a pipe end's from_fd) that a spool object of this driver owns, which a
+  // refusal must not close. A walk of the registrations, as add's refuse_duplicate.
+  void refuse_registered(int fd, const char* what) const;
   // Unregisters `io` (freed once no wait can report it: see the class comment); the caller
   // closes the fd afterwards. The wakers of the waits on it go to `woken` (see
   // ScheduledIo::detach_waiters), or are dropped when it is null.
@@ -101,6 +105,7 @@ class IoDriver final : public Park {
 
  private:
   void activate_locked();  // creates the poller (under mutex_); throws std::system_error
+  void refuse_registered_locked(int fd, const char* what) const;  // (under mutex_)
   void free_released();
   void dispatch();
   void finish(ScheduledIo* io, int error) noexcept;  // the poller's last event for `io`

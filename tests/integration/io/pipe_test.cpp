@@ -167,4 +167,16 @@ TEST(Pipe, FromFdChecksWhatItTakes) {
   ::close(fds[0]);
 }
 
+// An end a PipeReader owns, handed to from_fd again, is refused with EEXIST and left open.
+TEST(Pipe, FromFdRefusesAnEndAPipeOwnsAlreadyAndLeavesItOpen) {
+  spool::block_on([]() -> Task<void> {
+    auto [r, w] = spool::pipe();
+    EXPECT_THROW((void)PipeReader::from_fd(r.fd()), std::system_error);
+    EXPECT_THROW((void)PipeReader::from_fd(w.fd()), std::system_error);  // a write end, owned
+    co_await w.write_all(std::string_view("x"));
+    char c = 0;
+    EXPECT_EQ(co_await r.read(std::span(&c, 1)), 1u);
+  }());
+}
+
 }  // namespace

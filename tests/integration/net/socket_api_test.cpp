@@ -259,6 +259,45 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
   }());
 }
 
+// A descriptor a spool socket of this runtime owns, handed to from_fd again, is refused
+// with EEXIST and left open for its owner, which goes on working: on both backends (epoll
+// refused it after closing it, io_uring took it twice), and before a refusal of its kind.
+TEST_P(SocketApi, FromFdRefusesADescriptorASocketOwnsAlreadyAndLeavesItOpen) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    const int ufd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(ufd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+    UdpSocket server = UdpSocket::from_fd(ufd);
+    const int lfd = raw_listener();
+    TcpListener listener = TcpListener::from_fd(lfd);
+    try {
+      (void)UdpSocket::from_fd(ufd);
+      ADD_FAILURE() << "a descriptor a UdpSocket owns was taken again";
+    } catch (const std::system_error& e) {
+      EXPECT_EQ(e.code(), std::errc::file_exists) << e.what();
+      EXPECT_NE(std::string(e.what()).find("UdpSocket::from_fd"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("registered with this runtime's I/O driver already"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_THROW((void)TcpListener::from_fd(lfd), std::system_error);
+    EXPECT_THROW((void)TcpStream::from_fd(lfd), std::system_error);  // a listener, and owned
+    EXPECT_GE(::fcntl(ufd, F_GETFD), 0);
+    EXPECT_GE(::fcntl(lfd, F_GETFD), 0);
+    auto client = UdpSocket::bind("127.0.0.1:0");
+    co_await client.send_to(std::string_view("still mine"), server.local_addr());
+    std::array<char, 16> buf{};
+    auto [n, from] = co_await server.recv_from(buf);
+    EXPECT_EQ(std::string_view(buf.data(), n), "still mine");
+    TcpStream c = co_await TcpStream::connect(listener.local_addr());
+    auto [accepted, peer] = co_await listener.accept();
+    EXPECT_EQ(peer, c.local_addr());
+  }());
+}
+
 TEST_P(SocketApi, FromFdTakesAnAcceptedConnectionThatWasResetSinceAndReportsTheReset) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
