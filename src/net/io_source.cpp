@@ -215,6 +215,11 @@ Poll<long> IoSource::poll_io(Context& cx, IoWaiter& waiter, Direction dir, Op op
   }
 }
 
+int IoSource::open_fd() const {
+  if (fd_ < 0) throw_closed();
+  return fd_;
+}
+
 void IoSource::throw_closed() {
   throw std::logic_error(
       "spool::net: an operation on a closed or moved-from socket, pipe end or AsyncFd (after "

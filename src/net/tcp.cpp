@@ -110,11 +110,11 @@ TcpListener TcpListener::bind(const SocketAddr& addr) {
 }
 
 SocketAddr TcpListener::local_addr() const {
-  return address_of(source_.fd(), ::getsockname, "spool::net::TcpListener::local_addr");
+  return address_of(source_.open_fd(), ::getsockname, "spool::net::TcpListener::local_addr");
 }
 
 void TcpStream::shutdown(int how) {
-  if (::shutdown(source_.fd(), how) != 0)
+  if (::shutdown(source_.open_fd(), how) != 0)
     source_.throw_error(errno, "spool::net::TcpStream::shutdown");
 }
 
@@ -162,11 +162,11 @@ std::optional<std::chrono::seconds> TcpStream::linger() const {
 }
 
 SocketAddr TcpStream::peer_addr() const {
-  return address_of(source_.fd(), ::getpeername, "spool::net::TcpStream::peer_addr");
+  return address_of(source_.open_fd(), ::getpeername, "spool::net::TcpStream::peer_addr");
 }
 
 SocketAddr TcpStream::local_addr() const {
-  return address_of(source_.fd(), ::getsockname, "spool::net::TcpStream::local_addr");
+  return address_of(source_.open_fd(), ::getsockname, "spool::net::TcpStream::local_addr");
 }
 
 }  // namespace spool::net

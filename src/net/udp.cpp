@@ -21,7 +21,7 @@ SocketAddr address_of(const detail::IoSource& s, int (*get)(int, sockaddr*, sock
                       const char* what) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (get(s.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) s.throw_error(errno, what);
+  if (get(s.open_fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) s.throw_error(errno, what);
   return SocketAddr(reinterpret_cast<const sockaddr*>(&ss), len);
 }
 
@@ -42,7 +42,7 @@ UdpSocket UdpSocket::bind(const SocketAddr& addr) {
 }
 
 void UdpSocket::connect(const SocketAddr& addr) {
-  if (::connect(source_.fd(), addr.data(), addr.size()) != 0) {
+  if (::connect(source_.open_fd(), addr.data(), addr.size()) != 0) {
     throw std::system_error(errno, std::generic_category(),
                             "spool::net::UdpSocket::connect to " + addr.to_string());
   }

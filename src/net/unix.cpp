@@ -62,7 +62,7 @@ std::string UnixStream::peer_of(const detail::Accepted& a) {
 }
 
 void UnixStream::shutdown(int how) {
-  if (::shutdown(source_.fd(), how) != 0) {
+  if (::shutdown(source_.open_fd(), how) != 0) {
     source_.throw_error(errno, "spool::net::UnixStream::shutdown");
   }
 }
@@ -70,7 +70,7 @@ void UnixStream::shutdown(int how) {
 std::string UnixStream::peer_path() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (::getpeername(source_.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+  if (::getpeername(source_.open_fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
     source_.throw_error(errno, "spool::net::UnixStream::peer_path");
   }
   return detail::path_of(ss, len);

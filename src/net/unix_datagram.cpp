@@ -37,7 +37,7 @@ std::string path_from(const detail::IoSource& s, int (*get)(int, sockaddr*, sock
                       const char* what) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
-  if (get(s.fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) s.throw_error(errno, what);
+  if (get(s.open_fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) s.throw_error(errno, what);
   return detail::path_of(ss, len);
 }
 
@@ -70,7 +70,7 @@ UnixDatagram UnixDatagram::from_fd(int fd) {
 void UnixDatagram::connect(std::string_view path) {
   sockaddr_storage ss{};
   const socklen_t len = detail::unix_address(path, ss, "spool::net::UnixDatagram::connect");
-  if (::connect(source_.fd(), reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
+  if (::connect(source_.open_fd(), reinterpret_cast<const sockaddr*>(&ss), len) != 0) {
     throw std::system_error(errno, std::generic_category(),
                             "spool::net::UnixDatagram::connect to " + std::string(path));
   }
@@ -93,7 +93,7 @@ std::string UnixDatagram::peer_path() const {
 }
 
 void UnixDatagram::shutdown(int how) {
-  if (::shutdown(source_.fd(), how) != 0) {
+  if (::shutdown(source_.open_fd(), how) != 0) {
     source_.throw_error(errno, "spool::net::UnixDatagram::shutdown");
   }
 }

@@ -68,6 +68,9 @@ class IoSource {
 
   /// The descriptor (-1 when there is none).
   int fd() const noexcept { return fd_; }
+  /// The descriptor, for a socket call of spool's sources; throws the std::logic_error of a
+  /// closed or moved-from socket when there is none (a call on -1 would say only EBADF).
+  int open_fd() const;
   /// True while it holds a descriptor.
   explicit operator bool() const noexcept { return fd_ >= 0; }
 

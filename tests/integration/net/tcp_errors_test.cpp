@@ -157,6 +157,53 @@ TEST_P(TcpErrors, AMovedFromStreamRefusesOperationsWithAClearError) {
   }());
 }
 
+// Passes when `call` throws the closed-or-moved-from std::logic_error (a call on the
+// descriptor -1 said only EBADF, in a std::system_error).
+template <class F>
+void expect_moved_from_refused(const char* what, F call) {
+  try {
+    call();
+    ADD_FAILURE() << what << " on a moved-from socket returned";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("moved-from"), std::string::npos)
+        << what << ": " << e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << " on a moved-from socket threw another error: " << e.what();
+  }
+}
+
+// NOLINTBEGIN(bugprone-use-after-move): the misuse tested
+TEST_P(TcpErrors, EveryCallOfAMovedFromSocketIsRefusedWithAClearError) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    TcpStream stream = co_await TcpStream::connect(listener.local_addr());
+    TcpStream stream_now = std::move(stream);
+    TcpListener listener_now = std::move(listener);
+    expect_moved_from_refused("TcpStream::shutdown", [&] { stream.shutdown(); });
+    expect_moved_from_refused("TcpStream::peer_addr", [&] { (void)stream.peer_addr(); });
+    expect_moved_from_refused("TcpStream::local_addr", [&] { (void)stream.local_addr(); });
+    expect_moved_from_refused("TcpListener::local_addr", [&] { (void)listener.local_addr(); });
+    auto udp = spool::net::UdpSocket::bind("127.0.0.1:0");
+    const SocketAddr udp_addr = udp.local_addr();
+    spool::net::UdpSocket udp_now = std::move(udp);
+    expect_moved_from_refused("UdpSocket::connect", [&] { udp.connect(udp_addr); });
+    expect_moved_from_refused("UdpSocket::local_addr", [&] { (void)udp.local_addr(); });
+    expect_moved_from_refused("UdpSocket::peer_addr", [&] { (void)udp.peer_addr(); });
+    auto [dgram, dgram_peer] = spool::net::UnixDatagram::pair();
+    spool::net::UnixDatagram dgram_now = std::move(dgram);
+    expect_moved_from_refused("UnixDatagram::connect", [&] { dgram.connect("/nonexistent"); });
+    expect_moved_from_refused("UnixDatagram::local_path", [&] { (void)dgram.local_path(); });
+    expect_moved_from_refused("UnixDatagram::peer_path", [&] { (void)dgram.peer_path(); });
+    expect_moved_from_refused("UnixDatagram::shutdown", [&] { dgram.shutdown(SHUT_WR); });
+    auto [unix_stream, unix_peer] = spool::net::UnixStream::pair();
+    spool::net::UnixStream unix_now = std::move(unix_stream);
+    expect_moved_from_refused("UnixStream::shutdown", [&] { unix_stream.shutdown(SHUT_WR); });
+    expect_moved_from_refused("UnixStream::peer_path", [&] { (void)unix_stream.peer_path(); });
+  }());
+}
+// NOLINTEND(bugprone-use-after-move)
+
 TEST(TcpBind, AnAddressInUseNamesTheAddress) {
   auto first = TcpListener::bind("127.0.0.1:0");
   try {
