@@ -24,6 +24,8 @@ class BorrowedReadHalf : public AsyncRead<BorrowedReadHalf<Stream>>,
   detail::IoSource& source() noexcept { return *source_; }
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = Stream::kReadWhat;
+  /// Names the operations in error messages.
+  static constexpr const char* kPeekWhat = Stream::kPeekWhat;
 
  private:
   friend class StreamSocket<Stream>;  // split / into_split make the halves
@@ -56,6 +58,8 @@ class OwnedReadHalf : public AsyncRead<OwnedReadHalf<Stream>>,
   detail::IoSource& source() noexcept { return *source_; }
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = Stream::kReadWhat;
+  /// Names the operations in error messages.
+  static constexpr const char* kPeekWhat = Stream::kPeekWhat;
 
  private:
   friend class StreamSocket<Stream>;  // split / into_split make the halves

@@ -159,7 +159,7 @@ class AsyncRead {
 };
 
 /// The peek member of a socket stream (or of its read half; a pipe has none, MSG_PEEK being
-/// a socket's); `S::source()` gives the IoSource.
+/// a socket's); `S::source()` gives the IoSource, `S::kPeekWhat` names it in errors.
 template <class S>
 class AsyncPeek {
  public:
@@ -170,7 +170,7 @@ class AsyncPeek {
   template <MutableByteBuffer B>
   ReadFuture peek(B&& buf) {
     return {static_cast<S*>(this)->source(), reinterpret_cast<std::byte*>(std::ranges::data(buf)),
-            std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kReadWhat};
+            std::ranges::size(buf), ReadFuture::Mode::kPeek, S::kPeekWhat};
   }
 };
 

@@ -87,6 +87,8 @@ class SPOOL_API TcpStream : public StreamSocket<TcpStream> {
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = "spool::net::TcpStream::read";
   /// Names the operations in error messages.
+  static constexpr const char* kPeekWhat = "spool::net::TcpStream::peek";
+  /// Names the operations in error messages.
   static constexpr const char* kWriteWhat = "spool::net::TcpStream::write";
 
  private:

@@ -42,6 +42,8 @@ class SPOOL_API UnixStream : public StreamSocket<UnixStream> {
   /// Names the operations in error messages.
   static constexpr const char* kReadWhat = "spool::net::UnixStream::read";
   /// Names the operations in error messages.
+  static constexpr const char* kPeekWhat = "spool::net::UnixStream::peek";
+  /// Names the operations in error messages.
   static constexpr const char* kWriteWhat = "spool::net::UnixStream::write";
 
  private:

@@ -65,6 +65,28 @@ TEST_P(TcpErrors, APeerThatResetsFailsTheReadAndTheWrite) {
   }());
 }
 
+// A peek's error names the peek (it named the read), of the stream and of its read half.
+TEST_P(TcpErrors, APeekAfterAResetNamesThePeek) {
+  auto rt = build();
+  rt.block_on([]() -> Task<void> {
+    for (bool half : {false, true}) {
+      auto [client, server] = co_await spool_net_test::tcp_pair();
+      server.set_linger(std::chrono::seconds(0));
+      { TcpStream gone = std::move(server); }  // sends RST
+      std::array<char, 4> buf{};
+      auto [rd, wr] = client.split();
+      try {
+        (void)(half ? co_await rd.peek(buf) : co_await client.peek(buf));
+        ADD_FAILURE() << "the peek after a reset returned";
+      } catch (const std::system_error& e) {
+        EXPECT_EQ(e.code(), std::errc::connection_reset) << e.what();
+        EXPECT_NE(std::string(e.what()).find("spool::net::TcpStream::peek"), std::string::npos)
+            << e.what();
+      }
+    }
+  }());
+}
+
 TEST_P(TcpErrors, AnAcceptedConnectionResetByItsClientNamesItsPeer) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
