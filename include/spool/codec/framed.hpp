@@ -34,8 +34,10 @@ concept AsyncByteRead = requires(R& r, std::span<char> buf) {
 
 /// What a framed writer writes to: `w.write(std::span<const char>)` is a Future of the count
 /// written (TcpStream, UnixStream, a write half, a pipe). Cancel-safety rule: a write future
-/// dropped while pending must have written nothing (`feed` drops a pending flush's write).
-/// fs::File breaks it (its write goes on in the blocking pool): do not frame one.
+/// dropped while pending must have written nothing (a move of the framed writer drops a
+/// pending flush's write; a feed keeps it). fs::File breaks it (its write goes on in the
+/// blocking pool): do not frame one. A socket on io_uring breaks it on a worker (its send
+/// may have gone out): do not move a framed writer over one while a flush pends.
 template <class W>
 concept AsyncByteWrite = requires(W& w, std::span<const char> buf) {
   { w.write(buf) } -> Future;
@@ -190,30 +192,42 @@ concept StreamFlushes = requires(W& w) {
 
 // The write side: the frames encoded and not yet written, the write under way, and then the
 // stream's own flush (W's, if it has one). Both are kept while a flush waits and dropped by
-// a move or before the buffer changes (a pending write has written nothing); a dropped Flush
-// drops only the stream flush, which sends nothing of ours.
+// a move (a pending write has written nothing); a dropped Flush drops only the stream
+// flush, which sends nothing of ours. A feed while a write pends encodes into staged_, not
+// buf_ (which the write points into), and keeps the write: a socket's send on a worker's
+// io_uring may have gone out already when its future is dropped (docs/io.md), so dropping
+// it there and writing buf_ again would send its bytes twice.
 template <class W>
 class FrameWriter {
  public:
   FrameWriter() = default;
-  FrameWriter(FrameWriter&& other) noexcept : buf_(std::move(other.buf_)) {
+  FrameWriter(FrameWriter&& other) noexcept
+      : buf_(std::move(other.buf_)), staged_(std::move(other.staged_)) {
     other.drop_pending();  // its write points into the storage this object now owns
   }
   FrameWriter& operator=(FrameWriter&& other) noexcept {
     drop_pending();
     other.drop_pending();
     buf_ = std::move(other.buf_);
+    staged_ = std::move(other.staged_);
     return *this;
   }
 
   template <class C, class Item>
   void feed(C& codec, const Item& item) {
-    drop_pending();  // the write points into buf_, which encode may move
+    drop_pending_stream_flush();  // (it sends nothing of ours; the next flush asks again)
+    if (write_) {
+      codec.encode(item, staged_);  // behind the pending write, which points into buf_
+      return;
+    }
+    unstage();
     if (buf_.capacity() == 0) buf_.set_capacity(kInitialCapacity);
     codec.encode(item, buf_);
   }
   Poll<void> poll_flush(W& io, Context& cx) {
-    while (!buf_.empty()) {
+    for (;;) {
+      if (!write_) unstage();
+      if (buf_.empty()) break;
       if (!write_) write_.emplace(io.write(std::span<const char>(buf_.view())));
       std::size_t n = 0;
       try {
@@ -243,6 +257,8 @@ class FrameWriter {
     }
     return Poll<void>::ready();
   }
+  // The bytes encoded and not yet written (those fed while a write pends join them once it
+  // is answered).
   Buffer& buffer() noexcept { return buf_; }
   // Drops the pending write and stream flush (see the class comment).
   void drop_pending() noexcept {
@@ -266,7 +282,15 @@ class FrameWriter {
   };
   using StreamFlush = typename FlushSlot<W>::type;
 
+  // Moves the bytes fed while a write pended behind buf_'s (no write pends now).
+  void unstage() {
+    if (staged_.empty()) return;
+    buf_.append(staged_.view());
+    staged_.clear();
+  }
+
   Buffer buf_;
+  Buffer staged_;                     // fed while write_ pended: buf_'s next bytes
   std::optional<WriteFuture> write_;  // points into buf_'s front while engaged
   [[no_unique_address]] StreamFlush flush_;
 };
