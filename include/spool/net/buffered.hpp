@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "spool/core/poll_fn.hpp"
 #include "spool/core/task.hpp"
 #include "spool/io/pending_io.hpp"
 #include "spool/net/io_error.hpp"
@@ -132,6 +135,22 @@ class BufWriter {
       : inner_(std::move(inner)), capacity_(std::max<std::size_t>(capacity, 1)) {
     buf_.reserve(capacity_);
   }
+  /// Takes `other`'s stream and buffer; a write its cancelled flush left pending is let go
+  /// (it borrowed `other`'s stream): move a BufWriter only with no flush cancelled half-way.
+  BufWriter(BufWriter&& other) noexcept(std::is_nothrow_move_constructible_v<W>)
+      : inner_((other.write_.reset(), std::move(other.inner_))),
+        capacity_(other.capacity_),
+        buf_(std::move(other.buf_)) {}
+  /// Takes `other`'s stream and buffer, after letting go of both pending writes (see the
+  /// move constructor).
+  BufWriter& operator=(BufWriter&& other) noexcept(std::is_nothrow_move_assignable_v<W>) {
+    write_.reset();
+    other.write_.reset();
+    inner_ = std::move(other.inner_);
+    capacity_ = other.capacity_;
+    buf_ = std::move(other.buf_);
+    return *this;
+  }
   /// Buffers `data` (sending the buffer first when it would overflow; sending `data`
   /// directly when it is larger than the buffer).
   Task<void> write_all(std::span<const char> data) {
@@ -147,12 +166,11 @@ class BufWriter {
   template <std::size_t N>
   Task<void> write_all(const char (&)[N]) = delete;
   /// Sends everything buffered. Cancel-safe: what was sent leaves the buffer write by write,
-  /// so a flush cancelled (or failed) half-way resends nothing the next time.
+  /// and a write a cancelled flush left pending is kept for the next flush (on io_uring a
+  /// socket's send on a worker may go out although its future is dropped: sending its bytes
+  /// again would repeat them), so a flush cancelled (or failed) half-way resends nothing.
   Task<void> flush() {
-    while (!buf_.empty()) {
-      const std::size_t n = co_await inner_.write(buf_);
-      buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
-    }
+    co_await spool::poll_fn([this](Context& cx) { return poll_flush(cx); });
   }
   /// Bytes buffered and not yet sent.
   std::size_t pending() const noexcept { return buf_.size(); }
@@ -160,9 +178,32 @@ class BufWriter {
   W& get() noexcept { return inner_; }
 
  private:
+  using WriteFuture = decltype(std::declval<W&>().write(std::declval<std::span<const char>>()));
+
+  // flush()'s poll: the pending write first (it points into buf_, which write_all only
+  // appends to within its reserved capacity, so it never moves while the write pends).
+  Poll<bool> poll_flush(Context& cx) {
+    while (!buf_.empty()) {
+      if (!write_) write_.emplace(inner_.write(std::span<const char>(buf_.data(), buf_.size())));
+      std::size_t n = 0;
+      try {
+        auto p = write_->poll(cx);
+        if (p.is_pending()) return spool::pending;
+        n = std::move(p).value();
+      } catch (...) {
+        write_.reset();  // a failed write is not polled again: the next flush writes afresh
+        throw;
+      }
+      write_.reset();
+      buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return true;
+  }
+
   W inner_;
   std::size_t capacity_;
   std::vector<char> buf_;
+  std::optional<WriteFuture> write_;  // a flush's write, kept when the flush is cancelled
 };
 
 }  // namespace spool::net

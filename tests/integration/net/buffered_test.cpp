@@ -264,4 +264,32 @@ TEST(BufWriter, AFlushCancelledHalfWaySendsTheRestOnceNextTime) {
   }());
 }
 
+// A flush cancelled at its first poll, then flushed again, sends each byte once, on a worker
+// too (run with SPOOL_IO_BACKEND=io_uring, where a worker's write is a send on its ring that
+// may go out although its future is dropped: the cancelled write is kept, not written again).
+TEST(BufWriter, AFlushCancelledAtItsFirstPollSendsEachByteOnce) {
+  auto rt = spool::Builder::multi_thread().worker_threads(2).build();
+  const std::string got = rt.block_on([]() -> Task<std::string> {
+    auto [a, b] = UnixStream::pair();
+    co_await spool::spawn([](UnixStream s) -> Task<void> {  // on a worker
+      BufWriter<UnixStream> w(std::move(s));
+      for (int i = 0; i < 5; ++i) {
+        co_await w.write_all(std::string_view("x" + std::to_string(i) + " "));
+        {
+          auto flush = w.flush();
+          co_await spool::poll_fn([&](spool::Context& cx) -> spool::Poll<bool> {
+            (void)flush.poll(cx);  // once: then dropped, pending or not
+            return true;
+          });
+        }
+        co_await w.flush();
+      }
+      w.get().shutdown();
+    }(std::move(a)));
+    const std::vector<std::uint8_t> bytes = co_await read_to_end(std::move(b));
+    co_return std::string(bytes.begin(), bytes.end());
+  }());
+  EXPECT_EQ(got, "x0 x1 x2 x3 x4 ");
+}
+
 }  // namespace
