@@ -52,7 +52,8 @@ class Builder {
     config_.max_blocking_threads = n;
     return *this;
   }
-  /// How long an idle blocking-pool thread waits for work before it exits (default 10 s).
+  /// How long an idle blocking-pool thread waits for work before it exits (default 10 s;
+  /// std::chrono::nanoseconds::max(): it never exits before the shutdown).
   Builder& thread_keep_alive(std::chrono::nanoseconds d) {
     config_.blocking_keep_alive = d;
     return *this;

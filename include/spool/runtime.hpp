@@ -202,6 +202,17 @@ Task<T> start_at(Instant when, Task<T> inner) {
 }
 // Now on rt's clock (paused, if it is).
 SPOOL_API Instant runtime_now(RuntimeShared& rt);
+// `delay` from now on rt's clock, saturated: spawn_after(channel, nanoseconds::max(), fut)
+// means "never", not a signed overflow.
+inline Instant runtime_after(RuntimeShared& rt, std::chrono::nanoseconds delay) {
+  static_assert(std::is_same_v<Instant::duration, std::chrono::nanoseconds>);
+  const Instant now = runtime_now(rt);
+  Instant::rep sum;
+  if (__builtin_add_overflow(now.time_since_epoch().count(), delay.count(), &sum)) {
+    return delay.count() > 0 ? Instant::max() : Instant::min();
+  }
+  return Instant(std::chrono::nanoseconds(sum));
+}
 // What Handle::spawn_at and spool::spawn_at share: the channel is checked before `fut` is
 // taken over.
 template <Future F>
@@ -341,7 +352,7 @@ class Handle {
   JoinHandle<detail::spawn_output_t<F>> spawn_after(
       ChannelId channel, std::chrono::nanoseconds delay, F&& fut,
       SpawnLocation where = SpawnLocation::current()) const {
-    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut), where);
+    return spawn_at(channel, detail::runtime_after(rt(), delay), std::forward<F>(fut), where);
   }
   /// The channel called `name` (Builder::levels; a runtime built without levels has one,
   /// "default"). Throws std::invalid_argument naming the runtime's channels when there is
@@ -466,7 +477,7 @@ class Runtime {
   JoinHandle<detail::spawn_output_t<F>> spawn_after(
       ChannelId channel, std::chrono::nanoseconds delay, F&& fut,
       SpawnLocation where = SpawnLocation::current()) {
-    return spawn_at(channel, detail::runtime_now(rt()) + delay, std::forward<F>(fut), where);
+    return spawn_at(channel, detail::runtime_after(rt(), delay), std::forward<F>(fut), where);
   }
   /// The channel called `name`. See Handle::channel.
   ChannelId channel(std::string_view name) const { return detail::runtime_channel(rt(), name); }
@@ -491,6 +502,7 @@ class Runtime {
   /// own. Throws std::logic_error when called from one of the runtime's threads. If the
   /// destructor runs on one of them (the Runtime was owned by a task), the shutdown is
   /// finished on a background thread instead. A later call returns the first one's report.
+  /// std::chrono::nanoseconds::max() sets no bound (as the destructor).
   ShutdownReport shutdown_timeout(std::chrono::nanoseconds timeout) {
     return detail::shutdown_runtime(rt(), timeout, false);
   }
@@ -548,8 +560,8 @@ JoinHandle<detail::spawn_output_t<F>> spawn_after(ChannelId channel, std::chrono
                                                   SpawnLocation where = SpawnLocation::current()) {
   detail::RuntimeShared* rt = detail::current_runtime_ptr();
   if (rt == nullptr) detail::throw_no_current_runtime();
-  return detail::spawn_at_into(*rt, channel, detail::runtime_now(*rt) + delay, std::forward<F>(fut),
-                               where);
+  return detail::spawn_at_into(*rt, channel, detail::runtime_after(*rt, delay),
+                               std::forward<F>(fut), where);
 }
 /// Spawns `fut` onto the earliest-deadline-first `channel` of the current runtime with
 /// `deadline` (Handle::current().spawn_on); throws std::logic_error outside a runtime.

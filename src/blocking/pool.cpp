@@ -1,6 +1,7 @@
 #include "blocking/pool.hpp"
 
 #include "context/current.hpp"
+#include "driver/time/clock.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
 
@@ -122,8 +123,11 @@ void BlockingPool::run_thread(std::size_t id) {
       config_.on_idle();
       lock.lock();
     }
-    bool timed_out =
-        !work_cv_.wait_for(lock, config_.keep_alive, [&] { return num_notify_ > 0 || shutdown_; });
+    // A deadline, not wait_for: wait_for adds the keep-alive to now, which overflows for a
+    // keep-alive of "for ever" (nanoseconds::max()); saturated, that waits for ever.
+    bool timed_out = !work_cv_.wait_until(
+        lock, saturating_add(std::chrono::steady_clock::now(), config_.keep_alive),
+        [&] { return num_notify_ > 0 || shutdown_; });
     --num_idle_;
     if (num_notify_ > 0) --num_notify_;
     if (timed_out && queue_.empty()) break;  // idle for keep_alive: this thread retires
@@ -148,7 +152,9 @@ void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
     }
     auto all_exited = [&] { return num_threads_ == 0; };
     if (timeout) {
-      finished_cv_.wait_for(lock, *timeout, all_exited);
+      // (As for the keep-alive: a saturated deadline, so that no timeout overflows.)
+      finished_cv_.wait_until(lock, saturating_add(std::chrono::steady_clock::now(), *timeout),
+                              all_exited);
     } else {
       finished_cv_.wait(lock, all_exited);
     }

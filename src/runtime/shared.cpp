@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "context/current.hpp"
+#include "driver/time/clock.hpp"
 #include "runtime/root_waker.hpp"
 #include "sync/thread.hpp"
 #include "task/harness.hpp"
@@ -242,7 +243,8 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   if (shut_down_) return std::nullopt;
   shut_down_ = true;
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  if (timeout) deadline = std::chrono::steady_clock::now() + *timeout;
+  // Saturated: shutdown_timeout(nanoseconds::max()) means "no bound", not an overflow.
+  if (timeout) deadline = saturating_add(std::chrono::steady_clock::now(), *timeout);
   // 0. Complete-on-close channels run to completion, and CloseGuards are waited for.
   if (levels_.complete_on_close_mask() != 0 || owned_.drain().guards() > 0) {
     report_ = drain(deadline);

@@ -135,6 +135,24 @@ TEST(SpawnAfter, TheTaskStartsWhenTheDelayHasPassedOnThePausedClock) {
   EXPECT_GE(rt.block_on(std::move(at)), start + 20s);
 }
 
+spool::Task<void> sleep_a_day() { co_await spool::sleep(24h); }
+
+// nanoseconds::max() means "never": the start saturates (it overflowed, UB, and wrapped to
+// an instant long past, so the task started at once).
+TEST(SpawnAfter, AnUnboundedDelayNeverStartsTheTask) {
+  auto rt = spool::Builder::current_thread().start_paused(true).build();
+  auto never = rt.spawn_after(rt.channel("default"), std::chrono::nanoseconds::max(), started_at());
+  rt.block_on(sleep_a_day());  // the paused clock jumps a day ahead
+  EXPECT_FALSE(never.is_finished());
+  never.abort();
+  try {
+    (void)rt.block_on(std::move(never));
+    ADD_FAILURE() << "the task started";
+  } catch (const spool::JoinError& e) {
+    EXPECT_TRUE(e.is_cancelled()) << e.what();
+  }
+}
+
 TEST(SpawnAfter, TheDelayedTaskIsOnItsChannel) {
   auto rt = spool::Builder::current_thread()
                 .levels({Level{"high"}, Level{"low"}})

@@ -263,6 +263,22 @@ TEST_P(SpawnBlockingAnyFlavor, AnIdleThreadExitsAfterTheKeepAlive) {
   EXPECT_EQ(wait(rt, again), 2);
 }
 
+// A keep-alive of nanoseconds::max() keeps an idle thread for ever: its wait's deadline
+// saturates (now + keep-alive overflowed, UB, and the thread retired at once).
+TEST_P(SpawnBlockingAnyFlavor, AnUnboundedKeepAliveKeepsTheIdleThread) {
+  std::atomic<int> stops{0};
+  auto rt = builder(1)
+                .thread_keep_alive(std::chrono::nanoseconds::max())
+                .on_thread_stop([&] { stops.fetch_add(1); })
+                .build();
+  auto first = wait(rt, rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+  // Wait until that thread is back in the pool, idle, waiting out its keep-alive.
+  spool_rt_test::spin_until([&] { return rt.metrics().idle_blocking_threads == 1; });
+  auto second = wait(rt, rt.spawn_blocking([] { return std::this_thread::get_id(); }));
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(stops.load(), 0);
+}
+
 TEST_P(SpawnBlockingAnyFlavor, ALongKeepAliveReusesTheIdleThread) {
   std::mutex m;
   std::vector<std::thread::id> started;

@@ -219,6 +219,26 @@ TEST_P(ShutdownAnyFlavor, QueuedBlockingCallsAreCancelled) {
   EXPECT_EQ(spool::block_on(first), 1);
 }
 
+// nanoseconds::max() is "no bound": the deadline saturates (it overflowed, UB, and then
+// ended the wait for the blocking call at once), so the shutdown waits for the running call.
+TEST_P(ShutdownAnyFlavor, AnUnboundedShutdownTimeoutWaitsForARunningBlockingCall) {
+  Gate gate;
+  std::latch entered(1);
+  auto rt = builder(1).build();
+  auto call = rt.spawn_blocking([&] {
+    entered.count_down();
+    gate.wait();
+    return 1;
+  });
+  entered.wait();
+  std::thread opener([&] { gate.open(); });
+  spool::ShutdownReport report = rt.shutdown_timeout(std::chrono::nanoseconds::max());
+  opener.join();
+  EXPECT_TRUE(report.clean()) << report.not_drained_reason << report.left_in_poll;
+  EXPECT_TRUE(call.is_finished()) << "the shutdown returned before the running call finished";
+  EXPECT_EQ(spool::block_on(call), 1);
+}
+
 TEST_P(ShutdownAnyFlavor, ShutdownIsIdempotent) {
   auto rt = build(2);
   EXPECT_EQ(wait(rt, rt.spawn(value(4))), 4);
