@@ -263,8 +263,13 @@ class ForkGroup {
             g.n_, [&g](std::size_t i) -> auto& { return g.child(i); });
       }
     }
-    /// Runs the children (see spool::join_all).
+    /// Runs the children (see spool::join_all). Throws std::logic_error on a moved-from Join.
     Poll<Output> poll(Context& cx) {
+      if (group_ == nullptr) {
+        throw std::logic_error(
+            "spool::ForkGroup::Join polled after it was moved from: it no longer refers to its "
+            "group; poll (co_await) the Join it was moved into");
+      }
       ForkGroup& g = *group_;
       if (!g.core_.poll(
               g.n_, [&g](std::size_t i) -> auto& { return g.child(i); }, cx)) {

@@ -364,6 +364,25 @@ TEST(Join, AForkGroupHoldsAtMostNChildrenAndIsJoinedOnce) {
   EXPECT_EQ(spool::block_on(group_of_three()), 10 + 11 + 12);
 }
 
+// A moved-from Join refers to no group: polling it throws (it dereferenced a null group).
+TEST(Join, AMovedFromForkGroupJoinThrowsWhenPolled) {
+  spool::ForkGroup<int, 1> group;
+  group.fork(seven());
+  auto join = group.join();
+  auto moved = std::move(join);
+  spool::Waker waker = spool::Waker::noop();
+  spool::Context cx(waker);
+  try {
+    (void)join.poll(cx);
+    ADD_FAILURE() << "a moved-from Join was polled without an error";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("moved from"), std::string::npos) << e.what();
+  }
+  auto p = moved.poll(cx);  // the Join it was moved into works
+  ASSERT_TRUE(p.is_ready());
+  EXPECT_EQ(std::move(p).value()[0], 7);
+}
+
 Task<int> hand_over_then_wait_forever(DropCounter) {
   spool::block_in_place([] {});  // its siblings become tasks of their own (stolen)
   co_await spool_rt_test::NeverReady{};
