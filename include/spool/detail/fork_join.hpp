@@ -339,9 +339,18 @@ class ForkJoinCore {
           "spool::join polled again after it completed (or threw): a future must not be "
           "polled after it returned ready");
     }
-    if (!started_) start(n, child);
-    // Remote children read the chain of the first poll (see TaskLocalScope::poll).
-    assert(n < 2 || shared_.locals == current_task_locals());
+    if (!started_) {
+      start(n, child);
+    } else if (n >= 2 && shared_.locals != current_task_locals()) {
+      // Stolen children read the task-local scopes of the first poll, which may be gone now
+      // (a join polled by reference in a poll_fn inside a shorter-lived scope): refused, as
+      // TaskLocalScope::poll refuses it. Checked on later polls only (a join whose children
+      // finish inline never pays for it).
+      throw std::logic_error(
+          "spool::join polled under other TaskLocal scopes than at its first poll: its children "
+          "see the scopes of the first poll; poll it always from the same place (co_await it "
+          "where it was first polled)");
+    }
     bool pending = false;
     for (std::size_t i = 0; i < n; ++i) {
       ForkChildBase& c = child(i);

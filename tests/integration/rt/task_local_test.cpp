@@ -201,4 +201,24 @@ TEST(TaskLocal, AScopePolledUnderOtherScopesThanAtItsFirstPollThrows) {
   }
 }
 
+// The same for a join of two or more children: its stolen children read the scopes of its
+// first poll (it asserted, which a release build skipped).
+TEST(TaskLocal, AJoinPolledUnderOtherScopesThanAtItsFirstPollThrows) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  auto join = spool::join(depth_after_yield(), depth_after_yield());
+  {
+    auto outer = depth.scope(1, spool::poll_fn([&](spool::Context& c) { return join.poll(c); }));
+    EXPECT_TRUE(outer.poll(cx).is_pending());
+  }
+  try {
+    (void)join.poll(cx);
+    ADD_FAILURE() << "a join polled under other scopes than the first went on";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("other TaskLocal scopes than at its first poll"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
