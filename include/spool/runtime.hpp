@@ -584,7 +584,9 @@ JoinHandle<std::invoke_result_t<Fn&>> spawn_blocking(
 /// Runs `fn()` on the current worker thread, which may block inside it: the worker first
 /// hands its queue of tasks to a new thread, so the other tasks keep running. Outside any
 /// runtime it just calls fn. Throws std::logic_error on a current-thread runtime (its one
-/// thread cannot be handed over).
+/// thread cannot be handed over). `fn` may call Handle::block_on or spool::block_on, as a
+/// spawn_blocking call may; only when no thread could take the queue (the blocking pool is
+/// full) does the worker block with it, and a block_on inside then throws NestedEventLoop.
 template <class Fn>
 std::invoke_result_t<Fn&> block_in_place(Fn&& fn) {
   using R = std::invoke_result_t<Fn&>;

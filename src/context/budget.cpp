@@ -26,6 +26,8 @@ void enter_executor_budget() noexcept {
   outside_executor = std::exchange(thread_budget, ThreadBudget{});
 }
 void exit_executor_budget() noexcept { thread_budget = outside_executor; }
+ThreadBudget outside_executor_budget() noexcept { return outside_executor; }
+void set_outside_executor_budget(const ThreadBudget& saved) noexcept { outside_executor = saved; }
 
 YieldRequestScope::YieldRequestScope(const std::atomic<bool>* request) noexcept
     : ThreadLocalScope(thread_budget.yield_request, request) {}

@@ -61,6 +61,10 @@ class BudgetScope {
 // limit, no cancel and no yield request of that task's; the task's are back at the exit.
 void enter_executor_budget() noexcept;
 void exit_executor_budget() noexcept;
+// The one slot enter_executor_budget fills, saved and put back around an ExecutorHandOff
+// (enter.hpp): an executor entered inside it must leave the outer executor's slot as it was.
+ThreadBudget outside_executor_budget() noexcept;
+void set_outside_executor_budget(const ThreadBudget& saved) noexcept;
 
 // Makes `request` the flag this thread's tasks read to learn that the scheduler asks them to
 // yield (docs/levels.md), for the scope's lifetime; null: never asked. Set by a worker of a

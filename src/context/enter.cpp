@@ -1,6 +1,7 @@
 #include "context/enter.hpp"
 
 #include <string>
+#include <utility>
 
 #include "context/budget.hpp"
 #include "spool/block_on.hpp"
@@ -28,6 +29,17 @@ void enter_executor(const char* what) {
 void exit_executor() noexcept {
   exit_executor_budget();
   running_executor = nullptr;
+}
+
+bool running_executor_is(const char* what) noexcept { return running_executor == what; }
+
+ExecutorHandOff::ExecutorHandOff() noexcept
+    : executor_(std::exchange(running_executor, nullptr)),
+      outside_budget_(outside_executor_budget()) {}
+
+ExecutorHandOff::~ExecutorHandOff() {
+  running_executor = executor_;
+  set_outside_executor_budget(outside_budget_);
 }
 
 }  // namespace spool::detail

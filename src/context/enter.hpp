@@ -1,6 +1,8 @@
 // Marks a thread as running an executor, so that a nested event loop is refused.
 #pragma once
 
+#include "context/budget.hpp"
+
 namespace spool::detail {
 
 // Marks the calling thread as running the executor `what` (e.g. "spool::block_on").
@@ -8,6 +10,24 @@ namespace spool::detail {
 void enter_executor(const char* what);
 // Ends what enter_executor began.
 void exit_executor() noexcept;
+
+// Whether the executor this thread runs is `what` (the pointer enter_executor was given).
+bool running_executor_is(const char* what) noexcept;
+
+// Lets the calling thread enter an executor again for its lifetime, although it runs one:
+// a worker inside block_in_place whose core (its loop's queues) went to another thread, so
+// that an executor started here blocks no one else's tasks. Puts the outer one back after.
+class ExecutorHandOff {
+ public:
+  ExecutorHandOff() noexcept;
+  ~ExecutorHandOff();
+  ExecutorHandOff(const ExecutorHandOff&) = delete;
+  ExecutorHandOff& operator=(const ExecutorHandOff&) = delete;
+
+ private:
+  const char* executor_;
+  ThreadBudget outside_budget_;
+};
 
 // RAII form of enter_executor / exit_executor.
 class EnterGuard {

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "context/deferred.hpp"
+#include "context/enter.hpp"
 #include "driver/io/thread_ring.hpp"
 #include "scheduler/multi_thread/multi_thread.hpp"
 #include "scheduler/multi_thread/worker_context.hpp"
@@ -10,6 +11,14 @@ namespace spool::detail {
 
 void MultiThread::block_in_place(const std::function<void()>& fn) {
   if (held_core(this) == nullptr) {
+    const WorkerContext* ctx = current_worker;
+    if (ctx != nullptr && ctx->core == nullptr && running_executor_is(kWorkerExecutor)) {
+      // A worker whose core an earlier block_in_place of this poll handed away: it runs no
+      // loop either (see below).
+      ExecutorHandOff no_loop_here;
+      fn();
+      return;
+    }
     fn();  // a blocking-pool thread, or a block_on thread: blocking is fine here
     return;
   }
@@ -45,6 +54,13 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
     if (TaskHeader* t = std::exchange(core->lifo, nullptr)) schedule(t, true);  // its queue
   }
   end_this_thread_ring();  // nothing may wait on this thread's ring while it blocks
+  if (!handed) {
+    fn();  // with its core: a block_on inside is refused, it would hold the core's tasks
+    return;
+  }
+  // The core's loop runs on the new thread: this one runs none while `fn` blocks, so `fn`
+  // may call block_on (docs/adopting.md), as on a blocking-pool thread.
+  ExecutorHandOff no_loop_here;
   fn();
 }
 

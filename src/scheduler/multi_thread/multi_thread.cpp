@@ -91,7 +91,7 @@ void MultiThread::worker_thread_main(Core* core) {
 }
 
 void MultiThread::run_worker(Core* core) {
-  EnterGuard executor("a spool runtime worker thread");
+  EnterGuard executor(kWorkerExecutor);
   ReactorSlot slot;
   slot.install(driver_);
   TimeDriver::set_thread_shard(core->index);  // timers armed here go to this worker's wheel

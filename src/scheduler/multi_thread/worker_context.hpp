@@ -16,6 +16,10 @@ struct WorkerContext {
   ReactorSlot* slot;  // holds the runtime's driver: tasks polled here may park in it
 };
 
+// What a worker's thread runs, for enter_executor (context/enter.hpp): the NestedEventLoop
+// error names it, and block_in_place recognises it by its address.
+inline constexpr char kWorkerExecutor[] = "a spool runtime worker thread";
+
 // Set by MultiThread::run_worker for the length of its loop; null on other threads.
 // (constinit: other files read it without a TLS wrapper call.)
 extern constinit thread_local WorkerContext* current_worker;

@@ -86,6 +86,31 @@ TEST(BlockInPlace, ATaskSpawnedInsideTheBlockingSectionRunsMeanwhile) {
   EXPECT_TRUE(spool::block_on(rt.spawn(Body::run())));
 }
 
+// A spawned task awaited after a timer: it needs the runtime's workers and its driver.
+Task<int> spawn_and_await_six() {
+  co_await spool::sleep(1ms);
+  co_return co_await spool::spawn(six());
+}
+
+// Once the worker's core went to another thread, this one runs no loop while it blocks:
+// block_on inside, of the runtime's own Handle or the plain one, runs its future (it threw
+// NestedEventLoop, although docs/adopting.md allows it, as inside spawn_blocking). The only
+// core is handed away, so the futures run on the thread that took it.
+TEST(BlockInPlace, ABlockOnInsideRunsItsFutureWhileTheCoreRunsOnAnotherThread) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).build();
+  struct Body {
+    static Task<int> run() {
+      spool::Handle handle = spool::Handle::current();
+      const int a = spool::block_in_place([&] { return handle.block_on(spawn_and_await_six()); });
+      const int b = spool::block_in_place([] { return spool::block_on(six()); });
+      co_await spool::yield_now();  // the task carries on normally afterwards
+      co_return a + b;
+    }
+  };
+  EXPECT_EQ(spool::block_on(rt.spawn(Body::run())), 12);
+  EXPECT_EQ(spool::block_on(rt.spawn(spawn_and_await_six())), 6);
+}
+
 TEST(BlockInPlace, ThrowsLogicErrorOnACurrentThreadRuntimeTask) {
   auto rt = spool::Builder::current_thread().build();
   std::atomic<bool> called{false};
