@@ -68,7 +68,8 @@ class Builder {
     config_.on_thread_stop = std::move(fn);
     return *this;
   }
-  /// Called on a worker just before it parks (has no work).
+  /// Called on a worker just before it parks (has no work). A task it spawns or wakes runs
+  /// first: the worker then does not park, and calls on_thread_unpark at once.
   Builder& on_thread_park(std::function<void()> fn) {
     config_.on_thread_park = std::move(fn);
     return *this;

@@ -16,7 +16,16 @@ void MultiThread::transition_from_searching(Core& core) noexcept {
 }
 
 void MultiThread::park(Core& core) {
-  if (config_.on_thread_park) config_.on_thread_park();
+  if (config_.on_thread_park) {
+    config_.on_thread_park();
+    // The hook may have spawned or woken a task on this thread: into this core's LIFO slot
+    // or queue, a worker's own push that tells nobody. Run it rather than park on it (the
+    // unpark hook too, so that the two hooks stay paired).
+    if (core.lifo != nullptr || has_local_work(*workers_[core.index])) {
+      if (config_.on_thread_unpark) config_.on_thread_unpark();
+      return;
+    }
+  }
   // A worker that pushers may have relied on re-checks every queue once counted parked: the
   // last searcher (pushers skipped waking anyone because it was searching) and, with levels,
   // a worker that never searched. That one skipped every level whose queued count read zero

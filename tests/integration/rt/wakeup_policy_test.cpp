@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <latch>
+#include <optional>
 
 #include "spool/spool.hpp"
 #include "support/rt_gate.hpp"
@@ -24,6 +25,38 @@ Task<void> link(int left, std::latch* done) {
     (void)spool::spawn(link(left - 1, done));
   }
   co_return;
+}
+
+Task<void> set_true(std::atomic<bool>* flag) {
+  flag->store(true);
+  co_return;
+}
+Task<void> nothing() { co_return; }
+
+// A task spawned (or woken) by the on_thread_park hook lands in the worker's own LIFO slot
+// or queue, which tells nobody: the worker must run it, not park on it (it parked, and the
+// task never ran). The worker state says whether it parked after the hook's first call (it
+// must not, before the task ran: it returns to its loop, runs the task, and only the next
+// call parks it).
+TEST(WakeupPolicy, ATaskSpawnedByTheParkHookRunsBeforeTheWorkerParks) {
+  std::atomic<bool> armed{false};
+  std::atomic<int> calls{0};
+  std::atomic<bool> ran{false};
+  std::optional<spool::Handle> handle;  // written before `armed` (seq_cst) is set
+  auto rt = spool::Builder::multi_thread()
+                .worker_threads(1)
+                .on_thread_park([&] {
+                  if (!armed.load()) return;
+                  if (calls.fetch_add(1) == 0) handle->spawn(set_true(&ran)).detach();
+                })
+                .build();
+  auto parked = [&] { return rt.metrics().workers[0].state != spool::WorkerState::kRunning; };
+  spool_rt_test::spin_until(parked);  // idle: the hook's next call comes after the spawn
+  handle.emplace(rt.handle());
+  armed.store(true);
+  rt.spawn(nothing()).detach();  // the worker runs it, then calls the hook as it parks
+  spool_rt_test::spin_until([&] { return ran.load() || (calls.load() == 1 && parked()); });
+  EXPECT_TRUE(ran.load()) << "the worker parked with the hook's task in its own queue";
 }
 
 TEST(WakeupPolicy, AChainOfSpawnsWakesOneWorkerOnly) {
