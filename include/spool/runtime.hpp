@@ -45,10 +45,12 @@ struct ShutdownReport {
   /// Runtime threads still inside a task's poll when the shutdown stopped waiting for them
   /// (shutdown_timeout's deadline passed): they were left running, detached, until that poll
   /// returns. A poll ends at the task's next cooperative point (a leaf's budget check or
-  /// yield_if_requested: docs/scheduler.md), so this counts code that reaches none.
+  /// yield_if_requested: docs/scheduler.md), so this counts code that reaches none, and
+  /// blocking-pool threads still inside a spawn_blocking call.
   std::size_t threads_left_in_poll = 0;
   /// One line per task such a thread was polling (its id and channel), as Runtime::dump()
-  /// prints it; or a line that says the thread polls no task (a block_on's root future).
+  /// prints it; or a line that says the thread polls no task (a block_on's root future); and
+  /// a line with the number of spawn_blocking calls left running.
   std::string left_in_poll;
   /// True if the drain completed and no thread was left inside a poll.
   bool clean() const noexcept { return drained && threads_left_in_poll == 0; }

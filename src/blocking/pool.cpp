@@ -105,14 +105,17 @@ void BlockingPool::run_thread(std::size_t id) {
     while (!queue_.empty()) {
       Job job = std::move(queue_.front());
       queue_.pop_front();
+      const bool call = job.task != nullptr;
+      if (call) ++running_calls_;
       lock.unlock();
-      if (job.task) {
+      if (call) {
         run_task(job.task, nullptr);
       } else {
         job.fn();
       }
       ran = true;
       lock.lock();
+      if (call) --running_calls_;
     }
     if (shutdown_) break;
     ++num_idle_;
@@ -140,9 +143,10 @@ void BlockingPool::run_thread(std::size_t id) {
   finished_cv_.notify_all();
 }
 
-void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
+std::size_t BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   std::deque<Job> dropped;
   std::vector<std::thread> to_join;
+  std::size_t calls_left = 0;
   {
     std::unique_lock lock(mutex_);
     if (!shutdown_) {
@@ -160,6 +164,7 @@ void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
     }
     join_finished_locked(to_join);
     // Threads still running after the timeout are detached: they finish their job alone.
+    if (num_threads_ > 0) calls_left = running_calls_;
     for (auto& [id, t] : threads_) t.detach();
     threads_.clear();
   }
@@ -167,6 +172,7 @@ void BlockingPool::shutdown(std::optional<std::chrono::nanoseconds> timeout) {
   for (Job& job : dropped) {
     if (job.task) drop_task_refs(job.task);
   }
+  return calls_left;
 }
 
 void BlockingScheduler::schedule(TaskHeader* task, bool) noexcept {

@@ -68,7 +68,9 @@ class BlockingPool {
   // Refuses new jobs, drops queued tasks (their references are released), and waits for
   // running jobs to finish — at most `timeout` if given; threads still busy then are left
   // to finish on their own.
-  void shutdown(std::optional<std::chrono::nanoseconds> timeout);
+  // Returns the spawn_blocking calls its threads were still in when it stopped waiting (a
+  // timeout), left to finish on their own; 0 once every thread exited.
+  std::size_t shutdown(std::optional<std::chrono::nanoseconds> timeout);
 
   // Takes `task`'s job out of the queue; false if no thread-less job holds it (it runs, ran,
   // or was dropped). The caller owns the job's notification reference.
@@ -93,7 +95,8 @@ class BlockingPool {
   std::deque<Job> queue_;
   std::size_t num_threads_ = 0;
   std::size_t num_idle_ = 0;
-  std::size_t num_notify_ = 0;  // wake-ups sent to idle threads and not yet consumed
+  std::size_t running_calls_ = 0;  // threads inside a spawn_blocking call (not a core's loop)
+  std::size_t num_notify_ = 0;     // wake-ups sent to idle threads and not yet consumed
   std::size_t next_id_ = 0;
   bool shutdown_ = false;
   std::unordered_map<std::size_t, std::thread> threads_;

@@ -271,7 +271,12 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
   std::optional<std::chrono::nanoseconds> left;
   if (deadline)
     left = std::max(std::chrono::nanoseconds(0), *deadline - std::chrono::steady_clock::now());
-  blocking_.shutdown(left);
+  if (const std::size_t calls = blocking_.shutdown(left); calls > 0) {
+    // Threads left inside their calls are threads left in a poll: the report says so.
+    report_.threads_left_in_poll += calls;
+    report_.left_in_poll +=
+        std::to_string(calls) + " blocking-pool thread(s) still in a spawn_blocking call\n";
+  }
   // 5. Queue entries still hold references to the (now cancelled) tasks.
   with_scheduler([&](auto& s) { s.drain_queues(); });
   // 6. Timers still armed (held by futures outside the runtime) fire as shut down; the

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <latch>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -187,6 +188,31 @@ TEST_P(ShutdownAnyFlavor, ShutdownTimeoutReturnsWhileABlockingCallIsStillBlocked
   gate.open();                        // let the call finish on its own: it delivers its value
   EXPECT_EQ(spool::block_on(*h), 9);  // the runtime is gone: a plain block_on for both
   freed.wait();  // and the left-behind thread released the runtime: nothing leaks
+}
+
+// The call left running counts as a thread left in a poll: the report was clean although a
+// runtime thread ran on, detached, in a call that may use what the caller frees next.
+TEST_P(ShutdownAnyFlavor, ABlockingCallLeftRunningMakesTheReportUnclean) {
+  Gate gate;
+  std::latch entered(1);
+  std::optional<spool::JoinHandle<int>> h;
+  {
+    auto rt = builder(1).build();
+    h.emplace(rt.spawn_blocking([&] {
+      entered.count_down();
+      gate.wait();
+      return 9;
+    }));
+    entered.wait();
+    spool::ShutdownReport report = rt.shutdown_timeout(0s);
+    EXPECT_FALSE(report.clean());
+    EXPECT_GE(report.threads_left_in_poll, 1u);  // (an idle worker may not have left yet)
+    EXPECT_NE(report.left_in_poll.find("1 blocking-pool thread(s) still in a spawn_blocking call"),
+              std::string::npos)
+        << report.left_in_poll;
+  }
+  gate.open();
+  EXPECT_EQ(spool::block_on(*h), 9);
 }
 
 TEST_P(ShutdownAnyFlavor, QueuedBlockingCallsAreCancelled) {
