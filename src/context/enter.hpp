@@ -2,6 +2,7 @@
 #pragma once
 
 #include "context/budget.hpp"
+#include "context/deferred.hpp"
 
 namespace spool::detail {
 
@@ -17,6 +18,8 @@ bool running_executor_is(const char* what) noexcept;
 // Lets the calling thread enter an executor again for its lifetime, although it runs one:
 // a worker inside block_in_place whose core (its loop's queues) went to another thread, so
 // that an executor started here blocks no one else's tasks. Puts the outer one back after.
+// Its wakes are not deferred meanwhile: the worker's list would be drained only by its loop,
+// after the blocking function returns (a yield_now in a block_on's root never came back).
 class ExecutorHandOff {
  public:
   ExecutorHandOff() noexcept;
@@ -27,6 +30,7 @@ class ExecutorHandOff {
  private:
   const char* executor_;
   ThreadBudget outside_budget_;
+  DeferredWakesScope wake_at_once_{nullptr};
 };
 
 // RAII form of enter_executor / exit_executor.

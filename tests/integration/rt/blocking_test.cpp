@@ -86,10 +86,13 @@ TEST(BlockInPlace, ATaskSpawnedInsideTheBlockingSectionRunsMeanwhile) {
   EXPECT_TRUE(spool::block_on(rt.spawn(Body::run())));
 }
 
-// A spawned task awaited after a timer: it needs the runtime's workers and its driver.
+// A spawned task awaited after a yield and a timer: it needs the runtime's workers and its
+// driver, and its yield's wake must not wait in the blocked worker's deferred list.
 Task<int> spawn_and_await_six() {
+  co_await spool::yield_now();
   co_await spool::sleep(1ms);
-  co_return co_await spool::spawn(six());
+  auto [a, b] = co_await spool::join(six(), six());  // the second child spawned apart
+  co_return co_await spool::spawn(six()) + a - b;
 }
 
 // Once the worker's core went to another thread, this one runs no loop while it blocks:
