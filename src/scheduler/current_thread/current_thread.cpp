@@ -216,7 +216,15 @@ bool CurrentThread::run_until(std::atomic<bool>& root_woken, ReactorSlot& slot) 
             })) {
           continue;
         }
-        if (config_.on_thread_park) config_.on_thread_park();
+        if (config_.on_thread_park) {
+          config_.on_thread_park();
+          // A task the hook spawned or woke is in this thread's own queue, which tells
+          // nobody: run it rather than park on it (the unpark hook too: they stay paired).
+          if (has_runnable()) {
+            if (config_.on_thread_unpark) config_.on_thread_unpark();
+            continue;
+          }
+        }
         parks_.store(parks_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         state_.store(WorkerState::kParked, std::memory_order_relaxed);
         // In the driver, unless a background thread holds it.

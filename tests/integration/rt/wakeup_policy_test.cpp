@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <latch>
 #include <optional>
+#include <thread>
 
 #include "spool/spool.hpp"
 #include "support/rt_gate.hpp"
@@ -57,6 +58,30 @@ TEST(WakeupPolicy, ATaskSpawnedByTheParkHookRunsBeforeTheWorkerParks) {
   rt.spawn(nothing()).detach();  // the worker runs it, then calls the hook as it parks
   spool_rt_test::spin_until([&] { return ran.load() || (calls.load() == 1 && parked()); });
   EXPECT_TRUE(ran.load()) << "the worker parked with the hook's task in its own queue";
+}
+
+// The same on a current-thread runtime, whose block_on thread parks with the hook's task
+// in its own queue unless it looks there after the hook. The root waits on `release`, which
+// the test gives once the task ran or the thread parked without it.
+TEST(WakeupPolicy, ATaskSpawnedByTheParkHookRunsOnACurrentThreadRuntime) {
+  std::atomic<int> calls{0};
+  std::atomic<bool> ran{false};
+  std::optional<spool::Handle> handle;  // set before the runtime's thread starts
+  auto rt = spool::Builder::current_thread()
+                .on_thread_park([&] {
+                  if (calls.fetch_add(1) == 0) handle->spawn(set_true(&ran)).detach();
+                })
+                .build();
+  handle.emplace(rt.handle());
+  spool::Notify release;
+  std::thread driver([&] {
+    rt.block_on([](spool::Notify* n) -> Task<void> { co_await n->notified(); }(&release));
+  });
+  auto parked = [&] { return rt.metrics().workers[0].state != spool::WorkerState::kRunning; };
+  spool_rt_test::spin_until([&] { return ran.load() || (calls.load() >= 1 && parked()); });
+  EXPECT_TRUE(ran.load()) << "the thread parked with the hook's task in its own queue";
+  release.notify_one();
+  driver.join();
 }
 
 TEST(WakeupPolicy, AChainOfSpawnsWakesOneWorkerOnly) {
