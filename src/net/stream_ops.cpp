@@ -66,8 +66,10 @@ Poll<std::size_t> ReadFuture::poll(Context& cx) {
   // An empty buffer reads 0 at once: a stream socket's recv of 0 bytes says EAGAIN while
   // nothing is queued, and the read would wait for bytes it cannot take (for ever, if none
   // come). A datagram recv of 0 bytes takes (and drops) a datagram, so it waits for one.
-  if (len_ == 0 && mode_ != Mode::kDatagram) [[unlikely]]
+  if (len_ == 0 && mode_ != Mode::kDatagram) [[unlikely]] {
+    (void)source_->open_fd();  // closed or moved from: refused, as any read
     return Poll<std::size_t>::ready(0);
+  }
   if (!detail::coop_poll_proceed(cx)) return pending;
   // On io_uring, a stream socket's read on the worker's ring (out of line: epoll pays one
   // branch); the readiness path where there is no ring.
