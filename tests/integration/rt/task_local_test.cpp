@@ -117,6 +117,9 @@ Task<Migration> check_depth_across_yields(int expected, int yields) {
   Migration seen;
   std::thread::id last = running_thread();
   for (int i = 0; i < yields; ++i) {
+    // A hand-off of the worker's core now and then: the next poll runs on another thread
+    // for certain, however the two workers share the tasks (a steal may not come).
+    if (i % 1'000 == 999) spool::block_in_place([] {});
     co_await spool::yield_now();  // may resume on the other worker
     seen.wrong += depth.get() != expected;
     const std::thread::id now = running_thread();
