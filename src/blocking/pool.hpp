@@ -95,7 +95,7 @@ class BlockingPool {
   std::deque<Job> queue_;
   std::size_t num_threads_ = 0;
   std::size_t num_idle_ = 0;
-  std::size_t running_calls_ = 0;  // threads inside a spawn_blocking call (not a core's loop)
+  std::size_t running_calls_ = 0;  // threads inside a pool call, not a core's loop (mutex_)
   std::size_t num_notify_ = 0;     // wake-ups sent to idle threads and not yet consumed
   std::size_t next_id_ = 0;
   bool shutdown_ = false;

@@ -57,7 +57,8 @@ class RingFd {
   // its task wakes), its reference goes, the orphan is cancelled, and the last reference
   // closes the descriptor.
   void close_when_done() noexcept;
-  // IoSource::release: as close_when_done, but the descriptor stays open (the caller's).
+  // IoSource::release: as close_when_done, but nothing is shut down and the descriptor stays
+  // open (the caller's; a receive in flight goes on there until the peer sends).
   void release_when_done() noexcept;
 
   // The read side, for one future at a time: true with `orphan` set to the receive whose

@@ -275,7 +275,7 @@ std::optional<ShutdownReport> RuntimeShared::shutdown(
     // Threads left inside their calls are threads left in a poll: the report says so.
     report_.threads_left_in_poll += calls;
     report_.left_in_poll +=
-        std::to_string(calls) + " blocking-pool thread(s) still in a spawn_blocking call\n";
+        std::to_string(calls) + " blocking-pool thread(s) still in a blocking-pool call\n";
   }
   // 5. Queue entries still hold references to the (now cancelled) tasks.
   with_scheduler([&](auto& s) { s.drain_queues(); });

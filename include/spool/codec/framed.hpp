@@ -192,10 +192,10 @@ concept StreamFlushes = requires(W& w) {
 
 // The write side: the frames encoded and not yet written, the write under way, and then the
 // stream's own flush (W's, if it has one). Both are kept while a flush waits and dropped by
-// a move (a pending write has written nothing); a dropped Flush drops only the stream
-// flush, which sends nothing of ours. A feed while a write pends encodes into staged_, not
-// buf_ (which the write points into), and keeps the write: a socket's send on a worker's
-// io_uring may have gone out already when its future is dropped (docs/io.md), so dropping
+// a move (which holds the framed type's rule: a pending write has written nothing); a dropped Flush
+// drops only the stream flush, which sends nothing of ours. A feed while a write pends encodes into
+// staged_, not buf_ (which the write points into), and keeps the write: a socket's send on a
+// worker's io_uring may have gone out already when its future is dropped (docs/io.md), so dropping
 // it there and writing buf_ again would send its bytes twice.
 template <class W>
 class FrameWriter {
@@ -414,7 +414,8 @@ class FramedSink {
   Poll<void> poll_flush(Context& cx) {
     return writer_.poll_flush(static_cast<Self&>(*this).get(), cx);
   }
-  /// The bytes encoded and not yet written.
+  /// The bytes encoded and not yet written, except those fed while a flush's write pends
+  /// (they join these once it is answered).
   Buffer& write_buffer() noexcept { return writer_.buffer(); }
 
  protected:

@@ -119,7 +119,8 @@ class IoSource {
   /// other code, or inherited), makes it non-blocking and registers it with the current
   /// runtime's driver. Throws std::invalid_argument, naming `what` and saying what the fd
   /// is, when it is not a socket of `kind` (and std::system_error when it cannot be set up);
-  /// `fd` is closed then too, as it would be had it been taken.
+  /// `fd` is closed then too, as it would be had it been taken. One that a spool object of
+  /// this runtime owns already is refused (EEXIST) and left open.
   static IoSource from_fd(int fd, SocketKind kind, const char* what);
 
   /// setsockopt(level, name, value); throws std::system_error naming `what`.

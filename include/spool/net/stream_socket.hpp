@@ -12,7 +12,8 @@
 namespace spool::net {
 
 /// The base of a connected stream socket `S` (CRTP): its reads and writes are futures
-/// (stream_ops.hpp, naming themselves with `S::kReadWhat` and `S::kWriteWhat`), and split /
+/// (stream_ops.hpp, naming themselves with `S::kReadWhat`, `S::kPeekWhat` and
+/// `S::kWriteWhat`), and split /
 /// into_split give one task the reading half and another the writing half.
 template <class S>
 class StreamSocket : public AsyncRead<S>, public AsyncPeek<S>, public AsyncWrite<S> {

@@ -55,7 +55,9 @@ class SPOOL_API TcpStream : public StreamSocket<TcpStream> {
   /// it connected (its read reports the reset, unless the previous holder saw it already),
   /// is taken too; a refused connect is not. Throws std::invalid_argument,
   /// saying what `fd` is, when it is not a TCP socket of family AF_INET or AF_INET6 that has
-  /// connected or is connecting; `fd` is closed then (unless it was not open).
+  /// connected or is connecting; `fd` is closed then (unless it was not open). A descriptor that
+  /// a spool object of this runtime owns already is refused (std::system_error, EEXIST) and
+  /// left open for its owner.
   static TcpStream from_fd(int fd);
 
   /// Shuts down reading, writing or both (SHUT_RD, SHUT_WR, SHUT_RDWR): after SHUT_WR the

@@ -207,7 +207,7 @@ TEST_P(ShutdownAnyFlavor, ABlockingCallLeftRunningMakesTheReportUnclean) {
     spool::ShutdownReport report = rt.shutdown_timeout(0s);
     EXPECT_FALSE(report.clean());
     EXPECT_GE(report.threads_left_in_poll, 1u);  // (an idle worker may not have left yet)
-    EXPECT_NE(report.left_in_poll.find("1 blocking-pool thread(s) still in a spawn_blocking call"),
+    EXPECT_NE(report.left_in_poll.find("1 blocking-pool thread(s) still in a blocking-pool call"),
               std::string::npos)
         << report.left_in_poll;
   }
