@@ -20,6 +20,7 @@
 #include "spool/core/task.hpp"
 #include "spool/detail/current_runtime.hpp"
 #include "spool/detail/runtime_config.hpp"
+#include "spool/detail/saturating_add.hpp"
 #include "spool/join_handle.hpp"
 #include "spool/levels.hpp"
 #include "spool/metrics.hpp"
@@ -207,13 +208,7 @@ SPOOL_API Instant runtime_now(RuntimeShared& rt);
 // `delay` from now on rt's clock, saturated: spawn_after(channel, nanoseconds::max(), fut)
 // means "never", not a signed overflow.
 inline Instant runtime_after(RuntimeShared& rt, std::chrono::nanoseconds delay) {
-  static_assert(std::is_same_v<Instant::duration, std::chrono::nanoseconds>);
-  const Instant now = runtime_now(rt);
-  Instant::rep sum;
-  if (__builtin_add_overflow(now.time_since_epoch().count(), delay.count(), &sum)) {
-    return delay.count() > 0 ? Instant::max() : Instant::min();
-  }
-  return Instant(std::chrono::nanoseconds(sum));
+  return saturating_add(runtime_now(rt), delay);
 }
 // What Handle::spawn_at and spool::spawn_at share: the channel is checked before `fut` is
 // taken over.
