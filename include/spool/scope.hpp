@@ -2,7 +2,6 @@
 // coroutine's frame, because the scope does not finish until every one of them has.
 #pragma once
 
-#include <cassert>
 #include <concepts>
 #include <cstddef>
 #include <exception>
@@ -213,9 +212,13 @@ class [[nodiscard]] ScopeFuture {
             "spool::scope's future polled again after it completed (or threw): a future must "
             "not be polled after it returned ready");
       }
-      // Children read the chain of the first poll: it must outlive the scope (TaskLocalScope
-      // throws when polled elsewhere; this catches other pollers in debug builds).
-      assert(!running || scope.locals_ == detail::current_task_locals());
+      // Children read the chain of the first poll, which may be gone by now (as a join's).
+      if (running && scope.locals_ != detail::current_task_locals()) {
+        throw std::logic_error(
+            "spool::scope polled under other TaskLocal scopes than at its first poll: its "
+            "children see the scopes of the first poll; poll it always from the same place "
+            "(co_await it where it was first polled)");
+      }
       // Once the body stopped, the last child's exit wakes the future.
       detail::ChildSet::Seen seen = scope.children_.watch(cx.waker(), body_stopped);
       if (!body_stopped && !seen.failed) {

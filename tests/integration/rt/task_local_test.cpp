@@ -224,4 +224,23 @@ TEST(TaskLocal, AJoinPolledUnderOtherScopesThanAtItsFirstPollThrows) {
   }
 }
 
+// The same for a spool::scope, whose children read the scopes of its first poll too.
+TEST(TaskLocal, ASpoolScopePolledUnderOtherScopesThanAtItsFirstPollThrows) {
+  spool::Waker w = spool::Waker::noop();
+  spool::Context cx(w);
+  auto body = spool::scope([](spool::Scope&) -> Task<void> { co_await spool::yield_now(); });
+  {
+    auto outer = depth.scope(1, spool::poll_fn([&](spool::Context& c) { return body.poll(c); }));
+    EXPECT_TRUE(outer.poll(cx).is_pending());
+  }
+  try {
+    (void)body.poll(cx);
+    ADD_FAILURE() << "a scope polled under other scopes than the first went on";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("other TaskLocal scopes than at its first poll"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
