@@ -42,4 +42,9 @@ ExecutorHandOff::~ExecutorHandOff() {
   set_outside_executor_budget(outside_budget_);
 }
 
+ExecutorRenamed::ExecutorRenamed(const char* what) noexcept
+    : previous_(std::exchange(running_executor, what)) {}
+
+ExecutorRenamed::~ExecutorRenamed() { running_executor = previous_; }
+
 }  // namespace spool::detail

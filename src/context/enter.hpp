@@ -33,6 +33,19 @@ class ExecutorHandOff {
   DeferredWakesScope wake_at_once_{nullptr};
 };
 
+// Names the executor running on this thread `what` for its lifetime: the same loop, in a
+// state that a NestedEventLoop's message should explain.
+class ExecutorRenamed {
+ public:
+  explicit ExecutorRenamed(const char* what) noexcept;
+  ~ExecutorRenamed();
+  ExecutorRenamed(const ExecutorRenamed&) = delete;
+  ExecutorRenamed& operator=(const ExecutorRenamed&) = delete;
+
+ private:
+  const char* previous_;
+};
+
 // RAII form of enter_executor / exit_executor.
 class EnterGuard {
  public:

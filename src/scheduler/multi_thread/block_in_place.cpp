@@ -55,7 +55,13 @@ void MultiThread::block_in_place(const std::function<void()>& fn) {
   }
   end_this_thread_ring();  // nothing may wait on this thread's ring while it blocks
   if (!handed) {
-    fn();  // with its core: a block_on inside is refused, it would hold the core's tasks
+    // With its core: a block_on inside is refused (it would hold the core's tasks), with a
+    // message that says why here and not on another call.
+    ExecutorRenamed kept_core(
+        "a spool runtime worker in block_in_place that kept its core, since no blocking-pool "
+        "thread was free to take it (a block_on here would stall the core's tasks; "
+        "Builder::max_blocking_threads allows more)");
+    fn();
     return;
   }
   // The core's loop runs on the new thread: this one runs none while `fn` blocks, so `fn`

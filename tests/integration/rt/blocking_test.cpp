@@ -114,6 +114,34 @@ TEST(BlockInPlace, ABlockOnInsideRunsItsFutureWhileTheCoreRunsOnAnotherThread) {
   EXPECT_EQ(spool::block_on(rt.spawn(spawn_and_await_six())), 6);
 }
 
+// With the one blocking-pool thread busy, block_in_place keeps the core and blocks with it;
+// a block_on inside is refused with a message that says why (the pool had no thread free).
+TEST(BlockInPlace, ABlockOnInsideWhenThePoolIsFullSaysTheWorkerKeptItsCore) {
+  auto rt = spool::Builder::multi_thread().worker_threads(1).max_blocking_threads(1).build();
+  std::latch started(1);
+  std::latch release(1);
+  auto busy = rt.spawn_blocking([&] {
+    started.count_down();
+    release.wait();
+  });
+  started.wait();
+  struct Body {
+    static Task<std::string> run() {
+      try {
+        spool::block_in_place([] { (void)spool::block_on(six()); });
+      } catch (const spool::NestedEventLoop& e) {
+        co_return std::string(e.what());
+      }
+      co_return std::string("no error");
+    }
+  };
+  const std::string what = spool::block_on(rt.spawn(Body::run()));
+  release.count_down();
+  spool::block_on(std::move(busy));
+  EXPECT_NE(what.find("kept its core"), std::string::npos) << what;
+  EXPECT_NE(what.find("max_blocking_threads"), std::string::npos) << what;
+}
+
 TEST(BlockInPlace, ThrowsLogicErrorOnACurrentThreadRuntimeTask) {
   auto rt = spool::Builder::current_thread().build();
   std::atomic<bool> called{false};
