@@ -4,6 +4,8 @@
 #include <chrono>
 #include <type_traits>
 
+#include "spool/config.hpp"
+
 namespace spool::detail {
 
 /// `t + d`, clamped to the clock's range (a deadline of "never" stays representable), for
