@@ -43,15 +43,13 @@ struct ShutdownReport {
   std::size_t pending_guards = 0;
   /// When not drained: one line per pending task, as Runtime::dump() prints it.
   std::string pending;
-  /// Runtime threads still inside a task's poll when the shutdown stopped waiting for them
-  /// (shutdown_timeout's deadline passed): they were left running, detached, until that poll
-  /// returns. A poll ends at the task's next cooperative point (a leaf's budget check or
-  /// yield_if_requested: docs/scheduler.md), so this counts code that reaches none, and
-  /// blocking-pool threads still inside a spawn_blocking call.
+  /// Runtime threads still inside a task's poll, or a blocking-pool call, when the shutdown
+  /// stopped waiting for them (shutdown_timeout's deadline passed): left running, detached.
+  /// A poll ends at its task's next cooperative point (a leaf's budget check or
+  /// yield_if_requested: docs/scheduler.md), so this counts code that reaches none.
   std::size_t threads_left_in_poll = 0;
-  /// One line per task such a thread was polling (its id and channel), as Runtime::dump()
-  /// prints it; or a line that says the thread polls no task (a block_on's root future); and
-  /// a line with the number of spawn_blocking calls left running.
+  /// One line per task such a thread was polling (its id and channel, as Runtime::dump()
+  /// prints it), per thread polling no task (a block_on's root), and for the pool's calls.
   std::string left_in_poll;
   /// True if the drain completed and no thread was left inside a poll.
   bool clean() const noexcept { return drained && threads_left_in_poll == 0; }
