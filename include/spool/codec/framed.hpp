@@ -16,6 +16,7 @@
 #include "spool/core/context.hpp"
 #include "spool/core/future.hpp"
 #include "spool/core/poll.hpp"
+#include "spool/detail/poll_held.hpp"
 #include "spool/io/pending_io.hpp"
 #include "spool/stream/stream.hpp"  // spool::next, for the frames
 
@@ -128,16 +129,9 @@ class FrameReader {
         if (auto frame = codec.decode(buf_)) return Out(std::move(frame));
         read_.emplace(io.read(read_room(codec)));
       }
-      std::size_t n = 0;
-      try {
-        auto p = read_->poll(cx);
-        if (p.is_pending()) return spool::pending;
-        n = std::move(p).value();
-      } catch (...) {
-        read_.reset();  // a failed read is not polled again: the next poll reads afresh
-        throw;
-      }
-      read_.reset();
+      auto p = spool::detail::poll_held(read_, cx);  // (a failed one: the next poll reads afresh)
+      if (p.is_pending()) return spool::pending;
+      const std::size_t n = std::move(p).value();
       if (n == 0) {
         phase_ = Phase::kEof;
       } else {
@@ -229,16 +223,9 @@ class FrameWriter {
       if (!write_) unstage();
       if (buf_.empty()) break;
       if (!write_) write_.emplace(io.write(std::span<const char>(buf_.view())));
-      std::size_t n = 0;
-      try {
-        auto p = write_->poll(cx);
-        if (p.is_pending()) return spool::pending;
-        n = std::move(p).value();
-      } catch (...) {
-        write_.reset();
-        throw;
-      }
-      write_.reset();
+      auto p = spool::detail::poll_held(write_, cx);
+      if (p.is_pending()) return spool::pending;
+      const std::size_t n = std::move(p).value();
       if (n == 0) {
         throw std::runtime_error(
             "spool::codec: the stream's write accepted no bytes (a write of 0 would loop)");

@@ -14,6 +14,7 @@
 
 #include "spool/core/poll_fn.hpp"
 #include "spool/core/task.hpp"
+#include "spool/detail/poll_held.hpp"
 #include "spool/io/pending_io.hpp"
 #include "spool/net/io_error.hpp"
 #include "spool/net/stream_ops.hpp"
@@ -185,16 +186,9 @@ class BufWriter {
   Poll<bool> poll_flush(Context& cx) {
     while (!buf_.empty()) {
       if (!write_) write_.emplace(inner_.write(std::span<const char>(buf_.data(), buf_.size())));
-      std::size_t n = 0;
-      try {
-        auto p = write_->poll(cx);
-        if (p.is_pending()) return spool::pending;
-        n = std::move(p).value();
-      } catch (...) {
-        write_.reset();  // a failed write is not polled again: the next flush writes afresh
-        throw;
-      }
-      write_.reset();
+      auto p = detail::poll_held(write_, cx);  // (a failed one: the next flush writes afresh)
+      if (p.is_pending()) return spool::pending;
+      const std::size_t n = std::move(p).value();
       buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
     }
     return true;
