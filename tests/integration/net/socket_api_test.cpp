@@ -116,13 +116,19 @@ bool tcp_closed(int fd) {
   return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && info.tcpi_state == TCP_CLOSE;
 }
 
-// A blocking TCP listener on the loopback, made as other code would make it.
-int raw_listener() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+// A blocking socket of `type` bound to the loopback, made as other code would make it.
+int raw_bound(int type) {
+  const int fd = ::socket(AF_INET, type, 0);
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
   sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+  return fd;
+}
+
+// A blocking TCP listener on the loopback.
+int raw_listener() {
+  const int fd = raw_bound(SOCK_STREAM);
   EXPECT_EQ(::listen(fd, 8), 0);
   return fd;
 }
@@ -174,11 +180,7 @@ TEST_P(SocketApi, StreamsAndListenersMadeElsewhereAreTakenOver) {
 TEST_P(SocketApi, DatagramAndUnixSocketsMadeElsewhereAreTakenOver) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
-    const int ufd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(ufd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+    const int ufd = raw_bound(SOCK_DGRAM);
     UdpSocket server = UdpSocket::from_fd(ufd);
     auto client = UdpSocket::bind("127.0.0.1:0");
     co_await client.send_to(std::string_view("datagram"), server.local_addr());
@@ -265,11 +267,7 @@ TEST_P(SocketApi, FromFdRefusesADescriptorOfAnotherKindAndClosesIt) {
 TEST_P(SocketApi, FromFdRefusesADescriptorASocketOwnsAlreadyAndLeavesItOpen) {
   auto rt = build();
   rt.block_on([]() -> Task<void> {
-    const int ufd = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(ufd, reinterpret_cast<sockaddr*>(&sin), sizeof sin), 0);
+    const int ufd = raw_bound(SOCK_DGRAM);
     UdpSocket server = UdpSocket::from_fd(ufd);
     const int lfd = raw_listener();
     TcpListener listener = TcpListener::from_fd(lfd);
